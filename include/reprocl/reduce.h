@@ -1,0 +1,72 @@
+/* reprocl: deterministic reductions (sum, dot, nrm2) and vector updates (axpy, scal).
+ * The numerical contracts are in docs/contracts.md ("reduce.ordered", "reduce.exact", "blas1"). */
+#ifndef REPROCL_REDUCE_H
+#define REPROCL_REDUCE_H
+#include "reprocl/common.h"
+#include "reprocl/context.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+  /* A fixed summation tree defined by the index space alone: lanes of 64 interleaved elements summed
+   * left to right in blocks of 2048, then a pairwise tree. Same bits on every device and launch size. */
+  RCL_REDUCE_ORDERED = 0,
+  /* The correctly rounded (to nearest, ties to even) value of the exact sum, via a fixed-point
+   * superaccumulator in integer arithmetic. Equals MPFR's correctly rounded sum. */
+  RCL_REDUCE_EXACT = 1
+} rcl_reduce_mode;
+RCL_API const char *rcl_reduce_mode_name(rcl_reduce_mode m); /* "ordered", "exact" */
+RCL_API int rcl_reduce_mode_parse(rcl_reduce_mode *out, const char *name);
+
+typedef enum { RCL_OP_SUM = 0, RCL_OP_DOT = 1, RCL_OP_NRM2 = 2 } rcl_reduce_op;
+RCL_API const char *rcl_reduce_op_name(rcl_reduce_op op); /* "sum", "dot", "nrm2" */
+RCL_API int rcl_reduce_op_parse(rcl_reduce_op *out, const char *name);
+
+/* Launch configuration. Zeros mean "tuned or built-in default"; any valid value gives the same bits. */
+#define RCL_REDUCE_OPTIONS_VERSION 1
+typedef struct {
+  unsigned int version;
+  rcl_reduce_mode mode;
+  size_t local_size; /* work-group size; a power of two, at most the device's limit */
+  size_t num_groups; /* work-groups of the first pass (grid-stride); 0: enough to fill the device */
+} rcl_reduce_options;
+#define RCL_REDUCE_OPTIONS_INIT {RCL_REDUCE_OPTIONS_VERSION, RCL_REDUCE_ORDERED, 0, 0}
+
+/* result[result_offset] = op(x[x_offset .. x_offset+n-1], y[...]) on the device (y is ignored for SUM
+ * and NRM2 and may be NULL). Offsets count elements. n = 0 gives +0. NaN results are the canonical quiet
+ * NaN (0x7fc00000 / 0x7ff8000000000000). Temporary buffers are allocated per call and released when the
+ * commands finish. */
+RCL_API int rcl_reduce_enqueue(cl_mem result, size_t result_offset, rcl_context *ctx, rcl_reduce_op op,
+                               rcl_dtype dtype, size_t n, cl_mem x, size_t x_offset, cl_mem y, size_t y_offset,
+                               const rcl_reduce_options *opts, const rcl_queue_args *q);
+
+/* Host-array forms: *out (a float or double, by dtype) receives the result; blocks until done. */
+RCL_API int rcl_reduce(void *out, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, const void *x,
+                       const void *y, const rcl_reduce_options *opts);
+RCL_API int rcl_sum_f32(float *out, rcl_context *ctx, const float *x, size_t n, const rcl_reduce_options *opts);
+RCL_API int rcl_sum_f64(double *out, rcl_context *ctx, const double *x, size_t n, const rcl_reduce_options *opts);
+RCL_API int rcl_dot_f32(float *out, rcl_context *ctx, const float *x, const float *y, size_t n,
+                        const rcl_reduce_options *opts);
+RCL_API int rcl_dot_f64(double *out, rcl_context *ctx, const double *x, const double *y, size_t n,
+                        const rcl_reduce_options *opts);
+RCL_API int rcl_nrm2_f32(float *out, rcl_context *ctx, const float *x, size_t n, const rcl_reduce_options *opts);
+RCL_API int rcl_nrm2_f64(double *out, rcl_context *ctx, const double *x, size_t n, const rcl_reduce_options *opts);
+
+/* Element-wise updates (contract "blas1"): y[i] = alpha*x[i] + y[i] (the product rounded, then the sum);
+ * x[i] = alpha*x[i]. alpha is passed by value through a pointer to a float or double, by dtype.
+ * local_size of 0 picks a default; any value gives the same bits. */
+RCL_API int rcl_axpy_enqueue(cl_mem y, size_t y_offset, rcl_context *ctx, rcl_dtype dtype, size_t n,
+                             const void *alpha, cl_mem x, size_t x_offset, size_t local_size,
+                             const rcl_queue_args *q);
+RCL_API int rcl_scal_enqueue(cl_mem x, size_t x_offset, rcl_context *ctx, rcl_dtype dtype, size_t n,
+                             const void *alpha, size_t local_size, const rcl_queue_args *q);
+RCL_API int rcl_axpy(void *y, rcl_context *ctx, rcl_dtype dtype, size_t n, const void *alpha, const void *x,
+                     size_t local_size);
+RCL_API int rcl_scal(void *x, rcl_context *ctx, rcl_dtype dtype, size_t n, const void *alpha, size_t local_size);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,12 @@
+/* reprocl: bit-reproducible OpenCL kernels. The umbrella header. */
+#ifndef REPROCL_H
+#define REPROCL_H
+#include "reprocl/version.h"
+#include "reprocl/common.h"
+#include "reprocl/profile.h"
+#include "reprocl/context.h"
+#include "reprocl/program.h"
+#include "reprocl/digest.h"
+#include "reprocl/reduce.h"
+#include "reprocl/reference.h"
+#endif

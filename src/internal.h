@@ -1,0 +1,106 @@
+/* Internal declarations shared by reprocl's modules. Not installed. */
+#ifndef REPROCL_INTERNAL_H
+#define REPROCL_INTERNAL_H
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "reprocl/reprocl.h"
+
+#define RCL_INTERNAL __attribute__((visibility("hidden")))
+#define RCL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---- errors (error.c) ------------------------------------------------------------------------- */
+/* Sets this thread's error message and returns status, so call sites read `return rcl__fail(...)`. */
+RCL_INTERNAL int rcl__fail(int status, const char *fmt, ...) RCL_PRINTF(2, 3);
+/* An OpenCL failure: "what: CL_ERROR_NAME (code)". */
+RCL_INTERNAL int rcl__fail_cl(cl_int err, const char *what, ...) RCL_PRINTF(2, 3);
+/* Appends to the current message (e.g. a build log after the headline). */
+RCL_INTERNAL void rcl__error_append(const char *fmt, ...) RCL_PRINTF(1, 2);
+
+/* ---- allocation (alloc.c): every host allocation goes through these, so the failing-allocator test
+ * mode can make each one fail in turn. They set the error message on failure. */
+RCL_INTERNAL void *rcl__malloc(size_t size);
+RCL_INTERNAL void *rcl__calloc(size_t n, size_t size);
+RCL_INTERNAL void *rcl__realloc(void *p, size_t size);
+RCL_INTERNAL char *rcl__strdup(const char *s);
+RCL_INTERNAL void rcl__free(void *p);
+/* Overflow-checked n*size; sets RCL_ERR_OVERFLOW naming what. */
+RCL_INTERNAL int rcl__mul_size(size_t *out, size_t n, size_t size, const char *what);
+
+/* ---- kernel sources (kernel_source.c) ---------------------------------------------------------- */
+typedef struct {
+  const char *name;
+  const char *text;
+  size_t size;
+} rcl_embedded_source;
+extern const rcl_embedded_source rcl_embedded_sources[]; /* generated; NULL-terminated */
+
+/* The text of cl/<name>: embedded, or read from $REPROCL_KERNEL_DIR/<name> when that is set.
+ * *text is owned by the caller (rcl__free). */
+RCL_INTERNAL int rcl__kernel_source(char **text, size_t *size, const char *name);
+
+/* ---- context (context.c) ---------------------------------------------------------------------- */
+typedef struct rcl_program_entry rcl_program_entry;
+struct rcl_context {
+  cl_context cl_ctx;
+  cl_device_id device;
+  cl_command_queue queue; /* may be NULL for a wrapped context without one */
+  rcl_device_profile profile;
+  rcl_mode mode;
+  int own_objects;
+  rcl_tuning_mode tuning;
+  char *cache_dir;
+  pthread_mutex_t lock; /* guards programs */
+  rcl_program_entry *programs;
+};
+
+/* ---- programs (program.c) --------------------------------------------------------------------- */
+/* The built program of reprocl's own cl/<file> for dtype in the context's mode (cached per context).
+ * extra_defines may add "-DNAME=VALUE ..." for variants. The program is owned by the context. */
+RCL_INTERNAL int rcl__program_get(cl_program *out, rcl_context *ctx, const char *file, rcl_dtype dtype,
+                                  const char *extra_defines);
+/* Creates a kernel of a library program. */
+RCL_INTERNAL int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype,
+                                 const char *extra_defines, const char *kernel);
+RCL_INTERNAL void rcl__programs_free(rcl_context *ctx);
+/* The device-dependent policy defines and options for a build in the context's mode. */
+RCL_INTERNAL int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtype dtype, int have_dtype);
+
+/* ---- launching (launch.c) --------------------------------------------------------------------- */
+/* Sets kernel arguments from a list of (size, pointer) pairs; names the kernel and index on failure. */
+RCL_INTERNAL int rcl__set_args(cl_kernel k, const char *name, unsigned int nargs, ...);
+/* The queue of a call: q->queue, else the context's. Fails clearly when neither exists. */
+RCL_INTERNAL int rcl__queue_of(cl_command_queue *out, const rcl_context *ctx, const rcl_queue_args *q);
+/* A chain of enqueues on one queue: the first waits on the caller's list, each later one on the
+ * previous, so the chain is ordered on out-of-order queues too; the last event is handed to the
+ * caller (q->event) or released. */
+typedef struct {
+  cl_command_queue queue;
+  cl_uint nwait;
+  const cl_event *wait;
+  cl_event last;
+} rcl_chain;
+RCL_INTERNAL void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args *q);
+RCL_INTERNAL int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global, size_t local);
+RCL_INTERNAL int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t pattern_size,
+                                 size_t offset, size_t size);
+/* Finishes the chain: hands the last event to q->event or releases it. */
+RCL_INTERNAL void rcl__chain_end(rcl_chain *c, const rcl_queue_args *q);
+/* Checks that a cl_mem holds at least `need` bytes; names the argument. */
+RCL_INTERNAL int rcl__check_buffer(cl_mem buf, size_t need, const char *what);
+/* Creates a device buffer, refusing sizes above CL_DEVICE_MAX_MEM_ALLOC_SIZE before allocating. */
+RCL_INTERNAL int rcl__buffer_create(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, size_t size,
+                                    void *host, const char *what);
+/* Whether the family can run on the context's device for dtype; RCL_ERR_UNSUPPORTED with the reason. */
+RCL_INTERNAL int rcl__require_support(const rcl_context *ctx, rcl_family family, rcl_dtype dtype);
+/* CL_KERNEL_WORK_GROUP_SIZE of a kernel on the context's device. */
+RCL_INTERNAL int rcl__kernel_wg_max(size_t *out, cl_kernel k, const rcl_context *ctx, const char *name);
+/* Loop iterations a kernel may plan per work-item on this device: half the driver's loop limit (the
+ * other half is left for the kernel's fixed loops), or SIZE_MAX where there is none. */
+RCL_INTERNAL size_t rcl__loop_budget(const rcl_context *ctx);
+RCL_INTERNAL int rcl__is_pow2(size_t x);
+/* Largest power of two <= x (x >= 1). */
+RCL_INTERNAL size_t rcl__floor_pow2(size_t x);
+
+#endif

@@ -1,0 +1,121 @@
+/* Launch plumbing shared by every kernel family: argument setting, the caller's queue and event chain,
+ * buffer checks, and the support check against the device profile. */
+#include <stdarg.h>
+#include <string.h>
+
+#include "internal.h"
+
+int rcl__set_args(cl_kernel k, const char *name, unsigned int nargs, ...) {
+  va_list ap;
+  va_start(ap, nargs);
+  int rc = 0;
+  for (unsigned int i = 0; i < nargs && rc == 0; i++) {
+    size_t size = va_arg(ap, size_t);
+    const void *val = va_arg(ap, const void *);
+    cl_int err = clSetKernelArg(k, i, size, val);
+    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clSetKernelArg(%s, arg %u, %zu bytes)", name, i, size);
+  }
+  va_end(ap);
+  return rc;
+}
+
+int rcl__queue_of(cl_command_queue *out, const rcl_context *ctx, const rcl_queue_args *q) {
+  if (q && q->version != RCL_QUEUE_ARGS_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_queue_args.version is %u, expected %u (use RCL_QUEUE_ARGS_INIT)",
+                     q->version, RCL_QUEUE_ARGS_VERSION);
+  if (q && q->num_events_in_wait_list > 0 && !q->event_wait_list)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_queue_args: %u wait events but a NULL list", q->num_events_in_wait_list);
+  *out = (q && q->queue) ? q->queue : ctx->queue;
+  if (!*out)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "no command queue: the context was wrapped without one and none was passed");
+  return 0;
+}
+
+void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args *q) {
+  c->queue = queue;
+  c->nwait = q ? q->num_events_in_wait_list : 0;
+  c->wait = q ? q->event_wait_list : NULL;
+  c->last = NULL;
+}
+
+/* After an enqueue: the new event becomes the one the next command waits on. */
+static void chain_advance(rcl_chain *c, cl_event ev) {
+  if (c->last) clReleaseEvent(c->last);
+  c->last = ev;
+  c->nwait = 1;
+  c->wait = &c->last;
+}
+
+int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global, size_t local) {
+  cl_event ev = NULL;
+  cl_int err = clEnqueueNDRangeKernel(c->queue, k, 1, NULL, &global, local ? &local : NULL, c->nwait, c->wait, &ev);
+  if (err != CL_SUCCESS)
+    return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name, global, local);
+  chain_advance(c, ev);
+  return 0;
+}
+
+int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t pattern_size, size_t offset, size_t size) {
+  cl_event ev = NULL;
+  cl_int err = clEnqueueFillBuffer(c->queue, buf, pattern, pattern_size, offset, size, c->nwait, c->wait, &ev);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueFillBuffer(%zu bytes at %zu)", size, offset);
+  chain_advance(c, ev);
+  return 0;
+}
+
+void rcl__chain_end(rcl_chain *c, const rcl_queue_args *q) {
+  if (q && q->event) {
+    *q->event = c->last;
+  } else if (c->last) {
+    clReleaseEvent(c->last);
+  }
+  c->last = NULL;
+}
+
+int rcl__check_buffer(cl_mem buf, size_t need, const char *what) {
+  if (!buf) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: NULL cl_mem", what);
+  size_t have = 0;
+  cl_int err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof have, &have, NULL);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "%s: clGetMemObjectInfo(CL_MEM_SIZE)", what);
+  if (have < need) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: buffer holds %zu bytes, the call needs %zu", what, have, need);
+  return 0;
+}
+
+int rcl__buffer_create(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, size_t size, void *host, const char *what) {
+  *out = NULL;
+  if (size > ctx->profile.max_mem_alloc_size)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s needs a %zu-byte buffer, above %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE of %llu bytes",
+                     what, size, ctx->profile.device_name, (unsigned long long)ctx->profile.max_mem_alloc_size);
+  cl_int err;
+  *out = clCreateBuffer(ctx->cl_ctx, flags, size ? size : 1, host, &err);
+  if (!*out) return rcl__fail_cl(err, "clCreateBuffer(%s, %zu bytes)", what, size);
+  return 0;
+}
+
+int rcl__require_support(const rcl_context *ctx, rcl_family family, rcl_dtype dtype) {
+  if (rcl_dtype_size(dtype) == 0) return rcl__fail(RCL_ERR_INVALID_ARG, "unknown dtype %d", (int)dtype);
+  const char *why;
+  if (rcl_device_profile_support(&ctx->profile, family, dtype, &why) == RCL_SUPPORT_NONE)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s %s kernels cannot run bit-exactly on %s: %s", rcl_family_name(family),
+                     rcl_dtype_name(dtype), ctx->profile.device_name, why);
+  return 0;
+}
+
+size_t rcl__loop_budget(const rcl_context *ctx) {
+  cl_ulong lim = ctx->profile.loop_iteration_limit;
+  return lim ? (size_t)(lim / 2) : SIZE_MAX;
+}
+
+int rcl__is_pow2(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
+
+size_t rcl__floor_pow2(size_t x) {
+  size_t p = 1;
+  while (p <= x / 2) p *= 2;
+  return p;
+}
+
+int rcl__kernel_wg_max(size_t *out, cl_kernel k, const rcl_context *ctx, const char *name) {
+  cl_int err = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *out, out, NULL);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clGetKernelWorkGroupInfo(%s, CL_KERNEL_WORK_GROUP_SIZE)", name);
+  return 0;
+}

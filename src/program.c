@@ -1,0 +1,372 @@
+/* Building programs under the reproducibility policy: the prelude, the build options, the option and
+ * source checks, the per-context cache of reprocl's own programs, and the public rcl_program API. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The prelude parts, in order: portable types first, then the integer-exact numerics, then the policy. */
+static const char *const prelude_parts[] = {"rcl_portable.cl", "rcl_softfloat.cl", "rcl_exact.cl", "prelude.cl"};
+#define NPRELUDE (sizeof prelude_parts / sizeof prelude_parts[0])
+
+/* ---- policy: build options ------------------------------------------------------------------------ */
+
+/* Options that allow results to differ between devices, with the reason shown to the user. Matched as
+ * whole tokens, or as prefixes where the entry ends in '='. */
+static const struct {
+  const char *opt;
+  const char *why;
+} forbidden[] = {
+    {"-cl-mad-enable", "allows a*b+c to be contracted into a mad with unspecified rounding"},
+    {"-cl-fast-relaxed-math", "relaxes IEEE semantics and flushes denormals"},
+    {"-cl-unsafe-math-optimizations", "allows re-association and approximate operations"},
+    {"-cl-finite-math-only", "assumes no inf/NaN, changing results that have them"},
+    {"-cl-no-signed-zeros", "allows -0 and +0 to be exchanged"},
+    {"-cl-denorms-are-zero", "flushes denormals to zero"},
+    {"-ffast-math", "relaxes IEEE semantics"},
+    {"-funsafe-math-optimizations", "allows re-association and approximate operations"},
+    {"-ffp-contract=", "changes FMA contraction"},
+    {"-fp-relaxed", "lets the FPGA compiler re-associate floating-point trees"},
+    {"-fpc", "lets the FPGA compiler drop intermediate roundings"},
+    {"-cl-fp32-correctly-rounded-divide-sqrt", NULL}, /* allowed: the policy adds it itself */
+};
+
+int rcl_policy_check_options(const char *options) {
+  if (!options) return 0;
+  const char *p = options;
+  while (*p) {
+    while (isspace((unsigned char)*p)) p++;
+    const char *start = p;
+    while (*p && !isspace((unsigned char)*p)) p++;
+    size_t len = (size_t)(p - start);
+    if (len == 0) break;
+    for (size_t i = 0; i < sizeof forbidden / sizeof forbidden[0]; i++) {
+      size_t fl = strlen(forbidden[i].opt);
+      int prefix = forbidden[i].opt[fl - 1] == '=';
+      int match = prefix ? (len >= fl && strncmp(start, forbidden[i].opt, fl) == 0)
+                         : (len == fl && strncmp(start, forbidden[i].opt, fl) == 0);
+      if (match && forbidden[i].why)
+        return rcl__fail(RCL_ERR_POLICY, "build option \"%.*s\" is refused in reproducible mode: it %s", (int)len,
+                         start, forbidden[i].why);
+    }
+  }
+  return 0;
+}
+
+/* ---- policy: source lint ------------------------------------------------------------------------- */
+
+/* Builtins whose result OpenCL does not pin to one value (ulp bounds > 0, or implementation-defined
+ * evaluation such as mad's rounding), so two conforming devices may return different bits. */
+static const char *const inexact_builtins[] = {
+    "mad", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "logb", "pow", "pown", "powr",
+    "rootn", "cbrt", "rsqrt", "hypot", "sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sinpi", "cospi", "tanpi", "asinpi", "acospi",
+    "atanpi", "atan2pi", "erf", "erfc", "lgamma", "lgamma_r", "tgamma", "dot", "cross", "distance",
+    "length", "normalize", "fast_distance", "fast_length", "fast_normalize", "mix", "smoothstep",
+    "degrees", "radians", "atomic_add_float"};
+static const char *const inexact_prefixes[] = {"native_", "half_"};
+static const char *const half_fns[] = {"cos", "divide", "exp", "exp2", "exp10", "log", "log2", "log10", "powr",
+                                       "recip", "rsqrt", "sin", "sqrt", "tan"};
+
+static int is_inexact(const char *id, size_t len) {
+  for (size_t i = 0; i < sizeof inexact_builtins / sizeof inexact_builtins[0]; i++)
+    if (strlen(inexact_builtins[i]) == len && !strncmp(id, inexact_builtins[i], len)) return 1;
+  for (size_t i = 0; i < 2; i++) {
+    size_t pl = strlen(inexact_prefixes[i]);
+    if (len > pl && !strncmp(id, inexact_prefixes[i], pl))
+      for (size_t j = 0; j < sizeof half_fns / sizeof half_fns[0]; j++)
+        if (strlen(half_fns[j]) == len - pl && !strncmp(id + pl, half_fns[j], len - pl)) return 1;
+  }
+  return 0;
+}
+
+int rcl_policy_lint_source(const char *src, size_t len, const char *name) {
+  if (!src) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_policy_lint_source: NULL source");
+  if (!name) name = "user.cl";
+  size_t line = 1;
+  int line_start = 1;
+  for (size_t i = 0; i < len;) {
+    char c = src[i];
+    if (c == '\n') {
+      line++;
+      line_start = 1;
+      i++;
+      continue;
+    }
+    if (isspace((unsigned char)c)) {
+      i++;
+      continue;
+    }
+    if (c == '/' && i + 1 < len && src[i + 1] == '/') {
+      while (i < len && src[i] != '\n') i++;
+      continue;
+    }
+    if (c == '/' && i + 1 < len && src[i + 1] == '*') {
+      i += 2;
+      while (i + 1 < len && !(src[i] == '*' && src[i + 1] == '/')) line += src[i++] == '\n';
+      i += 2;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      char q = c;
+      for (i++; i < len && src[i] != q && src[i] != '\n'; i++)
+        if (src[i] == '\\') i++;
+      i++;
+      continue;
+    }
+    if (c == '#' && line_start) {
+      /* A directive: only FP_CONTRACT pragmas matter. Continuation lines are followed. */
+      size_t end = i;
+      while (end < len && src[end] != '\n') end += (src[end] == '\\' && end + 1 < len) ? 2 : 1;
+      char buf[256];
+      size_t bl = 0;
+      for (size_t k = i + 1; k < end && bl + 1 < sizeof buf; k++)
+        if (!isspace((unsigned char)src[k])) buf[bl++] = (char)toupper((unsigned char)src[k]);
+      buf[bl] = '\0';
+      if (!strncmp(buf, "PRAGMAOPENCLFP_CONTRACT", 23) && strcmp(buf + 23, "OFF") != 0)
+        return rcl__fail(RCL_ERR_POLICY, "%s:%zu: '#pragma OPENCL FP_CONTRACT %s' would re-enable contraction of a*b+c",
+                         name, line, buf + 23);
+      i = end;
+      continue;
+    }
+    line_start = 0;
+    if (isalpha((unsigned char)c) || c == '_') {
+      size_t s = i;
+      while (i < len && (isalnum((unsigned char)src[i]) || src[i] == '_')) i++;
+      size_t j = i;
+      while (j < len && (src[j] == ' ' || src[j] == '\t')) j++;
+      if (j < len && src[j] == '(' && is_inexact(src + s, i - s))
+        return rcl__fail(RCL_ERR_POLICY,
+                         "%s:%zu: call of %.*s(): OpenCL does not fix its result bits, so devices may differ "
+                         "(RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
+                         name, line, (int)(i - s), src + s);
+      continue;
+    }
+    i++;
+  }
+  return 0;
+}
+
+/* ---- composing and building ----------------------------------------------------------------------- */
+
+int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtype dtype, int have_dtype) {
+  const rcl_device_profile *p = &ctx->profile;
+  int repro = ctx->mode == RCL_MODE_REPRODUCIBLE;
+  int n = snprintf(buf, size, "%s%s%s%s%s%s%s",
+                   repro ? "-DRCL_REPRODUCIBLE=1" : "-DRCL_NATIVE=1",
+                   repro && p->fp32_correctly_rounded_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
+                   repro && p->fp32_emulate_subnormals ? " -DRCL_EMULATE_F32_SUBNORMALS=1" : "",
+                   repro && p->fp32_emulate_div_sqrt ? " -DRCL_EMULATE_F32_DIV_SQRT=1" : "",
+                   p->fp64 ? " -DRCL_HAS_FP64=1" : "", p->int64_atomics ? " -DRCL_HAS_INT64_ATOMICS=1" : "",
+                   !have_dtype ? "" : dtype == RCL_F64 ? " -DRCL_DTYPE_F64=1" : " -DRCL_DTYPE_F32=1");
+  if (n < 0 || (size_t)n >= size) return rcl__fail(RCL_ERR_INTERNAL, "build options do not fit %zu bytes", size);
+  return 0;
+}
+
+/* Builds prelude + body. `body_name` names the body in #line directives and messages. */
+static int build(cl_program *out, rcl_context *ctx, const char *body, size_t body_len, const char *body_name,
+                 const char *options) {
+  char *parts[NPRELUDE];
+  size_t sizes[NPRELUDE];
+  size_t nparts = 0;
+  int rc = 0;
+  for (; nparts < NPRELUDE; nparts++) {
+    rc = rcl__kernel_source(&parts[nparts], &sizes[nparts], prelude_parts[nparts]);
+    if (rc) break;
+  }
+  /* strings: [header] then per part [#line, text], then [#line, body]. */
+  const char *strs[2 + 2 * NPRELUDE + 2];
+  size_t lens[2 + 2 * NPRELUDE + 2];
+  char lines[NPRELUDE + 1][160];
+  cl_uint ns = 0;
+  if (!rc) {
+    /* The pragma comes first, before any code of any part. */
+    strs[ns] = ctx->mode == RCL_MODE_REPRODUCIBLE ? "#pragma OPENCL FP_CONTRACT OFF\n" : "\n";
+    lens[ns] = strlen(strs[ns]);
+    ns++;
+    for (size_t i = 0; i <= NPRELUDE; i++) {
+      snprintf(lines[i], sizeof lines[i], "\n#line 1 \"%s\"\n", i < NPRELUDE ? prelude_parts[i] : body_name);
+      strs[ns] = lines[i];
+      lens[ns++] = strlen(lines[i]);
+      strs[ns] = i < NPRELUDE ? parts[i] : body;
+      lens[ns++] = i < NPRELUDE ? sizes[i] : body_len;
+    }
+    cl_int err;
+    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, ns, strs, lens, &err);
+    if (!prog) {
+      rc = rcl__fail_cl(err, "clCreateProgramWithSource(%s)", body_name);
+    } else {
+      err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
+      if (err != CL_SUCCESS) {
+        size_t loglen = 0;
+        rc = err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS ? RCL_ERR_BUILD : RCL_ERR_OPENCL;
+        rcl__fail(rc, "building %s for %s failed: %s (%d)\noptions: %s\nbuild log:\n", body_name,
+                  ctx->profile.device_name, rcl_cl_error_name(err), (int)err, options);
+        if (clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen) == CL_SUCCESS &&
+            loglen > 1) {
+          char *log = malloc(loglen + 1); /* not rcl__malloc: failing here must not replace the message */
+          if (log && clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, loglen, log, NULL) == CL_SUCCESS) {
+            log[loglen] = '\0';
+            rcl__error_append("%s", log);
+          }
+          free(log);
+        }
+        clReleaseProgram(prog);
+      } else {
+        *out = prog;
+      }
+    }
+  }
+  for (size_t i = 0; i < nparts; i++) rcl__free(parts[i]);
+  return rc;
+}
+
+/* ---- the context's cache of reprocl's own programs ------------------------------------------------- */
+
+struct rcl_program_entry {
+  rcl_program_entry *next;
+  char *key;
+  cl_program program;
+};
+
+int rcl__program_get(cl_program *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra) {
+  char opts[1024], key[1200];
+  int rc = rcl__policy_options(opts, sizeof opts - 256, ctx, dtype, 1);
+  if (rc) return rc;
+  if (extra && *extra) {
+    size_t ol = strlen(opts);
+    if (ol + 1 + strlen(extra) + 1 > sizeof opts)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "extra build defines for %s are too long", file);
+    snprintf(opts + ol, sizeof opts - ol, " %s", extra);
+  }
+  snprintf(key, sizeof key, "%s|%s", file, opts);
+  pthread_mutex_lock(&ctx->lock);
+  for (rcl_program_entry *e = ctx->programs; e; e = e->next) {
+    if (strcmp(e->key, key) == 0) {
+      *out = e->program;
+      pthread_mutex_unlock(&ctx->lock);
+      return 0;
+    }
+  }
+  char *src = NULL;
+  size_t len = 0;
+  rcl_program_entry *e = NULL;
+  cl_program prog = NULL;
+  rc = rcl__kernel_source(&src, &len, file);
+  if (!rc) rc = build(&prog, ctx, src, len, file, opts);
+  if (!rc) {
+    e = rcl__calloc(1, sizeof *e);
+    if (e) e->key = rcl__strdup(key);
+    if (!e || !e->key) {
+      rc = RCL_ERR_OUT_OF_MEMORY;
+      if (e) rcl__free(e);
+      clReleaseProgram(prog);
+    } else {
+      e->program = prog;
+      e->next = ctx->programs;
+      ctx->programs = e;
+      *out = prog;
+    }
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  rcl__free(src);
+  return rc;
+}
+
+int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra,
+                    const char *kernel) {
+  cl_program prog;
+  int rc = rcl__program_get(&prog, ctx, file, dtype, extra);
+  if (rc) return rc;
+  cl_int err;
+  *out = clCreateKernel(prog, kernel, &err);
+  if (!*out) return rcl__fail_cl(err, "clCreateKernel(%s) from %s", kernel, file);
+  return 0;
+}
+
+void rcl__programs_free(rcl_context *ctx) {
+  rcl_program_entry *e = ctx->programs;
+  while (e) {
+    rcl_program_entry *next = e->next;
+    clReleaseProgram(e->program);
+    rcl__free(e->key);
+    rcl__free(e);
+    e = next;
+  }
+  ctx->programs = NULL;
+}
+
+/* ---- the caller's programs ------------------------------------------------------------------------- */
+
+struct rcl_program {
+  cl_program program;
+  char *options;
+};
+
+int rcl_program_build(rcl_program **out, rcl_context *ctx, const char *source, size_t length,
+                      const rcl_program_options *opts) {
+  if (!out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_build: NULL output");
+  *out = NULL;
+  if (!ctx || !source) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_build: NULL context or source");
+  if (opts && opts->version != RCL_PROGRAM_OPTIONS_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_options.version is %u, expected %u (use RCL_PROGRAM_OPTIONS_INIT)",
+                     opts->version, RCL_PROGRAM_OPTIONS_VERSION);
+  if (length == 0) length = strlen(source);
+  const char *name = opts && opts->name ? opts->name : "user.cl";
+  const char *user = opts && opts->options ? opts->options : "";
+  unsigned flags = opts ? opts->flags : 0u;
+  int rc;
+  if (ctx->mode == RCL_MODE_REPRODUCIBLE) {
+    if ((rc = rcl_policy_check_options(user)) != 0) return rc;
+    if (!(flags & RCL_PROGRAM_ALLOW_INEXACT_BUILTINS) && (rc = rcl_policy_lint_source(source, length, name)) != 0)
+      return rc;
+    const rcl_device_profile *p = &ctx->profile;
+    if ((p->fp32_emulate_subnormals || p->fp32_emulate_div_sqrt) && !(flags & RCL_PROGRAM_PRELUDE_OPS))
+      return rcl__fail(RCL_ERR_UNSUPPORTED,
+                       "%s: %s does not guarantee %s, so plain fp32 operators could differ from other devices; "
+                       "write fp32 arithmetic with the prelude's rcl_*_f32 operations and pass RCL_PROGRAM_PRELUDE_OPS",
+                       name, p->device_name,
+                       p->fp32_emulate_subnormals && p->fp32_emulate_div_sqrt ? "fp32 subnormals or correctly rounded div/sqrt"
+                       : p->fp32_emulate_subnormals                          ? "fp32 subnormals"
+                                                                             : "correctly rounded fp32 div/sqrt");
+  }
+  char popts[1024];
+  if ((rc = rcl__policy_options(popts, sizeof popts, ctx, RCL_F32, 0)) != 0) return rc;
+  size_t olen = strlen(popts) + 1 + strlen(user) + 1;
+  char *options = rcl__malloc(olen);
+  if (!options) return RCL_ERR_OUT_OF_MEMORY;
+  snprintf(options, olen, "%s%s%s", popts, *user ? " " : "", user);
+  rcl_program *prog = rcl__calloc(1, sizeof *prog);
+  if (!prog) {
+    rcl__free(options);
+    return RCL_ERR_OUT_OF_MEMORY;
+  }
+  rc = build(&prog->program, ctx, source, length, name, options);
+  if (rc) {
+    rcl__free(options);
+    rcl__free(prog);
+    return rc;
+  }
+  prog->options = options;
+  *out = prog;
+  return 0;
+}
+
+void rcl_program_free(rcl_program *program) {
+  if (!program) return;
+  clReleaseProgram(program->program);
+  rcl__free(program->options);
+  rcl__free(program);
+}
+
+cl_program rcl_program_cl(const rcl_program *program) { return program ? program->program : NULL; }
+const char *rcl_program_build_options(const rcl_program *program) { return program ? program->options : ""; }
+
+int rcl_program_create_kernel(cl_kernel *out, const rcl_program *program, const char *name) {
+  if (!out || !program || !name) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_create_kernel: NULL argument");
+  cl_int err;
+  *out = clCreateKernel(program->program, name, &err);
+  if (!*out) return rcl__fail_cl(err, "clCreateKernel(%s)", name);
+  return 0;
+}

@@ -1,0 +1,391 @@
+/* Host side of the deterministic reductions (cl/reduce.cl): argument checks, launch geometry, and the
+ * pass sequence. Any launch geometry gives the same bits; it only changes speed. */
+#include <string.h>
+#include <strings.h>
+
+#include "internal.h"
+
+/* Keep in sync with cl/reduce.cl and cl/rcl_exact.cl. */
+#define RED_L 64u
+#define XACC_F32_SUM 10u
+#define XACC_F32_DOT 19u
+#define XACC_F64_SUM 67u
+#define XACC_F64_DOT 133u
+#define XACC_MAX_TERMS_PER_GROUP ((size_t)1 << 29)
+
+const char *rcl_reduce_mode_name(rcl_reduce_mode m) {
+  return m == RCL_REDUCE_ORDERED ? "ordered" : m == RCL_REDUCE_EXACT ? "exact" : "unknown-mode";
+}
+
+int rcl_reduce_mode_parse(rcl_reduce_mode *out, const char *name) {
+  if (!out || !name) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_mode_parse: NULL argument");
+  if (!strcasecmp(name, "ordered")) *out = RCL_REDUCE_ORDERED;
+  else if (!strcasecmp(name, "exact")) *out = RCL_REDUCE_EXACT;
+  else return rcl__fail(RCL_ERR_INVALID_ARG, "unknown reduction mode \"%s\" (expected ordered or exact)", name);
+  return 0;
+}
+
+const char *rcl_reduce_op_name(rcl_reduce_op op) {
+  static const char *names[] = {"sum", "dot", "nrm2"};
+  return (unsigned)op <= RCL_OP_NRM2 ? names[op] : "unknown-op";
+}
+
+int rcl_reduce_op_parse(rcl_reduce_op *out, const char *name) {
+  if (!out || !name) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_op_parse: NULL argument");
+  for (int i = 0; i <= RCL_OP_NRM2; i++)
+    if (!strcasecmp(name, rcl_reduce_op_name((rcl_reduce_op)i))) {
+      *out = (rcl_reduce_op)i;
+      return 0;
+    }
+  return rcl__fail(RCL_ERR_INVALID_ARG, "unknown reduction \"%s\" (expected sum, dot or nrm2)", name);
+}
+
+static size_t xacc_digits(rcl_dtype dt, int dot) {
+  return dt == RCL_F64 ? (dot ? XACC_F64_DOT : XACC_F64_SUM) : (dot ? XACC_F32_DOT : XACC_F32_SUM);
+}
+
+static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+
+/* Checks a requested (or picks a default) power-of-two work-group size against the kernel's limit and
+ * the local memory it needs (bytes_per_item * W + fixed). */
+static int pick_local(size_t *out, size_t requested, size_t fallback, size_t kmax, const rcl_context *ctx,
+                      size_t bytes_per_item, size_t fixed, const char *kname) {
+  size_t lmem = (size_t)ctx->profile.local_mem_size;
+  if (requested) {
+    if (!rcl__is_pow2(requested))
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu is not a power of two", requested);
+    if (requested > kmax)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds %s's limit of %zu on %s", requested, kname, kmax,
+                       ctx->profile.device_name);
+    if (bytes_per_item * requested + fixed > lmem)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu needs %zu bytes of local memory, %s has %zu", requested,
+                       bytes_per_item * requested + fixed, ctx->profile.device_name, lmem);
+    *out = requested;
+    return 0;
+  }
+  size_t w = rcl__floor_pow2(fallback < kmax ? fallback : kmax);
+  while (w > 1 && bytes_per_item * w + fixed > lmem) w /= 2;
+  if (bytes_per_item * w + fixed > lmem)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s needs %zu bytes of local memory, %s has %zu", kname, bytes_per_item + fixed,
+                     ctx->profile.device_name, lmem);
+  *out = w;
+  return 0;
+}
+
+static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, cl_mem result, size_t roff,
+                    cl_mem x, size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts) {
+  if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: NULL context");
+  if ((unsigned)op > RCL_OP_NRM2) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: unknown op %d", (int)op);
+  if (opts && opts->version != RCL_REDUCE_OPTIONS_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.version is %u, expected %u (use RCL_REDUCE_OPTIONS_INIT)",
+                     opts->version, RCL_REDUCE_OPTIONS_VERSION);
+  if (opts && opts->mode != RCL_REDUCE_ORDERED && opts->mode != RCL_REDUCE_EXACT)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.mode %d is neither ordered nor exact", (int)opts->mode);
+  int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dtype);
+  if (rc) return rc;
+  size_t es = rcl_dtype_size(dtype), need;
+  if ((rc = rcl__mul_size(&need, roff + 1, es, "result offset")) || (rc = rcl__check_buffer(result, need, "result")))
+    return rc;
+  if (xoff > SIZE_MAX - n) return rcl__fail(RCL_ERR_OVERFLOW, "x offset %zu + n %zu overflows", xoff, n);
+  if (n > 0 && ((rc = rcl__mul_size(&need, xoff + n, es, "x")) || (rc = rcl__check_buffer(x, need, "x")))) return rc;
+  if (op == RCL_OP_DOT && n > 0) {
+    if (yoff > SIZE_MAX - n) return rcl__fail(RCL_ERR_OVERFLOW, "y offset %zu + n %zu overflows", yoff, n);
+    if ((rc = rcl__mul_size(&need, yoff + n, es, "y")) || (rc = rcl__check_buffer(y, need, "y"))) return rc;
+  }
+  return 0;
+}
+
+static int enqueue_ordered(rcl_chain *ch, cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op,
+                           rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
+                           const rcl_reduce_options *opts, cl_kernel *k1, cl_kernel *kt, cl_mem *bufs) {
+  const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum_pass1" : "rcl_ordered_dot_pass1";
+  size_t es = rcl_dtype_size(dt), kmax, tmax, W, WT;
+  int rc = rcl__kernel_get(k1, ctx, "reduce.cl", dt, NULL, k1name);
+  if (!rc) rc = rcl__kernel_get(kt, ctx, "reduce.cl", dt, NULL, "rcl_ordered_tree");
+  if (!rc) rc = rcl__kernel_wg_max(&kmax, *k1, ctx, k1name);
+  if (!rc) rc = rcl__kernel_wg_max(&tmax, *kt, ctx, "rcl_ordered_tree");
+  /* Pass 1 keeps max(W, 64) partial sums in local memory; the tree pass 2W. */
+  if (!rc) rc = pick_local(&W, opts ? opts->local_size : 0, 256, kmax, ctx, es, es * RED_L, k1name);
+  if (rc) return rc;
+  WT = W <= tmax ? W : rcl__floor_pow2(tmax);
+  while (WT > 1 && 2 * WT * es > ctx->profile.local_mem_size) WT /= 2;
+  size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
+  size_t nleaves = (n / (RED_L * 32)) * RED_L + (n % (RED_L * 32) < RED_L ? n % (RED_L * 32) : RED_L);
+  size_t nsuper = ceil_div(nleaves, S);
+  size_t groups = opts && opts->num_groups ? opts->num_groups : (size_t)ctx->profile.compute_units * 32;
+  /* Loop iterations per super-block of one work-item: its slots' lane sums, then the tree levels. */
+  size_t per_super = ceil_div(S, W) * 33 + 4 * 16 + 4, budget = rcl__loop_budget(ctx);
+  size_t min_groups = budget == SIZE_MAX ? 1 : ceil_div(nsuper, budget / per_super);
+  if (opts && opts->num_groups && groups < min_groups)
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "num_groups %zu is too few on %s: each work-item would loop past the driver's limit of %llu "
+                     "iterations (at least %zu groups)", groups, ctx->profile.device_name,
+                     (unsigned long long)ctx->profile.loop_iteration_limit, min_groups);
+  if (groups < min_groups) groups = min_groups;
+  if (groups > nsuper) groups = nsuper;
+  size_t second = ceil_div(nsuper, 2 * WT);
+  if ((rc = rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, nsuper * es, NULL, "reduction partials")) ||
+      (second > 1 && (rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, second * es, NULL, "reduction partials"))))
+    return rc;
+  cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n;
+  cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is sqrt of the dot of x with itself */
+  rc = rcl__set_args(*k1, k1name, 7, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+                     sizeof nn, &nn, sizeof(cl_mem), &bufs[0], S * es, NULL);
+  if (!rc) rc = rcl__chain_kernel(ch, *k1, k1name, groups * W, W);
+  /* Tree passes over aligned chunks of 2*WT partials until one value remains. */
+  size_t m = nsuper;
+  int cur = 0;
+  while (!rc) {
+    size_t g = ceil_div(m, 2 * WT);
+    cl_ulong mm = m, ro = roff;
+    cl_uint fin = g > 1 ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
+    cl_mem out = g > 1 ? bufs[1 - cur] : result;
+    rc = rcl__set_args(*kt, "rcl_ordered_tree", 6, sizeof(cl_mem), &bufs[cur], sizeof mm, &mm, sizeof(cl_mem), &out,
+                       sizeof ro, &ro, sizeof fin, &fin, 2 * WT * es, NULL);
+    if (!rc) rc = rcl__chain_kernel(ch, *kt, "rcl_ordered_tree", g * WT, WT);
+    if (g == 1) break;
+    m = g;
+    cur = 1 - cur;
+  }
+  return rc;
+}
+
+static int enqueue_exact(rcl_chain *ch, cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op,
+                         rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
+                         const rcl_reduce_options *opts, cl_kernel *k1, cl_kernel *kf, cl_mem *bufs) {
+  int dot = op != RCL_OP_SUM;
+  const char *k1name = dot ? "rcl_exact_dot_pass1" : "rcl_exact_sum_pass1";
+  const char *kfname = dot ? "rcl_exact_dot_final" : "rcl_exact_sum_final";
+  size_t D = xacc_digits(dt, dot), kmax, fmax, W;
+  int rc = rcl__kernel_get(k1, ctx, "reduce.cl", dt, NULL, k1name);
+  if (!rc) rc = rcl__kernel_get(kf, ctx, "reduce.cl", dt, NULL, kfname);
+  if (!rc) rc = rcl__kernel_wg_max(&kmax, *k1, ctx, k1name);
+  if (!rc) rc = rcl__kernel_wg_max(&fmax, *kf, ctx, kfname);
+  /* Each work-item owns a column of D 64-bit slots. */
+  if (!rc) rc = pick_local(&W, opts ? opts->local_size : 0, 128, kmax, ctx, D * 8 + 4, 0, k1name);
+  if (rc) return rc;
+  size_t groups = opts && opts->num_groups ? opts->num_groups : (size_t)ctx->profile.compute_units * 4;
+  size_t min_groups = ceil_div(n, XACC_MAX_TERMS_PER_GROUP);
+  if (opts && opts->num_groups && groups < min_groups)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too few for %zu terms: each group takes at most 2^29",
+                     groups, n);
+  /* On drivers with a loop limit, also bound the terms per work-item (each costs up to 1 + chunks
+   * iterations where the compiler does not unroll the chunk loop). */
+  size_t budget = rcl__loop_budget(ctx), per_term = dot ? 6 : 4;
+  if (budget != SIZE_MAX) {
+    size_t fixed = D * 12 + 64, lg = budget > fixed ? (budget - fixed) / per_term : 1;
+    size_t need = ceil_div(n, W * lg);
+    if (opts && opts->num_groups && groups < need)
+      return rcl__fail(RCL_ERR_INVALID_ARG,
+                       "num_groups %zu is too few on %s: each work-item would loop past the driver's limit of %llu "
+                       "iterations (at least %zu groups)", groups, ctx->profile.device_name,
+                       (unsigned long long)ctx->profile.loop_iteration_limit, need);
+    if (need > min_groups) min_groups = need;
+  }
+  if (groups < min_groups) groups = min_groups;
+  if (groups > ceil_div(n, W)) groups = ceil_div(n, W);
+  if (groups > UINT32_MAX) return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too large", groups);
+  if ((rc = rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, groups * D * 8, NULL, "superaccumulator digits")) ||
+      (rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, groups * 4, NULL, "superaccumulator flags")))
+    return rc;
+  cl_ulong xo = xoff, yo = yoff, nn = n, ro = roff;
+  cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is the exact dot of x with itself */
+  if (op == RCL_OP_NRM2) yo = xo;
+  rc = rcl__set_args(*k1, k1name, 9, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+                     sizeof nn, &nn, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], D * 8 * W, NULL, 4 * W, NULL);
+  if (!rc) rc = rcl__chain_kernel(ch, *k1, k1name, groups * W, W);
+  size_t WF = fmax < 64 ? rcl__floor_pow2(fmax) : 64;
+  cl_uint g32 = (cl_uint)groups, fin = op == RCL_OP_NRM2 ? 2u : 1u;
+  if (!rc)
+    rc = rcl__set_args(*kf, kfname, 7, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], sizeof g32, &g32,
+                       sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin, D * 8, NULL);
+  if (!rc) rc = rcl__chain_kernel(ch, *kf, kfname, WF, WF);
+  return rc;
+}
+
+int rcl_reduce_enqueue(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n,
+                       cl_mem x, size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts,
+                       const rcl_queue_args *q) {
+  int rc = validate(ctx, op, dtype, n, result, roff, x, xoff, y, yoff, opts);
+  cl_command_queue queue;
+  if (!rc) rc = rcl__queue_of(&queue, ctx, q);
+  if (rc) return rc;
+  rcl_chain ch;
+  rcl__chain_begin(&ch, queue, q);
+  size_t es = rcl_dtype_size(dtype);
+  cl_kernel k1 = NULL, k2 = NULL;
+  cl_mem bufs[2] = {NULL, NULL};
+  if (n == 0) {
+    const uint64_t zero = 0; /* the empty sum is +0 */
+    rc = rcl__chain_fill(&ch, result, &zero, es, roff * es, es);
+  } else if (!opts || opts->mode == RCL_REDUCE_ORDERED) {
+    rc = enqueue_ordered(&ch, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, opts, &k1, &k2, bufs);
+  } else {
+    rc = enqueue_exact(&ch, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, opts, &k1, &k2, bufs);
+  }
+  /* Released now; OpenCL keeps them alive until the enqueued commands finish. */
+  for (int i = 0; i < 2; i++)
+    if (bufs[i]) clReleaseMemObject(bufs[i]);
+  if (k1) clReleaseKernel(k1);
+  if (k2) clReleaseKernel(k2);
+  if (rc && ch.last) clWaitForEvents(1, &ch.last); /* nothing of a failed call may run on after it returns */
+  if (rc && q && q->event) *q->event = NULL;
+  if (rc) {
+    if (ch.last) clReleaseEvent(ch.last);
+    return rc;
+  }
+  rcl__chain_end(&ch, q);
+  return 0;
+}
+
+/* Copies host data to a new read-only buffer (a 1-byte one for n = 0). */
+static int upload(cl_mem *out, rcl_context *ctx, const void *data, size_t n, size_t es, const char *what) {
+  size_t bytes;
+  int rc = rcl__mul_size(&bytes, n, es, what);
+  if (rc) return rc;
+  if (n > 0 && !data) return rcl__fail(RCL_ERR_INVALID_ARG, "%s is NULL but n = %zu", what, n);
+  return rcl__buffer_create(out, ctx, n ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_ONLY, n * es,
+                            n ? (void *)(uintptr_t)data : NULL, what);
+}
+
+int rcl_reduce(void *out, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, const void *x, const void *y,
+               const rcl_reduce_options *opts) {
+  if (!out || !ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: NULL output or context");
+  if (!ctx->queue) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: the context has no queue (wrapped without one)");
+  size_t es = rcl_dtype_size(dtype);
+  if (!es) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: unknown dtype %d", (int)dtype);
+  int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dtype);
+  if (rc) return rc;
+  cl_mem bx = NULL, by = NULL, br = NULL;
+  rc = upload(&bx, ctx, x, n, es, "x");
+  if (!rc && op == RCL_OP_DOT) rc = upload(&by, ctx, y, n, es, "y");
+  if (!rc) rc = rcl__buffer_create(&br, ctx, CL_MEM_WRITE_ONLY, es, NULL, "result");
+  if (!rc) rc = rcl_reduce_enqueue(br, 0, ctx, op, dtype, n, bx, 0, by, 0, opts, NULL);
+  if (!rc) {
+    cl_int err = clEnqueueReadBuffer(ctx->queue, br, CL_TRUE, 0, es, out, 0, NULL, NULL);
+    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueReadBuffer(result)");
+  }
+  if (bx) clReleaseMemObject(bx);
+  if (by) clReleaseMemObject(by);
+  if (br) clReleaseMemObject(br);
+  return rc;
+}
+
+int rcl_sum_f32(float *out, rcl_context *ctx, const float *x, size_t n, const rcl_reduce_options *opts) {
+  return rcl_reduce(out, ctx, RCL_OP_SUM, RCL_F32, n, x, NULL, opts);
+}
+int rcl_sum_f64(double *out, rcl_context *ctx, const double *x, size_t n, const rcl_reduce_options *opts) {
+  return rcl_reduce(out, ctx, RCL_OP_SUM, RCL_F64, n, x, NULL, opts);
+}
+int rcl_dot_f32(float *out, rcl_context *ctx, const float *x, const float *y, size_t n, const rcl_reduce_options *opts) {
+  return rcl_reduce(out, ctx, RCL_OP_DOT, RCL_F32, n, x, y, opts);
+}
+int rcl_dot_f64(double *out, rcl_context *ctx, const double *x, const double *y, size_t n,
+                const rcl_reduce_options *opts) {
+  return rcl_reduce(out, ctx, RCL_OP_DOT, RCL_F64, n, x, y, opts);
+}
+int rcl_nrm2_f32(float *out, rcl_context *ctx, const float *x, size_t n, const rcl_reduce_options *opts) {
+  return rcl_reduce(out, ctx, RCL_OP_NRM2, RCL_F32, n, x, NULL, opts);
+}
+int rcl_nrm2_f64(double *out, rcl_context *ctx, const double *x, size_t n, const rcl_reduce_options *opts) {
+  return rcl_reduce(out, ctx, RCL_OP_NRM2, RCL_F64, n, x, NULL, opts);
+}
+
+/* ---- axpy / scal ------------------------------------------------------------------------------------ */
+
+static int blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n,
+                         const void *alpha, cl_mem x, size_t xoff, size_t local, const rcl_queue_args *q) {
+  const char *name = is_axpy ? "rcl_axpy" : "rcl_scal";
+  if (!ctx || !alpha) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: NULL context or alpha", name);
+  int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dt);
+  size_t es = rcl_dtype_size(dt), need;
+  cl_command_queue queue;
+  if (!rc) rc = rcl__queue_of(&queue, ctx, q);
+  if (rc) return rc;
+  if (yoff > SIZE_MAX - n || (is_axpy && xoff > SIZE_MAX - n))
+    return rcl__fail(RCL_ERR_OVERFLOW, "%s: offset + n overflows", name);
+  if (n > 0 && ((rc = rcl__mul_size(&need, yoff + n, es, name)) ||
+                (rc = rcl__check_buffer(y, need, is_axpy ? "y" : "x"))))
+    return rc;
+  if (n > 0 && is_axpy && ((rc = rcl__mul_size(&need, xoff + n, es, name)) || (rc = rcl__check_buffer(x, need, "x"))))
+    return rc;
+  rcl_chain ch;
+  rcl__chain_begin(&ch, queue, q);
+  if (n == 0) { /* nothing to do, but the caller still gets an event that follows its wait list */
+    cl_event ev = NULL;
+    cl_int err = clEnqueueMarkerWithWaitList(queue, ch.nwait, ch.wait, &ev);
+    if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueMarkerWithWaitList");
+    ch.last = ev;
+    rcl__chain_end(&ch, q);
+    return 0;
+  }
+  cl_kernel k = NULL;
+  size_t kmax;
+  rc = rcl__kernel_get(&k, ctx, "reduce.cl", dt, NULL, name);
+  if (!rc) rc = rcl__kernel_wg_max(&kmax, k, ctx, name);
+  if (!rc && local && local > kmax)
+    rc = rcl__fail(RCL_ERR_INVALID_ARG, "%s: local_size %zu exceeds the kernel's limit %zu", name, local, kmax);
+  if (!rc) {
+    size_t W = local ? local : (kmax < 256 ? kmax : 256);
+    /* Up to 65536 groups, grid-striding beyond, unless that would exceed a driver's loop limit. */
+    size_t groups = ceil_div(n, W);
+    if (groups > 65536 && ceil_div(n, 65536 * W) <= rcl__loop_budget(ctx)) groups = 65536;
+    cl_ulong yo = yoff, xo = xoff, nn = n;
+    if (is_axpy)
+      rc = rcl__set_args(k, name, 6, sizeof(cl_mem), &y, sizeof yo, &yo, es, alpha, sizeof(cl_mem), &x, sizeof xo, &xo,
+                         sizeof nn, &nn);
+    else
+      rc = rcl__set_args(k, name, 4, sizeof(cl_mem), &y, sizeof yo, &yo, es, alpha, sizeof nn, &nn);
+    if (!rc) rc = rcl__chain_kernel(&ch, k, name, groups * W, W);
+  }
+  if (k) clReleaseKernel(k);
+  if (rc) {
+    if (q && q->event) *q->event = NULL;
+    if (ch.last) clReleaseEvent(ch.last);
+    return rc;
+  }
+  rcl__chain_end(&ch, q);
+  return 0;
+}
+
+int rcl_axpy_enqueue(cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, cl_mem x,
+                     size_t xoff, size_t local, const rcl_queue_args *q) {
+  return blas1_enqueue(1, y, yoff, ctx, dt, n, alpha, x, xoff, local, q);
+}
+
+int rcl_scal_enqueue(cl_mem x, size_t xoff, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, size_t local,
+                     const rcl_queue_args *q) {
+  return blas1_enqueue(0, x, xoff, ctx, dt, n, alpha, NULL, 0, local, q);
+}
+
+static int blas1_host(int is_axpy, void *y, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha,
+                      const void *x, size_t local) {
+  if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_%s: NULL context", is_axpy ? "axpy" : "scal");
+  if (!ctx->queue) return rcl__fail(RCL_ERR_INVALID_ARG, "the context has no queue (wrapped without one)");
+  size_t es = rcl_dtype_size(dt), bytes;
+  if (!es) return rcl__fail(RCL_ERR_INVALID_ARG, "unknown dtype %d", (int)dt);
+  int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dt);
+  if (!rc) rc = rcl__mul_size(&bytes, n, es, "vector");
+  if (rc) return rc;
+  if (n == 0) return 0;
+  if (!y || (is_axpy && !x)) return rcl__fail(RCL_ERR_INVALID_ARG, "NULL vector with n = %zu", n);
+  cl_mem by = NULL, bx = NULL;
+  rc = rcl__buffer_create(&by, ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, y, "y");
+  if (!rc && is_axpy) rc = upload(&bx, ctx, x, n, es, "x");
+  if (!rc) rc = blas1_enqueue(is_axpy, by, 0, ctx, dt, n, alpha, bx, 0, local, NULL);
+  if (!rc) {
+    cl_int err = clEnqueueReadBuffer(ctx->queue, by, CL_TRUE, 0, bytes, y, 0, NULL, NULL);
+    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueReadBuffer(y)");
+  }
+  if (by) clReleaseMemObject(by);
+  if (bx) clReleaseMemObject(bx);
+  return rc;
+}
+
+int rcl_axpy(void *y, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, const void *x, size_t local) {
+  return blas1_host(1, y, ctx, dt, n, alpha, x, local);
+}
+
+int rcl_scal(void *x, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, size_t local) {
+  return blas1_host(0, x, ctx, dt, n, alpha, NULL, local);
+}

@@ -1,0 +1,324 @@
+/* Deterministic reductions on every device: bitwise against the host reference of each contract, for
+ * every op, dtype, mode and input kind, over several work-group sizes and grids; exact mode also
+ * against MPFR; offsets, events, large n and bad arguments. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "testlib.h"
+
+static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
+static const rcl_reduce_op ops[] = {RCL_OP_SUM, RCL_OP_DOT, RCL_OP_NRM2};
+static const rcl_reduce_mode modes[] = {RCL_REDUCE_ORDERED, RCL_REDUCE_EXACT};
+static const char *kinds[] = {"uniform", "wide", "cancel", "special"};
+
+static void *gen(rcl_dtype dt, size_t n, const char *kind, uint64_t seed) {
+  void *p = malloc((n ? n : 1) * rcl_dtype_size(dt));
+  ck_assert_ptr_nonnull(p);
+  rt_fill(p, dt, n, kind, seed);
+  return p;
+}
+
+/* Every op/dtype/mode/kind over sizes around the block and lane boundaries, default launch. */
+START_TEST(matches_reference) {
+  static const size_t sizes[] = {0, 1, 2, 3, 63, 64, 65, 2047, 2048, 2049, 4161, 65537, 1000003};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) {
+      double r, v = 1.0;
+      rt_fails(rcl_reduce(&r, rt_ctx(_i), RCL_OP_SUM, dt, 1, &v, NULL, NULL), RCL_ERR_UNSUPPORTED, "fp64");
+      continue;
+    }
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (size_t k = 0; k < 4; k++) {
+        size_t n = sizes[s];
+        void *x = gen(dt, n, kinds[k], 11 + s), *y = gen(dt, n, kinds[k], 1000 + s);
+        for (size_t o = 0; o < 3; o++)
+          for (size_t m = 0; m < 2; m++) {
+            double want = 0, got = 0;
+            rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+            opts.mode = modes[m];
+            rt_ok(rcl_ref_reduce(&want, ops[o], dt, modes[m], n, x, y));
+            rt_ok(rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts));
+            rt_assert_bits_eq(&got, &want, 1, dt, "%s %s %s %s n=%zu on %s", rcl_reduce_op_name(ops[o]),
+                              rcl_dtype_name(dt), rcl_reduce_mode_name(modes[m]), kinds[k], n, rt_device_name(_i));
+          }
+        free(x);
+        free(y);
+      }
+  }
+}
+END_TEST
+
+/* Work-group sizes and grids change nothing: the same bits as the reference for each. */
+START_TEST(launch_invariance) {
+  static const size_t sizes[] = {1, 2049, 131071, (1u << 20) + 3};
+  static const size_t locals[] = {1, 2, 32, 64, 128, 256, 1024};
+  static const size_t groups[] = {0, 1, 3};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) continue;
+    const rcl_device_profile *p = rcl_context_profile(rt_ctx(_i));
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+      size_t n = sizes[s];
+      void *x = gen(dt, n, s % 2 ? "cancel" : "special", 77 + s), *y = gen(dt, n, "wide", 99 + s);
+      for (size_t o = 0; o < 3; o++)
+        for (size_t m = 0; m < 2; m++) {
+          double want = 0;
+          rt_ok(rcl_ref_reduce(&want, ops[o], dt, modes[m], n, x, y));
+          size_t tried = 0;
+          for (size_t l = 0; l < sizeof locals / sizeof locals[0]; l++) {
+            if (locals[l] > p->max_work_group_size) continue;
+            for (size_t g = 0; g < 3; g++) {
+              double got = 0;
+              rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+              opts.mode = modes[m];
+              opts.local_size = locals[l];
+              opts.num_groups = groups[g];
+              int rc = rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts);
+              /* A size over the kernel's limit, or a grid too small for a driver's loop limit, is refused
+               * (and said so); every accepted configuration must give the reference bits. */
+              if (rc == RCL_ERR_INVALID_ARG &&
+                  (strstr(rcl_error_last(), "local_size") || strstr(rcl_error_last(), "too few"))) continue;
+              ck_assert_msg(rc == 0, "%s", rcl_error_last());
+              rt_assert_bits_eq(&got, &want, 1, dt, "%s %s %s n=%zu local=%zu groups=%zu on %s",
+                                rcl_reduce_op_name(ops[o]), rcl_dtype_name(dt), rcl_reduce_mode_name(modes[m]), n,
+                                locals[l], groups[g], rt_device_name(_i));
+              tried++;
+            }
+          }
+          ck_assert_msg(tried >= 6, "only %zu launch configurations were valid on %s", tried, rt_device_name(_i));
+        }
+      free(x);
+      free(y);
+    }
+  }
+}
+END_TEST
+
+/* The exact mode equals MPFR's correctly rounded result (an oracle that shares no code with reprocl). */
+START_TEST(exact_equals_mpfr) {
+  static const size_t sizes[] = {1, 2, 1000, 4099, 100000};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (size_t k = 0; k < 4; k++) {
+        size_t n = sizes[s];
+        void *x = gen(dt, n, kinds[k], 5 + s), *y = gen(dt, n, kinds[k], 50 + s);
+        for (size_t o = 0; o < 3; o++) {
+          double want = 0, got = 0;
+          rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+          opts.mode = RCL_REDUCE_EXACT;
+          rt_mpfr_reduce(&want, ops[o], dt, n, x, y);
+          rt_ok(rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts));
+          rt_assert_bits_eq(&got, &want, 1, dt, "exact %s %s %s n=%zu vs MPFR on %s", rcl_reduce_op_name(ops[o]),
+                            rcl_dtype_name(dt), kinds[k], n, rt_device_name(_i));
+        }
+        free(x);
+        free(y);
+      }
+  }
+}
+END_TEST
+
+/* A sum that cancels to one ulp of a small number: exact mode finds it, on every device. */
+START_TEST(exact_cancellation_to_one_ulp) {
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) continue;
+    size_t n = 30001;
+    double *v = calloc(n, sizeof *v);
+    float *vf = calloc(n, sizeof *vf);
+    rt_rng r = {42};
+    for (size_t i = 0; i + 1 < n; i += 2) { /* +-big pairs, scattered */
+      v[i] = ldexp(rt_uniform(&r) + 0.5, (int)(rt_next(&r) % 200u) - 100);
+      v[i + 1] = -v[i];
+    }
+    v[n - 1] = dt == RCL_F32 ? (double)0x1p-149f : 0x1p-1074; /* the smallest subnormal */
+    for (size_t i = 0; i < n; i++) { /* swap pairs apart so no two neighbours cancel */
+      size_t j = (size_t)(rt_next(&r) % n);
+      double t = v[i];
+      v[i] = v[j];
+      v[j] = t;
+    }
+    for (size_t i = 0; i < n; i++) vf[i] = (float)v[i];
+    void *x = dt == RCL_F32 ? (void *)vf : (void *)v;
+    double got = 0, want = 0;
+    rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+    opts.mode = RCL_REDUCE_EXACT;
+    rt_ok(rcl_reduce(&got, rt_ctx(_i), RCL_OP_SUM, dt, n, x, NULL, &opts));
+    rt_mpfr_reduce(&want, RCL_OP_SUM, dt, n, x, NULL);
+    rt_assert_bits_eq(&got, &want, 1, dt, "exact cancellation on %s", rt_device_name(_i));
+    if (dt == RCL_F32) {
+      float gf;
+      memcpy(&gf, &got, 4);
+      ck_assert_float_eq(gf, 0x1p-149f);
+    } else {
+      ck_assert_double_eq(got, 0x1p-1074);
+    }
+    free(v);
+    free(vf);
+  }
+}
+END_TEST
+
+/* The enqueue form: offsets into the caller's buffers, the caller's queue, a wait list and an event. */
+START_TEST(enqueue_offsets_and_events) {
+  rcl_context *c = rt_ctx(_i);
+  size_t n = 5000, xo = 17, yo = 3, ro = 5;
+  float *x = gen(RCL_F32, n + xo, "uniform", 1), *y = gen(RCL_F32, n + yo, "uniform", 2);
+  cl_int err;
+  cl_context clc = rcl_context_cl_context(c);
+  cl_command_queue q = clCreateCommandQueue(clc, rcl_context_cl_device(c), 0, &err);
+  ck_assert_int_eq(err, CL_SUCCESS);
+  cl_mem bx = clCreateBuffer(clc, CL_MEM_READ_WRITE, (n + xo) * 4, NULL, &err);
+  cl_mem by = clCreateBuffer(clc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (n + yo) * 4, y, &err);
+  cl_mem br = clCreateBuffer(clc, CL_MEM_READ_WRITE, (ro + 1) * 4, NULL, &err);
+  cl_event wrote, done = NULL;
+  ck_assert_int_eq(clEnqueueWriteBuffer(q, bx, CL_FALSE, 0, (n + xo) * 4, x, 0, NULL, &wrote), CL_SUCCESS);
+  rcl_queue_args qa = RCL_QUEUE_ARGS_INIT;
+  qa.queue = q;
+  qa.num_events_in_wait_list = 1;
+  qa.event_wait_list = &wrote;
+  qa.event = &done;
+  for (size_t m = 0; m < 2; m++) {
+    rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+    opts.mode = modes[m];
+    rt_ok(rcl_reduce_enqueue(br, ro, c, RCL_OP_DOT, RCL_F32, n, bx, xo, by, yo, &opts, &qa));
+    ck_assert_ptr_nonnull(done);
+    ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
+    clReleaseEvent(done);
+    done = NULL;
+    float got, want;
+    ck_assert_int_eq(clEnqueueReadBuffer(q, br, CL_TRUE, ro * 4, 4, &got, 0, NULL, NULL), CL_SUCCESS);
+    rt_ok(rcl_ref_reduce(&want, RCL_OP_DOT, RCL_F32, modes[m], n, x + xo, y + yo));
+    rt_assert_bits_eq(&got, &want, 1, RCL_F32, "dot with offsets (%s) on %s", rcl_reduce_mode_name(modes[m]),
+                      rt_device_name(_i));
+  }
+  /* n = 0 writes +0 at the offset, still through the event chain. */
+  rt_ok(rcl_reduce_enqueue(br, ro, c, RCL_OP_SUM, RCL_F32, 0, bx, 0, NULL, 0, NULL, &qa));
+  ck_assert_int_eq(clWaitForEvents(1, &done), CL_SUCCESS);
+  clReleaseEvent(done);
+  uint32_t zero = 1;
+  clEnqueueReadBuffer(q, br, CL_TRUE, ro * 4, 4, &zero, 0, NULL, NULL);
+  ck_assert_uint_eq(zero, 0);
+  clReleaseEvent(wrote);
+  clReleaseMemObject(bx);
+  clReleaseMemObject(by);
+  clReleaseMemObject(br);
+  clReleaseCommandQueue(q);
+  free(x);
+  free(y);
+}
+END_TEST
+
+START_TEST(axpy_scal_match_reference) {
+  static const size_t sizes[] = {0, 1, 1000, 65539};
+  static const size_t locals[] = {0, 1, 64, 256};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) continue;
+    size_t es = rcl_dtype_size(dt);
+    for (size_t s = 0; s < 4; s++) {
+      size_t n = sizes[s];
+      void *x = gen(dt, n, "special", 3), *y = gen(dt, n, "wide", 4), *got = malloc(n * es + 1),
+           *want = malloc(n * es + 1);
+      double a64 = -1.0 / 3.0;
+      float a32 = (float)a64;
+      const void *alpha = dt == RCL_F32 ? (const void *)&a32 : (const void *)&a64;
+      for (size_t l = 0; l < 4; l++) {
+        memcpy(got, y, n * es);
+        memcpy(want, y, n * es);
+        int rc = rcl_axpy(got, rt_ctx(_i), dt, n, alpha, x, locals[l]);
+        if (rc == RCL_ERR_INVALID_ARG && strstr(rcl_error_last(), "exceeds the kernel's limit")) continue;
+        ck_assert_msg(rc == 0, "%s", rcl_error_last());
+        rcl_ref_axpy(want, dt, n, alpha, x);
+        rt_assert_bits_eq(got, want, n, dt, "axpy %s n=%zu local=%zu on %s", rcl_dtype_name(dt), n, locals[l],
+                          rt_device_name(_i));
+        memcpy(got, x, n * es);
+        memcpy(want, x, n * es);
+        rt_ok(rcl_scal(got, rt_ctx(_i), dt, n, alpha, locals[l]));
+        rcl_ref_scal(want, dt, n, alpha);
+        rt_assert_bits_eq(got, want, n, dt, "scal %s n=%zu local=%zu on %s", rcl_dtype_name(dt), n, locals[l],
+                          rt_device_name(_i));
+      }
+      free(x);
+      free(y);
+      free(got);
+      free(want);
+    }
+  }
+}
+END_TEST
+
+/* 2^28 - 1 elements (the lower bound for n, not a power of two), both modes, f32. */
+START_TEST(large_n) {
+  size_t n = (1u << 28) - 1;
+  rcl_context *c = rt_ctx(_i);
+  if (n * 4 > rcl_context_profile(c)->max_mem_alloc_size) {
+    float r, v = 0;
+    rt_fails(rcl_reduce(&r, c, RCL_OP_SUM, RCL_F32, n, &v, NULL, NULL), RCL_ERR_UNSUPPORTED, "MAX_MEM_ALLOC");
+    rt_note("large_n refused on %s: %s", rt_device_name(_i), rcl_error_last());
+    return;
+  }
+  float *x = gen(RCL_F32, n, "uniform", 2024);
+  for (size_t m = 0; m < 2; m++) {
+    float got, want;
+    rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+    opts.mode = modes[m];
+    rt_ok(rcl_ref_reduce(&want, RCL_OP_SUM, RCL_F32, modes[m], n, x, NULL));
+    rt_ok(rcl_reduce(&got, c, RCL_OP_SUM, RCL_F32, n, x, NULL, &opts));
+    rt_assert_bits_eq(&got, &want, 1, RCL_F32, "sum of 2^28-1 (%s) on %s", rcl_reduce_mode_name(modes[m]),
+                      rt_device_name(_i));
+  }
+  free(x);
+}
+END_TEST
+
+START_TEST(bad_arguments) {
+  rcl_context *c = rt_ctx(_i);
+  float x[4] = {1, 2, 3, 4}, r;
+  rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+  rt_fails(rcl_reduce(NULL, c, RCL_OP_SUM, RCL_F32, 4, x, NULL, NULL), RCL_ERR_INVALID_ARG, "NULL");
+  rt_fails(rcl_reduce(&r, c, RCL_OP_SUM, RCL_F32, 4, NULL, NULL, NULL), RCL_ERR_INVALID_ARG, "x is NULL");
+  rt_fails(rcl_reduce(&r, c, RCL_OP_DOT, RCL_F32, 4, x, NULL, NULL), RCL_ERR_INVALID_ARG, "y is NULL");
+  rt_fails(rcl_reduce(&r, c, (rcl_reduce_op)7, RCL_F32, 4, x, NULL, NULL), RCL_ERR_INVALID_ARG, "op");
+  rt_fails(rcl_reduce(&r, c, RCL_OP_SUM, (rcl_dtype)9, 4, x, NULL, NULL), RCL_ERR_INVALID_ARG, "dtype");
+  opts.local_size = 48;
+  rt_fails(rcl_reduce(&r, c, RCL_OP_SUM, RCL_F32, 4, x, NULL, &opts), RCL_ERR_INVALID_ARG, "power of two");
+  opts.local_size = 1u << 20;
+  rt_fails(rcl_reduce(&r, c, RCL_OP_SUM, RCL_F32, 4, x, NULL, &opts), RCL_ERR_INVALID_ARG, "exceeds");
+  opts.local_size = 0;
+  opts.mode = (rcl_reduce_mode)5;
+  rt_fails(rcl_reduce(&r, c, RCL_OP_SUM, RCL_F32, 4, x, NULL, &opts), RCL_ERR_INVALID_ARG, "mode");
+  opts = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
+  opts.version = 99;
+  rt_fails(rcl_reduce(&r, c, RCL_OP_SUM, RCL_F32, 4, x, NULL, &opts), RCL_ERR_INVALID_ARG, "version");
+  /* A buffer smaller than n elements is refused before any launch. */
+  cl_int err;
+  cl_mem small = clCreateBuffer(rcl_context_cl_context(c), CL_MEM_READ_WRITE, 8, NULL, &err);
+  rt_fails(rcl_reduce_enqueue(small, 0, c, RCL_OP_SUM, RCL_F32, 4, small, 0, NULL, 0, NULL, NULL), RCL_ERR_INVALID_ARG,
+           "x: buffer holds 8 bytes");
+  rt_fails(rcl_reduce_enqueue(small, 2, c, RCL_OP_SUM, RCL_F32, 1, small, 0, NULL, 0, NULL, NULL), RCL_ERR_INVALID_ARG,
+           "result");
+  rt_fails(rcl_reduce_enqueue(small, 0, c, RCL_OP_SUM, RCL_F32, SIZE_MAX, small, 2, NULL, 0, NULL, NULL),
+           RCL_ERR_OVERFLOW, "overflows");
+  clReleaseMemObject(small);
+}
+END_TEST
+
+int main(void) {
+  Suite *s = suite_create("reduce");
+  rt_add_device_presence(s);
+  TCase *tc = tcase_create("devices");
+  rt_add_device_loop(tc, matches_reference);
+  rt_add_device_loop(tc, launch_invariance);
+  rt_add_device_loop(tc, exact_equals_mpfr);
+  rt_add_device_loop(tc, exact_cancellation_to_one_ulp);
+  rt_add_device_loop(tc, enqueue_offsets_and_events);
+  rt_add_device_loop(tc, axpy_scal_match_reference);
+  rt_add_device_loop(tc, bad_arguments);
+  rt_add_device_loop(tc, large_n);
+  suite_add_tcase(s, tc);
+  return rt_run(s);
+}

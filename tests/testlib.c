@@ -1,0 +1,274 @@
+/* Shared helpers of reprocl's Check tests (see testlib.h). */
+#include "testlib.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static rcl_device_info *devs;
+static size_t ndevs = (size_t)-1;
+static rcl_context **ctxs, **nctxs;
+
+size_t rt_ndevices(void) {
+  if (ndevs == (size_t)-1) {
+    if (rcl_devices(&devs, &ndevs) != 0) {
+      fprintf(stderr, "rcl_devices failed: %s\n", rcl_error_last());
+      ndevs = 0;
+    }
+    ctxs = calloc(ndevs + 1, sizeof *ctxs);
+    nctxs = calloc(ndevs + 1, sizeof *nctxs);
+  }
+  return ndevs;
+}
+
+static rcl_context *make_ctx(size_t i, rcl_mode mode) {
+  rcl_context_options o = RCL_CONTEXT_OPTIONS_INIT;
+  char spec[32];
+  snprintf(spec, sizeof spec, "%zu", i);
+  o.device = spec;
+  o.mode = mode;
+  rcl_context *c = NULL;
+  int rc = rcl_context_create(&c, &o);
+  ck_assert_msg(rc == 0, "cannot create a context on device %zu: %s", i, rcl_error_last());
+  return c;
+}
+
+rcl_context *rt_ctx(size_t i) {
+  ck_assert(i < rt_ndevices());
+  if (!ctxs[i]) ctxs[i] = make_ctx(i, RCL_MODE_REPRODUCIBLE);
+  return ctxs[i];
+}
+
+rcl_context *rt_ctx_native(size_t i) {
+  ck_assert(i < rt_ndevices());
+  if (!nctxs[i]) nctxs[i] = make_ctx(i, RCL_MODE_NATIVE);
+  return nctxs[i];
+}
+
+const char *rt_device_name(size_t i) { return i < rt_ndevices() ? devs[i].device_name : "?"; }
+
+void rt_add_device_loop(TCase *tc, const TTest *fn) { tcase_add_loop_test(tc, fn, 0, (int)rt_ndevices()); }
+
+START_TEST(devices_present) {
+  size_t n = rt_ndevices();
+  const char *min = getenv("REPROCL_TEST_MIN_DEVICES");
+  size_t want = min ? (size_t)strtoul(min, NULL, 10) : 1;
+  if (n == 0 && getenv("REPROCL_TEST_ALLOW_NO_DEVICE")) {
+    fprintf(stderr, "SKIP device tests: no OpenCL device present and REPROCL_TEST_ALLOW_NO_DEVICE is set\n");
+    return;
+  }
+  ck_assert_msg(n >= want, "%zu OpenCL device(s) present, at least %zu required (REPROCL_TEST_MIN_DEVICES); "
+                "install pocl-opencl-icd and mesa-opencl-icd and set RUSTICL_ENABLE=llvmpipe", n, want);
+}
+END_TEST
+
+void rt_add_device_presence(Suite *s) {
+  TCase *tc = tcase_create("devices");
+  tcase_add_test(tc, devices_present);
+  suite_add_tcase(s, tc);
+}
+
+int rt_run(Suite *s) {
+  SRunner *sr = srunner_create(s);
+  srunner_set_fork_status(sr, CK_NOFORK);
+  srunner_run_all(sr, CK_NORMAL);
+  int failed = srunner_ntests_failed(sr);
+  srunner_free(sr);
+  for (size_t i = 0; ctxs && i < ndevs; i++) {
+    rcl_context_free(ctxs[i]);
+    rcl_context_free(nctxs[i]);
+  }
+  free(ctxs);
+  free(nctxs);
+  rcl_devices_free(devs);
+  return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
+void rt_note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "  note: ");
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+}
+
+uint64_t rt_next(rt_rng *r) {
+  uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+double rt_uniform(rt_rng *r) { return (double)(rt_next(r) >> 11) * 0x1.0p-53; }
+
+static void put(void *x, rcl_dtype dt, size_t i, double v) {
+  if (dt == RCL_F32) ((float *)x)[i] = (float)v;
+  else ((double *)x)[i] = v;
+}
+
+static void put_bits(void *x, rcl_dtype dt, size_t i, uint64_t bits) {
+  if (dt == RCL_F32) {
+    uint32_t b = (uint32_t)bits;
+    memcpy((char *)x + 4 * i, &b, 4);
+  } else {
+    memcpy((char *)x + 8 * i, &bits, 8);
+  }
+}
+
+/* A value with a random sign, mantissa and exponent field (not all ones): every finite binade. */
+static uint64_t wide_bits(rt_rng *r, rcl_dtype dt) {
+  uint64_t u = rt_next(r);
+  if (dt == RCL_F32) {
+    uint32_t e = (uint32_t)(rt_next(r) % 255u);
+    return (uint32_t)((u & 0x807fffffu) | (e << 23));
+  }
+  uint64_t e = rt_next(r) % 2047u;
+  return (u & 0x800fffffffffffffu) | (e << 52);
+}
+
+void rt_fill(void *x, rcl_dtype dt, size_t n, const char *kind, uint64_t seed) {
+  rt_rng r = {seed};
+  if (!strcmp(kind, "uniform")) {
+    for (size_t i = 0; i < n; i++) put(x, dt, i, 2.0 * rt_uniform(&r) - 1.0);
+  } else if (!strcmp(kind, "wide") || !strcmp(kind, "special")) {
+    for (size_t i = 0; i < n; i++) put_bits(x, dt, i, wide_bits(&r, dt));
+    if (!strcmp(kind, "special")) {
+      static const uint64_t sp32[] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u,
+                                      0x807fffffu, 0x7f7fffffu, 0x7fa00001u /* signalling NaN */};
+      static const uint64_t sp64[] = {0x7ff8000000000000u, 0x7ff0000000000000u, 0xfff0000000000000u, 0u,
+                                      0x8000000000000000u, 1u, 0x800fffffffffffffu, 0x7fefffffffffffffu,
+                                      0x7ff4000000000001u};
+      for (size_t i = 0; i < n; i += 1 + rt_next(&r) % 97u)
+        put_bits(x, dt, i, dt == RCL_F32 ? sp32[rt_next(&r) % 9] : sp64[rt_next(&r) % 9]);
+    }
+  } else if (!strcmp(kind, "cancel")) {
+    /* Large values and their negations shuffled in, plus small ones: the exact sum is tiny compared with
+     * the terms, the classic ill-conditioned case where summation order decides the result. */
+    for (size_t i = 0; i < n; i++) {
+      double big = ldexp(2.0 * rt_uniform(&r) - 1.0, (int)(rt_next(&r) % 60u));
+      double small = ldexp(2.0 * rt_uniform(&r) - 1.0, -(int)(rt_next(&r) % 40u));
+      if (i + 1 < n && rt_next(&r) % 2u) {
+        put(x, dt, i, big);
+        if (dt == RCL_F32) ((float *)x)[i + 1] = -((float *)x)[i];
+        else ((double *)x)[i + 1] = -((double *)x)[i];
+        i++;
+      } else {
+        put(x, dt, i, small);
+      }
+    }
+  } else {
+    ck_abort_msg("rt_fill: unknown kind %s", kind);
+  }
+}
+
+void rt_assert_bits_eq_impl(const char *file, int line, const void *got, const void *want, size_t n, rcl_dtype dt,
+                            const char *fmt, ...) {
+  size_t es = rcl_dtype_size(dt);
+  if (n == 0 || memcmp(got, want, n * es) == 0) return;
+  size_t i = 0;
+  while (memcmp((const char *)got + i * es, (const char *)want + i * es, es) == 0) i++;
+  char what[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  size_t ndiff = 0;
+  for (size_t k = i; k < n; k++) ndiff += memcmp((const char *)got + k * es, (const char *)want + k * es, es) != 0;
+  if (dt == RCL_F32) {
+    uint32_t a, b;
+    memcpy(&a, (const char *)got + 4 * i, 4);
+    memcpy(&b, (const char *)want + 4 * i, 4);
+    ck_abort_msg("%s:%d: %s: %zu of %zu values differ; first at [%zu]: got 0x%08x (%.9g), want 0x%08x (%.9g)", file,
+                 line, what, ndiff, n, i, a, ((const float *)got)[i], b, ((const float *)want)[i]);
+  } else {
+    uint64_t a, b;
+    memcpy(&a, (const char *)got + 8 * i, 8);
+    memcpy(&b, (const char *)want + 8 * i, 8);
+    ck_abort_msg("%s:%d: %s: %zu of %zu values differ; first at [%zu]: got 0x%016llx (%.17g), want 0x%016llx (%.17g)",
+                 file, line, what, ndiff, n, i, (unsigned long long)a, ((const double *)got)[i],
+                 (unsigned long long)b, ((const double *)want)[i]);
+  }
+}
+
+int rt_supported(size_t i, rcl_family family, rcl_dtype dt) {
+  const char *why;
+  rcl_context *c = rt_ctx(i);
+  if (rcl_device_profile_support(rcl_context_profile(c), family, dt, &why) != RCL_SUPPORT_NONE) return 1;
+  rt_note("skip %s %s on %s: %s (the refusal itself is checked)", rcl_family_name(family), rcl_dtype_name(dt),
+          rt_device_name(i), why);
+  return 0;
+}
+
+#include <mpfr.h>
+
+/* Rounds an exact MPFR value to binary32/64 with gradual underflow, as IEEE does. */
+static void mpfr_to_dtype(void *out, mpfr_t exact, rcl_dtype dt) {
+  mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+  mpfr_t t;
+  int p = dt == RCL_F32 ? 24 : 53;
+  mpfr_init2(t, p);
+  mpfr_set_emin(dt == RCL_F32 ? -148 : -1073);
+  mpfr_set_emax(dt == RCL_F32 ? 128 : 1024);
+  int inex = mpfr_set(t, exact, MPFR_RNDN);
+  inex = mpfr_check_range(t, inex, MPFR_RNDN);
+  mpfr_subnormalize(t, inex, MPFR_RNDN);
+  if (dt == RCL_F32) *(float *)out = mpfr_get_flt(t, MPFR_RNDN);
+  else *(double *)out = mpfr_get_d(t, MPFR_RNDN);
+  mpfr_set_emin(emin);
+  mpfr_set_emax(emax);
+  mpfr_clear(t);
+}
+
+void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const void *x, const void *y) {
+  /* Enough bits to hold any sum of products exactly: exponent span of products plus headroom. */
+  mpfr_prec_t prec = dt == RCL_F32 ? 700 : 4400;
+  mpfr_t acc, a, b, prod;
+  mpfr_inits2(prec, acc, a, b, prod, (mpfr_ptr)0);
+  mpfr_set_zero(acc, 1);
+  int nan = 0, pinf = 0, ninf = 0, all_negzero = 1;
+  if (op == RCL_OP_NRM2) y = x;
+  for (size_t i = 0; i < n; i++) {
+    double xv = dt == RCL_F32 ? ((const float *)x)[i] : ((const double *)x)[i];
+    double yv = op == RCL_OP_SUM ? 1.0 : dt == RCL_F32 ? ((const float *)y)[i] : ((const double *)y)[i];
+    mpfr_set_d(a, xv, MPFR_RNDN);
+    mpfr_set_d(b, yv, MPFR_RNDN);
+    mpfr_mul(prod, a, b, MPFR_RNDN); /* exact at this precision */
+    if (mpfr_nan_p(prod)) nan = 1;
+    else if (mpfr_inf_p(prod)) (mpfr_sgn(prod) > 0 ? (void)(pinf = 1) : (void)(ninf = 1));
+    else {
+      if (!(mpfr_zero_p(prod) && mpfr_signbit(prod))) all_negzero = 0;
+      mpfr_add(acc, acc, prod, MPFR_RNDN); /* exact */
+    }
+    if (mpfr_nan_p(prod) || mpfr_inf_p(prod)) all_negzero = 0;
+  }
+  double r;
+  float rf;
+  if (nan || (pinf && ninf)) r = NAN;
+  else if (pinf) r = INFINITY;
+  else if (ninf) r = -INFINITY;
+  else if (mpfr_zero_p(acc)) r = (all_negzero && n > 0) ? -0.0 : 0.0;
+  else {
+    if (dt == RCL_F32) {
+      mpfr_to_dtype(&rf, acc, dt);
+      r = rf;
+    } else {
+      mpfr_to_dtype(&r, acc, dt);
+    }
+  }
+  if (op == RCL_OP_NRM2) r = dt == RCL_F32 ? (double)sqrtf((float)r) : sqrt(r);
+  if (dt == RCL_F32) {
+    rf = (float)r;
+    uint32_t u;
+    memcpy(&u, &rf, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) u = 0x7fc00000u;
+    memcpy(out, &u, 4);
+  } else {
+    uint64_t u;
+    memcpy(&u, &r, 8);
+    if ((u << 1) > 0xffe0000000000000u) u = 0x7ff8000000000000u;
+    memcpy(out, &u, 8);
+  }
+  mpfr_clears(acc, a, b, prod, (mpfr_ptr)0);
+}

@@ -1,0 +1,68 @@
+/* Shared helpers of reprocl's Check tests: the device loop, cached contexts, deterministic data and
+ * bitwise comparison with readable failure messages. */
+#ifndef REPROCL_TESTLIB_H
+#define REPROCL_TESTLIB_H
+#include <check.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "reprocl/reprocl.h"
+
+/* Devices present. With REPROCL_TEST_MIN_DEVICES=N (set in CI) fewer than N fails every device test. */
+size_t rt_ndevices(void);
+/* Cached contexts of device i (reproducible / native mode); the test fails if one cannot be made. */
+rcl_context *rt_ctx(size_t i);
+rcl_context *rt_ctx_native(size_t i);
+const char *rt_device_name(size_t i);
+/* A test case that runs fn once per device (loop index = device index). */
+void rt_add_device_loop(TCase *tc, const TTest *fn);
+/* Runs the suite without fork (OpenCL state is shared across tests), returns the exit status. */
+int rt_run(Suite *s);
+/* Adds the standard "devices present" check to a suite with device tests. */
+void rt_add_device_presence(Suite *s);
+/* Prints a line to stderr, prefixed with the test's name: used for skips with their reason. */
+void rt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* splitmix64: the deterministic generator of all test data. */
+typedef struct {
+  uint64_t s;
+} rt_rng;
+uint64_t rt_next(rt_rng *r);
+double rt_uniform(rt_rng *r); /* [0, 1) */
+
+/* Test vectors. kind: "uniform" ([-1,1)), "wide" (every exponent incl. subnormals, random signs),
+ * "cancel" (pairs that nearly cancel: an ill-conditioned sum), "special" (wide plus NaN, inf, +-0). */
+void rt_fill(void *x, rcl_dtype dt, size_t n, const char *kind, uint64_t seed);
+
+/* Byte comparison; on mismatch fails with the first differing element shown as hex and value. */
+#define rt_assert_bits_eq(got, want, n_elems, dtype, ...) \
+  rt_assert_bits_eq_impl(__FILE__, __LINE__, got, want, n_elems, dtype, __VA_ARGS__)
+void rt_assert_bits_eq_impl(const char *file, int line, const void *got, const void *want, size_t n, rcl_dtype dt,
+                            const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+
+/* Asserts a reprocl call succeeded, showing rcl_error_last() otherwise. */
+#define rt_ok(call)                                                                                   \
+  do {                                                                                                \
+    int rt_rc_ = (call);                                                                              \
+    ck_assert_msg(rt_rc_ == 0, "%s failed: %s: %s", #call, rcl_status_name(rt_rc_), rcl_error_last()); \
+  } while (0)
+
+/* Asserts a call failed with status and that the message contains needle. */
+#define rt_fails(call, status, needle)                                                                \
+  do {                                                                                                \
+    int rt_rc_ = (call);                                                                              \
+    ck_assert_msg(rt_rc_ == (status), "%s returned %s, expected %s (message: %s)", #call,             \
+                  rcl_status_name(rt_rc_), rcl_status_name(status), rcl_error_last());                \
+    ck_assert_msg(strstr(rcl_error_last(), (needle)) != NULL, "%s: message \"%s\" lacks \"%s\"", #call, \
+                  rcl_error_last(), (needle));                                                        \
+  } while (0)
+
+/* Whether device i runs family/dtype; if not, asserts the library refuses cleanly and notes the skip. */
+int rt_supported(size_t i, rcl_family family, rcl_dtype dt);
+
+#endif
+
+/* The correctly rounded (nearest-even, with subnormals) value of op(x, y) computed with MPFR — the
+ * independent oracle of the exact contract. nrm2 is sqrt of the rounded dot, rounded. NaN/inf follow
+ * the contract's rules (canonical NaN). */
+void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const void *x, const void *y);
