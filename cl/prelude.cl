@@ -36,7 +36,15 @@ RCL_FN float rcl_canon_f32(float x) {
 
 RCL_FN float rcl_neg_f32(float x) { return as_float(as_uint(x) ^ RCL_F32_SIGN); } /* exact on every device */
 
-#if defined(RCL_NATIVE) || !defined(RCL_EMULATE_F32_SUBNORMALS)
+#if defined(RCL_NATIVE)
+/* Native mode: plain operators inside one expression, so the compiler may contract a*b+c as it does
+ * in ordinary code (functions would hide the expression from it). */
+#define rcl_add_f32(a, b) ((a) + (b))
+#define rcl_sub_f32(a, b) ((a) - (b))
+#define rcl_mul_f32(a, b) ((a) * (b))
+#define rcl_div_f32(a, b) ((a) / (b))
+#define rcl_sqrt_f32(a) sqrt(a)
+#elif !defined(RCL_EMULATE_F32_SUBNORMALS)
 RCL_FN float rcl_add_f32(float a, float b) { return a + b; }
 RCL_FN float rcl_sub_f32(float a, float b) { return a - b; }
 RCL_FN float rcl_mul_f32(float a, float b) { return a * b; }
@@ -61,7 +69,8 @@ RCL_FN float rcl_mul_f32(float a, float b) {
 }
 #endif
 
-#if defined(RCL_NATIVE) || !(defined(RCL_EMULATE_F32_DIV_SQRT) || defined(RCL_EMULATE_F32_SUBNORMALS))
+#if defined(RCL_NATIVE)
+#elif !(defined(RCL_EMULATE_F32_DIV_SQRT) || defined(RCL_EMULATE_F32_SUBNORMALS))
 RCL_FN float rcl_div_f32(float a, float b) { return a / b; }
 RCL_FN float rcl_sqrt_f32(float a) { return sqrt(a); }
 #else
@@ -75,11 +84,19 @@ RCL_FN double rcl_canon_f64(double x) {
   return ((as_ulong(x) << 1) > 0xffe0000000000000ul) ? as_double(0x7ff8000000000000ul) : x;
 }
 RCL_FN double rcl_neg_f64(double x) { return as_double(as_ulong(x) ^ 0x8000000000000000ul); }
+#if defined(RCL_NATIVE)
+#define rcl_add_f64(a, b) ((a) + (b))
+#define rcl_sub_f64(a, b) ((a) - (b))
+#define rcl_mul_f64(a, b) ((a) * (b))
+#define rcl_div_f64(a, b) ((a) / (b))
+#define rcl_sqrt_f64(a) sqrt(a)
+#else
 RCL_FN double rcl_add_f64(double a, double b) { return a + b; }
 RCL_FN double rcl_sub_f64(double a, double b) { return a - b; }
 RCL_FN double rcl_mul_f64(double a, double b) { return a * b; }
 RCL_FN double rcl_div_f64(double a, double b) { return a / b; }
 RCL_FN double rcl_sqrt_f64(double a) { return sqrt(a); }
+#endif
 #endif
 
 /* ---- the program's dtype ---------------------------------------------------------------------- */

@@ -95,72 +95,18 @@ void rt_note(const char *fmt, ...) {
 }
 
 uint64_t rt_next(rt_rng *r) {
-  uint64_t z = (r->s += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
+  rcl_rng g = {r->s};
+  uint64_t v = rcl_rng_next(&g);
+  r->s = g.state;
+  return v;
 }
 
 double rt_uniform(rt_rng *r) { return (double)(rt_next(r) >> 11) * 0x1.0p-53; }
 
-static void put(void *x, rcl_dtype dt, size_t i, double v) {
-  if (dt == RCL_F32) ((float *)x)[i] = (float)v;
-  else ((double *)x)[i] = v;
-}
-
-static void put_bits(void *x, rcl_dtype dt, size_t i, uint64_t bits) {
-  if (dt == RCL_F32) {
-    uint32_t b = (uint32_t)bits;
-    memcpy((char *)x + 4 * i, &b, 4);
-  } else {
-    memcpy((char *)x + 8 * i, &bits, 8);
-  }
-}
-
-/* A value with a random sign, mantissa and exponent field (not all ones): every finite binade. */
-static uint64_t wide_bits(rt_rng *r, rcl_dtype dt) {
-  uint64_t u = rt_next(r);
-  if (dt == RCL_F32) {
-    uint32_t e = (uint32_t)(rt_next(r) % 255u);
-    return (uint32_t)((u & 0x807fffffu) | (e << 23));
-  }
-  uint64_t e = rt_next(r) % 2047u;
-  return (u & 0x800fffffffffffffu) | (e << 52);
-}
-
 void rt_fill(void *x, rcl_dtype dt, size_t n, const char *kind, uint64_t seed) {
-  rt_rng r = {seed};
-  if (!strcmp(kind, "uniform")) {
-    for (size_t i = 0; i < n; i++) put(x, dt, i, 2.0 * rt_uniform(&r) - 1.0);
-  } else if (!strcmp(kind, "wide") || !strcmp(kind, "special")) {
-    for (size_t i = 0; i < n; i++) put_bits(x, dt, i, wide_bits(&r, dt));
-    if (!strcmp(kind, "special")) {
-      static const uint64_t sp32[] = {0x7fc00000u, 0x7f800000u, 0xff800000u, 0x00000000u, 0x80000000u, 0x00000001u,
-                                      0x807fffffu, 0x7f7fffffu, 0x7fa00001u /* signalling NaN */};
-      static const uint64_t sp64[] = {0x7ff8000000000000u, 0x7ff0000000000000u, 0xfff0000000000000u, 0u,
-                                      0x8000000000000000u, 1u, 0x800fffffffffffffu, 0x7fefffffffffffffu,
-                                      0x7ff4000000000001u};
-      for (size_t i = 0; i < n; i += 1 + rt_next(&r) % 97u)
-        put_bits(x, dt, i, dt == RCL_F32 ? sp32[rt_next(&r) % 9] : sp64[rt_next(&r) % 9]);
-    }
-  } else if (!strcmp(kind, "cancel")) {
-    /* Large values and their negations shuffled in, plus small ones: the exact sum is tiny compared with
-     * the terms, the classic ill-conditioned case where summation order decides the result. */
-    for (size_t i = 0; i < n; i++) {
-      double big = ldexp(2.0 * rt_uniform(&r) - 1.0, (int)(rt_next(&r) % 60u));
-      double small = ldexp(2.0 * rt_uniform(&r) - 1.0, -(int)(rt_next(&r) % 40u));
-      if (i + 1 < n && rt_next(&r) % 2u) {
-        put(x, dt, i, big);
-        if (dt == RCL_F32) ((float *)x)[i + 1] = -((float *)x)[i];
-        else ((double *)x)[i + 1] = -((double *)x)[i];
-        i++;
-      } else {
-        put(x, dt, i, small);
-      }
-    }
-  } else {
-    ck_abort_msg("rt_fill: unknown kind %s", kind);
-  }
+  rcl_gen_kind k;
+  ck_assert_msg(rcl_gen_kind_parse(&k, kind) == 0, "%s", rcl_error_last());
+  ck_assert_msg(rcl_generate(x, dt, n, k, seed) == 0, "%s", rcl_error_last());
 }
 
 void rt_assert_bits_eq_impl(const char *file, int line, const void *got, const void *want, size_t n, rcl_dtype dt,

@@ -9,4 +9,5 @@
 #include "reprocl/digest.h"
 #include "reprocl/reduce.h"
 #include "reprocl/reference.h"
+#include "reprocl/datagen.h"
 #endif

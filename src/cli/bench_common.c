@@ -1,0 +1,117 @@
+/* Benchmark plumbing shared by the families' benchmarks: timing (median of repeated runs after a
+ * warm-up), the device's copy bandwidth as the physical limit, and the JSON record of each case. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+int cli_bench_time(double *median, double *min, double *max, int repeats, cli_timed_fn fn, void *arg) {
+  if (repeats < 1) repeats = 1;
+  double *t = malloc((size_t)repeats * sizeof *t);
+  if (!t) return RCL_ERR_OUT_OF_MEMORY;
+  int rc = fn(arg); /* warm-up: builds programs, and PoCL compiles per work-group size */
+  for (int i = 0; i < repeats && !rc; i++) {
+    double t0 = cli_now();
+    rc = fn(arg);
+    t[i] = cli_now() - t0;
+  }
+  if (!rc) {
+    qsort(t, (size_t)repeats, sizeof *t, cmp_double);
+    *median = t[repeats / 2];
+    *min = t[0];
+    *max = t[repeats - 1];
+  }
+  free(t);
+  return rc;
+}
+
+static const char copy_src[] =
+    "__kernel void rcl_bench_copy(__global const uint4 *a, __global uint4 *b, ulong n) {\n"
+    "  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = a[i];\n"
+    "}\n";
+
+typedef struct {
+  cl_command_queue q;
+  cl_kernel k;
+  size_t global, local;
+} copy_args;
+
+static int copy_once(void *p) {
+  copy_args *a = p;
+  cl_int err = clEnqueueNDRangeKernel(a->q, a->k, 1, NULL, &a->global, &a->local, 0, NULL, NULL);
+  if (!err) err = clFinish(a->q);
+  return err ? RCL_ERR_OPENCL : 0;
+}
+
+int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats) {
+  const rcl_device_profile *p = rcl_context_profile(ctx);
+  if (bytes > p->max_mem_alloc_size) bytes = (size_t)p->max_mem_alloc_size;
+  bytes &= ~(size_t)4095;
+  rcl_program_options po = RCL_PROGRAM_OPTIONS_INIT;
+  po.name = "bench_copy.cl";
+  po.flags = RCL_PROGRAM_PRELUDE_OPS; /* no floating-point arithmetic at all */
+  rcl_program *prog = NULL;
+  copy_args a = {rcl_context_cl_queue(ctx), NULL, 0, 0};
+  cl_mem in = NULL, out = NULL;
+  cl_int err;
+  int rc = rcl_program_build(&prog, ctx, copy_src, 0, &po);
+  if (!rc) rc = rcl_program_create_kernel(&a.k, prog, "rcl_bench_copy");
+  if (!rc) {
+    in = clCreateBuffer(rcl_context_cl_context(ctx), CL_MEM_READ_WRITE, bytes, NULL, &err);
+    out = in ? clCreateBuffer(rcl_context_cl_context(ctx), CL_MEM_READ_WRITE, bytes, NULL, &err) : NULL;
+    if (!out) rc = RCL_ERR_OPENCL;
+  }
+  if (!rc) {
+    /* Enough work-items for one uint4 each, within the loop limit of drivers that have one. */
+    cl_ulong n = bytes / 16;
+    size_t kmax = 256;
+    clGetKernelWorkGroupInfo(a.k, rcl_context_cl_device(ctx), CL_KERNEL_WORK_GROUP_SIZE, sizeof kmax, &kmax, NULL);
+    a.local = kmax < 256 ? kmax : 256;
+    a.global = (size_t)((n + a.local - 1) / a.local) * a.local;
+    uint8_t zero = 0;
+    clEnqueueFillBuffer(a.q, in, &zero, 1, 0, bytes, 0, NULL, NULL);
+    clSetKernelArg(a.k, 0, sizeof in, &in);
+    clSetKernelArg(a.k, 1, sizeof out, &out);
+    clSetKernelArg(a.k, 2, sizeof n, &n);
+    double med, mn, mx;
+    rc = cli_bench_time(&med, &mn, &mx, repeats, copy_once, &a);
+    if (!rc) *gbps = 2.0 * (double)bytes / med / 1e9;
+  }
+  if (in) clReleaseMemObject(in);
+  if (out) clReleaseMemObject(out);
+  if (a.k) clReleaseKernel(a.k);
+  rcl_program_free(prog);
+  return rc;
+}
+
+void cli_bench_record(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *mode,
+                      rcl_dtype dt, const char *size, double median, double min, double max, double bytes,
+                      double flops, json_t *extra) {
+  double gbps = bytes / median / 1e9, gflops = flops / median / 1e9;
+  json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:f,s:f,s:f},s:f,s:f,s:f,s:f}", "family", family, "kernel",
+                        kernel, "variant", variant, "mode", mode, "dtype", rcl_dtype_name(dt), "size", size, "device",
+                        b->device_name, "time_s", "median", median, "min", min, "max", max, "bytes", bytes, "flops",
+                        flops, "gbps", gbps, "gflops", gflops);
+  if (b->copy_gbps > 0) json_object_set_new(o, "copy_fraction", json_real(gbps / b->copy_gbps));
+  if (extra) {
+    json_object_update(o, extra);
+    json_decref(extra);
+  }
+  json_array_append_new(b->results, o);
+  if (!b->quick || isatty(1))
+    fprintf(stderr, "  %-8s %-14s %-12s %-16s %-4s %-10s %10.3f ms %8.1f GB/s %8.1f GFLOP/s\n", family, kernel,
+            variant, mode, rcl_dtype_name(dt), size, median * 1e3, gbps, gflops);
+}
+
+void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *why) {
+  json_array_append_new(b->results, json_pack("{s:s,s:s,s:s,s:s,s:s}", "family", family, "kernel", kernel, "variant",
+                                              variant, "device", b->device_name, "skipped", why));
+  fprintf(stderr, "  %-8s %-14s %-12s skipped: %s\n", family, kernel, variant, why);
+}

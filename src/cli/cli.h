@@ -1,0 +1,122 @@
+/* Shared helpers of the reprocl command-line tool: device selection, option parsing, output (text and
+ * JSON via jansson), digests, native-drift statistics, progress and benchmarking. */
+#ifndef REPROCL_CLI_H
+#define REPROCL_CLI_H
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "reprocl/reprocl.h"
+
+/* ---- commands (one file each) ------------------------------------------------------------------- */
+typedef int (*cli_command_fn)(int argc, char **argv);
+typedef struct {
+  const char *name;
+  cli_command_fn fn;
+  const char *summary;
+} cli_command;
+extern const cli_command cli_commands[]; /* main.c; NULL-terminated */
+
+int cmd_devices(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+
+/* ---- messages ------------------------------------------------------------------------------------ */
+/* The running command's name, for messages ("reprocl run"). */
+extern const char *cli_progname;
+/* "reprocl <cmd>: error: ..." on stderr; returns the exit status 2 (usage/input error). */
+int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The same for a failed library call: appends rcl_error_last(). Returns 1. */
+int cli_fail(const char *what, ...) __attribute__((format(printf, 1, 2)));
+
+/* ---- option parsing ------------------------------------------------------------------------------ */
+/* Strict parsers: the whole string must be a number in range; errors name the option and value. */
+int cli_parse_size(size_t *out, const char *opt, const char *s);
+int cli_parse_u64(uint64_t *out, const char *opt, const char *s);
+int cli_parse_double(double *out, const char *opt, const char *s);
+int cli_parse_int(int *out, const char *opt, const char *s, int lo, int hi);
+/* "WxH" grid sizes, both >= 1. */
+int cli_parse_dims(size_t *w, size_t *h, const char *opt, const char *s);
+
+/* ---- devices --------------------------------------------------------------------------------------- */
+/* The devices a command runs on: --device D (one spec, see rcl_device_find) or "all" (every device).
+ * Contexts are made in the given mode; device names are "platform: device". */
+typedef struct {
+  size_t count;
+  rcl_context **ctx;
+  char **name;
+  size_t *index; /* rcl_devices() index of each */
+} cli_devices;
+int cli_devices_open(cli_devices *out, const char *spec, rcl_mode mode);
+/* A second set of contexts on the same devices in another mode (e.g. native beside reproducible). */
+int cli_devices_clone(cli_devices *out, const cli_devices *from, rcl_mode mode);
+void cli_devices_close(cli_devices *d);
+
+/* ---- results ------------------------------------------------------------------------------------- */
+void cli_digest(char hex[RCL_SHA256_HEX_SIZE], const void *data, size_t bytes);
+/* How far b drifts from a (the reproducible result): values that differ, the largest absolute,
+ * relative and ulp differences (ulps counted on the ordered integer line, so they work across signs). */
+typedef struct {
+  size_t n;
+  size_t differing;
+  double max_abs;
+  double max_rel;
+  double max_ulp;
+} cli_drift;
+void cli_drift_compute(cli_drift *out, const void *a, const void *b, size_t n, rcl_dtype dt);
+json_t *cli_drift_json(const cli_drift *d);
+/* Prints a value of dtype with enough digits to round-trip. */
+void cli_format_value(char *buf, size_t size, const void *v, rcl_dtype dt);
+/* Writes a JSON object to stdout (indented) followed by a newline; frees it. */
+void cli_json_print(json_t *obj);
+/* A JSON object describing a device profile (identity, guarantees, support per family). */
+json_t *cli_profile_json(const rcl_device_profile *p);
+/* Writes raw bytes to a file; errors name the file. Returns 0 or an exit status. */
+int cli_write_file(const char *path, const void *data, size_t bytes);
+
+/* ---- time and progress ---------------------------------------------------------------------------- */
+double cli_now(void); /* monotonic seconds */
+/* A one-line progress bar on stderr when it is a terminal (and not in JSON mode); no-op otherwise. */
+typedef struct {
+  int enabled;
+  size_t total, done;
+  const char *label;
+} cli_progress;
+void cli_progress_start(cli_progress *p, size_t total, const char *label, int json_mode);
+void cli_progress_step(cli_progress *p, const char *what);
+void cli_progress_end(cli_progress *p);
+
+/* ---- benchmarks (bench_common.c; one bench_<family>.c per family) ------------------------------- */
+typedef struct {
+  rcl_context *ctx;    /* reproducible */
+  rcl_context *native; /* native mode, same device */
+  const char *device_name;
+  int quick;   /* tiny sizes, for CI: asserts nothing about speed */
+  int repeats; /* timed runs per case (median reported); an untimed warm-up run precedes them */
+  double copy_gbps; /* the device's measured copy bandwidth (read + write), this run */
+  json_t *results;  /* array: one object per case, see cli_bench_record */
+} cli_bench;
+typedef int (*cli_bench_fn)(cli_bench *b);
+typedef struct {
+  const char *family;
+  cli_bench_fn fn;
+} cli_bench_family;
+extern const cli_bench_family cli_bench_families[]; /* cmd_bench.c; NULL-terminated */
+int cli_bench_reduce(cli_bench *b);
+
+/* Times fn(arg) `repeats` times after one warm-up; each call must finish its work (clFinish).
+ * Returns 0 and fills median/min/max seconds, or the failing call's status. */
+typedef int (*cli_timed_fn)(void *arg);
+int cli_bench_time(double *median, double *min, double *max, int repeats, cli_timed_fn fn, void *arg);
+/* Measures copy bandwidth (bytes read + written per second, GB/s) with a plain copy kernel. */
+int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats);
+/* Appends a result: family, kernel, variant, mode ("reproducible", "native", "peer:<name>"), dtype,
+ * size label, the times, bytes moved and flops per run (GB/s, GFLOP/s and the fraction of copy
+ * bandwidth are derived), and optional extra fields (stolen). */
+void cli_bench_record(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *mode,
+                      rcl_dtype dt, const char *size, double median, double min, double max, double bytes,
+                      double flops, json_t *extra);
+/* Records that a case could not run (a peer library absent, a size over the device limit), and why. */
+void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *why);
+
+#endif
