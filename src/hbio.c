@@ -223,7 +223,7 @@ static int read_section(hb_reader *r, uint64_t cards, const hb_format *f, size_t
     for (; k < f->repeat && done < count; k++, done++) {
       size_t at = (size_t)k * f->width;
       if (at >= len)
-        return herr(r, RCL_ERR_PARSE, "%s value %zu is missing: the line has %zu characters, format %s needs %zu", what,
+        return herr(r, RCL_ERR_PARSE, "%s %zu is missing: the line has %zu characters, format %s needs %zu", what,
                     done + 1, len, f->text, at + f->width);
       size_t w = len - at < f->width ? len - at : f->width;
       int rc = fn(ctx, r, done, r->ls + k * f->width, w);
@@ -274,9 +274,10 @@ static int ind_item(void *vc, const hb_reader *r, size_t k, const char *s, size_
   hb_ctx *c = vc;
   char b[48];
   uint64_t v;
-  if (field_int(&v, s, w)) return herr(r, RCL_ERR_PARSE, "row index %zu \"%s\" is not an integer", k + 1, show(b, s, w));
+  if (field_int(&v, s, w))
+    return herr(r, RCL_ERR_PARSE, "entry %zu: row index \"%s\" is not an integer", k + 1, show(b, s, w));
   if (v < 1 || v > c->nrow)
-    return herr(r, RCL_ERR_PARSE, "row index %zu is %llu, outside 1..%zu", k + 1, (unsigned long long)v, c->nrow);
+    return herr(r, RCL_ERR_PARSE, "entry %zu: row index %llu is outside 1..%zu", k + 1, (unsigned long long)v, c->nrow);
   while (c->colptr[c->col + 1] - 1 <= k) c->col++; /* the column entry k belongs to */
   if ((c->sym == 'S' && v - 1 < c->col) || (c->sym == 'Z' && v - 1 <= c->col))
     return herr(r, RCL_ERR_PARSE, "entry (%llu, %zu) is not %s the diagonal: a %s file stores the %slower triangle",

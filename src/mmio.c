@@ -227,7 +227,7 @@ static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
     if (skippable(r)) continue;
     uint64_t i, j;
     if (array) {
-      nt = split(r, t, 1);
+      nt = split(r, t, 2);
       if (nt > 1) {
         rc = perr(r, RCL_ERR_PARSE, "unexpected \"%s\" after the value (array files hold one value per line)",
                   show(b1, t[1]));

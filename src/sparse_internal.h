@@ -36,4 +36,11 @@ typedef struct {
 RCL_INTERNAL int rcl__locale_begin(rcl_locale_guard *g);
 RCL_INTERNAL void rcl__locale_end(rcl_locale_guard *g);
 
+/* The Jacobi preconditioner of A as a diagonal matrix: entry (i, i) = 1 / d_i rounded in dtype, where d_i
+ * is the sum (in stored order) of row i's diagonal entries. RCL_ERR_BREAKDOWN names the first row whose
+ * d_i is missing, not positive or NaN. A must be square. */
+RCL_INTERNAL int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
+/* The same for a matrix on a device (its arrays are read back once); the result lives on A's context. */
+RCL_INTERNAL int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
+
 #endif

@@ -884,3 +884,25 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
   rcl__chain_end(&ch, q);
   return 0;
 }
+
+/* ---- Jacobi preconditioner (for CG) -------------------------------------------------------------------- */
+
+int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *M) {
+  *out = NULL;
+  if (!M->ctx->queue) return rcl__fail(RCL_ERR_INVALID_ARG, "Jacobi: the context has no queue to read the matrix back");
+  rcl_csr *A = NULL, *D = NULL;
+  size_t es = rcl_dtype_size(M->dtype);
+  int rc = rcl_csr_alloc(&A, M->dtype, M->nrows, M->ncols, M->nnz);
+  if (rc) return rc;
+  memcpy(A->row_ptr, M->hrp, (M->nrows + 1) * sizeof *A->row_ptr);
+  if (M->nnz) {
+    cl_int err = clEnqueueReadBuffer(M->ctx->queue, M->ci, CL_TRUE, 0, M->nnz * 4, A->col_idx, 0, NULL, NULL);
+    if (err == CL_SUCCESS) err = clEnqueueReadBuffer(M->ctx->queue, M->va, CL_TRUE, 0, M->nnz * es, A->values, 0, NULL, NULL);
+    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "reading the matrix back for its diagonal");
+  }
+  if (!rc) rc = rcl__csr_jacobi(&D, A);
+  if (!rc) rc = rcl_spmv_matrix_create(out, M->ctx, D);
+  rcl_csr_free(A);
+  rcl_csr_free(D);
+  return rc;
+}
