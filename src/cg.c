@@ -267,29 +267,32 @@ static int dev_spmv(void *st, int jac, int dst, int src, const void *alpha, cons
   dev_state *d = st;
   cl_event ev = NULL;
   rcl_queue_args qa = dev_qa(d, &ev);
-  return dev_advance(d, rcl_spmv_enqueue(d->v[dst], 0, jac ? d->D : d->A, alpha, d->v[src], 0, beta, &d->so, &qa), ev);
+  int rc = rcl_spmv_enqueue(d->v[dst], 0, jac ? d->D : d->A, alpha, d->v[src], 0, beta, &d->so, &qa);
+  return dev_advance(d, rc, ev); /* ev is read after the call has set it */
 }
 
 static int dev_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
   dev_state *d = st;
   cl_event ev = NULL;
   rcl_queue_args qa = dev_qa(d, &ev);
-  return dev_advance(d, rcl_reduce_enqueue(d->s, (size_t)slot, d->ctx, op, d->dt, d->n, d->v[a], 0, d->v[b], 0, &d->ro, &qa),
-                     ev);
+  int rc = rcl_reduce_enqueue(d->s, (size_t)slot, d->ctx, op, d->dt, d->n, d->v[a], 0, d->v[b], 0, &d->ro, &qa);
+  return dev_advance(d, rc, ev);
 }
 
 static int dev_axpy(void *st, int dst, const void *alpha, int src) {
   dev_state *d = st;
   cl_event ev = NULL;
   rcl_queue_args qa = dev_qa(d, &ev);
-  return dev_advance(d, rcl_axpy_enqueue(d->v[dst], 0, d->ctx, d->dt, d->n, alpha, d->v[src], 0, 0, &qa), ev);
+  int rc = rcl_axpy_enqueue(d->v[dst], 0, d->ctx, d->dt, d->n, alpha, d->v[src], 0, 0, &qa);
+  return dev_advance(d, rc, ev);
 }
 
 static int dev_scal(void *st, int dst, const void *alpha) {
   dev_state *d = st;
   cl_event ev = NULL;
   rcl_queue_args qa = dev_qa(d, &ev);
-  return dev_advance(d, rcl_scal_enqueue(d->v[dst], 0, d->ctx, d->dt, d->n, alpha, 0, &qa), ev);
+  int rc = rcl_scal_enqueue(d->v[dst], 0, d->ctx, d->dt, d->n, alpha, 0, &qa);
+  return dev_advance(d, rc, ev);
 }
 
 static int dev_fetch(void *st, void *slots) {

@@ -17,7 +17,7 @@ static int golden_updating(void) {
 
 /* The recorded digest of key in file, or NULL. Keys contain no spaces. */
 static const char *golden_get(const char *file, const char *key) {
-  static char line[512], found[128];
+  static char line[1024], found[512];
   char path[1024];
   snprintf(path, sizeof path, "%s/tests/data/golden/%s", REPROCL_SOURCE_DIR, file);
   FILE *f = fopen(path, "r");
