@@ -7,6 +7,8 @@
 const cli_command cli_commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and what each guarantees"},
     {"run", cmd_run, "run a kernel on one or all devices and compare digests"},
+    {"spmv", cmd_spmv, "sparse y = alpha*A*x + beta*y on real or generated matrices, digests per device"},
+    {"cg", cmd_cg, "Conjugate Gradient solve, residual history and solution digests per device"},
     {"bench", cmd_bench, "benchmark kernels (reproducible vs native vs peers), JSON output"},
     {NULL, NULL, NULL}};
 
