@@ -151,9 +151,10 @@ __kernel void rcl_spmv_task(SPMV_ARGS, uint r0, uint r1) {
 }
 
 /* ---- vector: `lanes` work-items per row load and multiply a chunk of lanes entries each step; the
- * row's first lane then adds the chunk in order. All work-items run the same number of steps (the
- * longest row of the group) so the barriers are uniform. ---------------------------------------------- */
-__kernel void rcl_spmv_vector(SPMV_ARGS, uint lanes, __local real_t *sa, __local real_t *sx, __local ulong *red) {
+ * row's first lane then adds the chunk in order. Every work-item of a group runs the same number of
+ * steps (steps[group]: its longest row, counted on the host) so that the barriers are uniform. ------ */
+__kernel void rcl_spmv_vector(SPMV_ARGS, uint lanes, __global const uint *steps, __local real_t *sa,
+                              __local real_t *sx) {
   const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);
   const uint slot = lid / lanes, lane = lid - slot * lanes;
   const ulong r = (ulong)get_group_id(0) * (W / lanes) + slot;
@@ -163,18 +164,12 @@ __kernel void rcl_spmv_vector(SPMV_ARGS, uint lanes, __local real_t *sa, __local
     k1 = rp[r + 1];
   }
   const int active = r < nrows && k1 - k0 <= long_row;
-  red[lid] = active ? (k1 - k0 + lanes - 1) / lanes : 0;
-  for (uint s = W / 2u; s > 0u; s >>= 1) {
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid < s && red[lid + s] > red[lid]) red[lid] = red[lid + s];
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const ulong steps = red[0];
+  const uint nsteps = steps[get_group_id(0)];
   x += xoff;
   ACC_T acc;
   ACC_INIT(acc);
-  for (ulong c = 0; c < steps; c++) {
-    const ulong first = k0 + c * lanes, k = first + lane;
+  for (uint c = 0; c < nsteps; c++) {
+    const ulong first = k0 + (ulong)c * lanes, k = first + lane;
     if (active && k < k1) STAGE_PUT(lid, va[k], x[ci[k]]);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (active && lane == 0u && first < k1) {

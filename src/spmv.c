@@ -53,7 +53,7 @@ int rcl_spmv_variant_parse(rcl_spmv_variant *out, const char *name) {
 
 /* ---- the device matrix ------------------------------------------------------------------------------ */
 
-enum { LAY_LONG, LAY_SEGS, LAY_BLOCKS, LAY_SELL };
+enum { LAY_LONG, LAY_SEGS, LAY_BLOCKS, LAY_SELL, LAY_STEPS };
 
 /* A derived layout, cached per key. */
 typedef struct layout {
@@ -253,6 +253,14 @@ static int bad_opt(const rcl_spmv_matrix *M, const char *field, size_t v, const 
                    M->ctx->profile.device_name);
 }
 
+/* AUTO: on CPUs one work-item per row (barriers are costly there); on GPUs and accelerators sliced ELL
+ * for regular rows (coalesced, no local memory) and CSR-adaptive when row lengths vary a lot. */
+static rcl_spmv_variant auto_variant(const rcl_spmv_matrix *M) {
+  if (M->ctx->profile.type & CL_DEVICE_TYPE_CPU) return RCL_SPMV_SCALAR;
+  size_t mean = M->nrows ? ceil_div(M->nnz, M->nrows) : 0;
+  return M->max_row <= 2 * mean + 16 ? RCL_SPMV_SELL : RCL_SPMV_ADAPTIVE;
+}
+
 /* Validates the options and fills the plan (kernels are looked up to learn their work-group limits). */
 static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, kentry **kv, kentry **kl1, kentry **kl2) {
   static const rcl_spmv_options defaults = RCL_SPMV_OPTIONS_INIT;
@@ -266,7 +274,7 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.variant %d is not an rcl_spmv_variant", (int)o->variant);
   memset(p, 0, sizeof *p);
   p->exact = o->contract == RCL_SPMV_EXACT;
-  p->variant = o->variant == RCL_SPMV_AUTO ? RCL_SPMV_ADAPTIVE : o->variant;
+  p->variant = o->variant == RCL_SPMV_AUTO ? auto_variant(M) : o->variant;
   p->budget = rcl__loop_budget(M->ctx);
   size_t es = rcl_dtype_size(M->dtype);
   p->xd = M->dtype == RCL_F64 ? XD_F64 : XD_F32;
@@ -518,6 +526,35 @@ static int row_blocks(layout **out, rcl_spmv_matrix *M, size_t B, size_t W, size
   return 0;
 }
 
+/* Vector variant: the steps of each group of G rows (the longest row that is not long, in chunks of L). */
+static int vector_steps(layout **out, rcl_spmv_matrix *M, size_t G, size_t L, size_t T) {
+  if ((*out = find_layout(M, LAY_STEPS, G, L, T)) != NULL) return 0;
+  size_t ng = ceil_div(M->nrows, G);
+  uint32_t *st = rcl__malloc((ng ? ng : 1) * sizeof *st);
+  if (!st) return RCL_ERR_OUT_OF_MEMORY;
+  int rc = 0;
+  for (size_t g = 0; g < ng && !rc; g++) {
+    size_t most = 0;
+    for (size_t r = g * G; r < M->nrows && r < (g + 1) * G; r++)
+      if (row_len(M, r) <= T && row_len(M, r) > most) most = row_len(M, r);
+    if (ceil_div(most, L) > UINT32_MAX) rc = rcl__fail(RCL_ERR_UNSUPPORTED, "vector variant: a row needs over 2^32 steps");
+    else st[g] = (uint32_t)ceil_div(most, L);
+  }
+  cl_mem m = NULL;
+  if (!rc) rc = rcl__buffer_create(&m, M->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (ng ? ng : 1) * 4, st,
+                                   "vector steps");
+  rcl__free(st);
+  layout *l = rc ? NULL : new_layout(M, LAY_STEPS, G, L, T);
+  if (!l) {
+    if (m) clReleaseMemObject(m);
+    return rc ? rc : RCL_ERR_OUT_OF_MEMORY;
+  }
+  l->mem[0] = m;
+  l->count = ng;
+  *out = l;
+  return 0;
+}
+
 /* Sliced ELL copy: slices of C rows padded to their longest (non-long) row, column-major. Built from the
  * device arrays (read back once). */
 static int sell_layout(layout **out, rcl_spmv_matrix *M, size_t C, size_t T) {
@@ -622,8 +659,10 @@ static int launch_variant(rcl_chain *ch, const plan *p, const call *c, kentry *k
   case RCL_SPMV_SCALAR: return rcl__chain_kernel(ch, k, name, ceil_div(M->nrows, W) * W, W);
   case RCL_SPMV_VECTOR: {
     cl_uint L = (cl_uint)p->L;
-    if ((rc = set_arg(k, name, 12, sizeof L, &L)) || (rc = set_arg(k, name, 13, W * es, NULL)) ||
-        (rc = set_arg(k, name, 14, p->exact ? W * es : es, NULL)) || (rc = set_arg(k, name, 15, W * 8, NULL)))
+    layout *l;
+    if ((rc = vector_steps(&l, M, W / p->L, p->L, p->T)) != 0) return rc;
+    if ((rc = set_arg(k, name, 12, sizeof L, &L)) || (rc = set_arg(k, name, 13, sizeof(cl_mem), &l->mem[0])) ||
+        (rc = set_arg(k, name, 14, W * es, NULL)) || (rc = set_arg(k, name, 15, p->exact ? W * es : es, NULL)))
       return rc;
     return rcl__chain_kernel(ch, k, name, ceil_div(M->nrows, W / p->L) * W, W);
   }

@@ -95,6 +95,16 @@ grep -q "CG needs a square matrix" "$work/e.txt" || fail "cg non-square: $(cat "
 "$cli" cg --matrix "$data/m_05_05_crk.mtx" --device all >"$work/c.txt" || fail "cg skew: $(cat "$work/c.txt")"
 grep -q "breakdown" "$work/c.txt" || fail "cg on a skew-symmetric matrix did not break down: $(cat "$work/c.txt")"
 
+# ---- every host allocation failing in turn (REPROCL_FAIL_ALLOC=N): a clean error, never a crash ------------
+for n in $(seq 1 100); do
+  set +e
+  REPROCL_FAIL_ALLOC=$n "$cli" cg --matrix "$data/LFAT5.mtx" --jacobi --device 0 >/dev/null 2>"$work/e.txt"
+  rc=$?
+  set -e
+  [ $rc -le 2 ] || fail "REPROCL_FAIL_ALLOC=$n: exit status $rc (a crash?): $(cat "$work/e.txt")"
+  [ $rc = 0 ] || grep -q "out of host memory" "$work/e.txt" || fail "REPROCL_FAIL_ALLOC=$n: $(cat "$work/e.txt")"
+done
+
 # ---- the benchmark (quick: tiny sizes, no speed asserted) ---------------------------------------------------
 "$cli" bench --family spmv,cg --quick --device 0 -o "$work/b.json" 2>"$work/b.err" || fail "bench: $(cat "$work/b.err")"
 grep -q '"kernel": "summary"' "$work/b.json" || fail "bench has no summary record"

@@ -68,8 +68,8 @@ START_TEST(cg_matches_reference) {
     rcl_dtype dt = dtypes[d];
     if (!rt_supported(_i, RCL_FAMILY_SPMV, dt)) continue;
     for (int m = 0; m < 2; m++) {
-      rcl_csr *A = m ? scaled_poisson(dt, 14) : NULL;
-      if (!m) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:16"));
+      rcl_csr *A = m ? scaled_poisson(dt, 9) : NULL;
+      if (!m) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:11"));
       void *b = gen(dt, A->nrows, "uniform", 40 + (uint64_t)m);
       for (int jac = 0; jac < 2; jac++)
         for (int dm = 0; dm < 2; dm++)
@@ -82,7 +82,7 @@ START_TEST(cg_matches_reference) {
             o.spmv.contract = sc ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
             o.spmv.variant = (jac + dm + sc) % 2 ? RCL_SPMV_SCALAR : RCL_SPMV_ADAPTIVE;
             char what[160];
-            snprintf(what, sizeof what, "CG %s %s jacobi=%d dots=%s spmv=%s/%s", m ? "scaled poisson 14" : "poisson2d:16",
+            snprintf(what, sizeof what, "CG %s %s jacobi=%d dots=%s spmv=%s/%s", m ? "scaled poisson 9" : "poisson2d:11",
                      rcl_dtype_name(dt), jac, rcl_reduce_mode_name(o.dot_mode), rcl_spmv_contract_name(o.spmv.contract),
                      rcl_spmv_variant_name(o.spmv.variant));
             compare(_i, A, b, &o, what, 0);

@@ -104,7 +104,8 @@ RCL_API int rcl_spmv_contract_parse(rcl_spmv_contract *out, const char *name);
 
 /* Implementations: each gives the same bits for either contract on every device and launch shape. */
 typedef enum {
-  RCL_SPMV_AUTO = 0,     /* reprocl picks (adaptive) */
+  RCL_SPMV_AUTO = 0,     /* reprocl picks: scalar on CPUs; on GPUs sell for regular rows (longest row at
+                            most twice the mean + 16), adaptive otherwise */
   RCL_SPMV_SCALAR = 1,   /* one work-item per row */
   RCL_SPMV_VECTOR = 2,   /* `lanes` work-items per row load and multiply; one of them sums in order */
   RCL_SPMV_ADAPTIVE = 3, /* CSR-adaptive: a work-group stages a block of rows' products (<= block_nnz) in
