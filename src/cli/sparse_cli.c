@@ -10,11 +10,17 @@ int cli_sparse_load(rcl_csr **A, char *label, size_t label_size, const char *mat
   *A = NULL;
   if (!!matrix == !!gen) return cli_error("give exactly one of --matrix FILE and --gen SPEC");
   if (matrix) {
-    if (rcl_matrix_read(A, matrix, dt)) return cli_fail("--matrix");
+    if (rcl_matrix_read(A, matrix, dt)) {
+      cli_fail("--matrix"); /* malformed or unreadable input: the usage/input exit status */
+      return 2;
+    }
     const char *slash = strrchr(matrix, '/');
     snprintf(label, label_size, "%s", slash ? slash + 1 : matrix);
   } else {
-    if (rcl_csr_generate(A, dt, gen)) return cli_fail("--gen");
+    if (rcl_csr_generate(A, dt, gen)) {
+      cli_fail("--gen");
+      return 2;
+    }
     snprintf(label, label_size, "%s", gen);
   }
   return 0;
