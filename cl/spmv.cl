@@ -120,9 +120,9 @@ RCL_FN void xrow_store(xrow_t *a, __global long *out) {
 #define STAGE_ADD(acc, i) ((acc) = R_ADD((acc), sa[(i)]))
 #endif
 
-#define SPMV_ARGS                                                                                      \
-  __global const rp_t *rp, __global const uint *ci, __global const real_t *va, __global const real_t *x, \
-      ulong xoff, __global real_t *y, ulong yoff, real_t alpha, real_t beta, uint bz, uint nrows, ulong long_row
+#define SPMV_ARGS                                                                                                      \
+  __global const rp_t *rp, __global const uint *ci, __global const real_t *va, __global const real_t *x, ulong xoff,   \
+      __global real_t *y, ulong yoff, real_t alpha, real_t beta, uint bz, uint nrows, ulong long_row
 
 /* ---- scalar: one work-item per row ---------------------------------------------------------------- */
 __kernel void rcl_spmv_scalar(SPMV_ARGS) {
@@ -243,8 +243,10 @@ __kernel void rcl_spmv_long_ordered(SPMV_ARGS, __global const uint *lrows, ulong
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0u) {
-    if (e == k1) spmv_store(y + yoff + r, s, alpha, beta, bz);
-    else partial[j] = s;
+    if (e == k1)
+      spmv_store(y + yoff + r, s, alpha, beta, bz);
+    else
+      partial[j] = s;
   }
 }
 #else

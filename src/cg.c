@@ -48,8 +48,10 @@ int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A) {
     int have = 0;
     for (uint64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       if (A->col_idx[k] != i) continue;
-      if (A->dtype == RCL_F32) df = have ? df + ((const float *)A->values)[k] : ((const float *)A->values)[k];
-      else d = have ? d + ((const double *)A->values)[k] : ((const double *)A->values)[k];
+      if (A->dtype == RCL_F32)
+        df = have ? df + ((const float *)A->values)[k] : ((const float *)A->values)[k];
+      else
+        d = have ? d + ((const double *)A->values)[k] : ((const double *)A->values)[k];
       have = 1;
     }
     if (A->dtype == RCL_F32) d = df;
@@ -60,8 +62,10 @@ int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A) {
     }
     D->row_ptr[i] = i;
     D->col_idx[i] = (uint32_t)i;
-    if (A->dtype == RCL_F32) ((float *)D->values)[i] = 1.0f / df; /* one correctly rounded division */
-    else ((double *)D->values)[i] = 1.0 / d;
+    if (A->dtype == RCL_F32)
+      ((float *)D->values)[i] = 1.0f / df; /* one correctly rounded division */
+    else
+      ((double *)D->values)[i] = 1.0 / d;
   }
   D->row_ptr[A->nrows] = A->nrows;
   *out = D;
@@ -132,7 +136,7 @@ static int cg_run(const cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options 
   put_val(p1, one, dt);
   put_val(m1, -one, dt);
   put_val(z0, 0.0, dt);
-#define S(i) get_val(s + (i) * es, dt)
+#define S(i) get_val(s + (i)*es, dt)
   /* r = b - A x0 as -1 * (A x0) + 1 * r; z = D^-1 r; p = z; rz = r'z; ||b||; ||r|| */
   int rc = o->copy(o->st, V_R, V_B);
   if (!rc) rc = o->spmv(o->st, 0, V_R, V_X, m1, p1);
@@ -162,8 +166,9 @@ static int cg_run(const cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options 
                   k, rnorm, opt->tol, opt->tol * bnorm);
     if (k > 0) { /* p = z + beta p, as beta*p (scal) then 1*z + (beta*p) (axpy) */
       if (!(rz_new > 0))
-        return stop(res, RCL_ERR_BREAKDOWN, "r'z = %.6g is not positive at iteration %zu: the %s is not positive definite",
-                    rz_new, k + 1, jac ? "preconditioner" : "matrix");
+        return stop(res, RCL_ERR_BREAKDOWN,
+                    "r'z = %.6g is not positive at iteration %zu: the %s is not positive definite", rz_new, k + 1,
+                    jac ? "preconditioner" : "matrix");
       put_val(vb, div_dt(rz_new, rz, dt), dt);
       if ((rc = o->scal(o->st, V_P, vb)) || (rc = o->axpy(o->st, V_P, p1, Z))) return rc;
       rz = rz_new;
@@ -176,8 +181,8 @@ static int cg_run(const cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options 
       return rc;
     double pq = S(0);
     if (!(pq > 0))
-      return stop(res, RCL_ERR_BREAKDOWN, "p'Ap = %.6g is not positive at iteration %zu: the matrix is not positive definite",
-                  pq, k + 1);
+      return stop(res, RCL_ERR_BREAKDOWN,
+                  "p'Ap = %.6g is not positive at iteration %zu: the matrix is not positive definite", pq, k + 1);
     double alpha = div_dt(rz, pq, dt);
     put_val(va, alpha, dt);
     if ((rc = o->axpy(o->st, V_X, va, V_P))) return rc;
@@ -297,8 +302,8 @@ static int dev_scal(void *st, int dst, const void *alpha) {
 
 static int dev_fetch(void *st, void *slots) {
   dev_state *d = st;
-  cl_int err = clEnqueueReadBuffer(d->q, d->s, CL_TRUE, 0, 3 * d->es, slots, d->last ? 1 : 0,
-                                   d->last ? &d->last : NULL, NULL);
+  cl_int err =
+      clEnqueueReadBuffer(d->q, d->s, CL_TRUE, 0, 3 * d->es, slots, d->last ? 1 : 0, d->last ? &d->last : NULL, NULL);
   return err == CL_SUCCESS ? 0 : rcl__fail_cl(err, "CG: reading the scalars back");
 }
 
@@ -307,7 +312,8 @@ static int check_common(rcl_cg_result *res, const rcl_cg_options *opts, size_t n
   memset(res, 0, sizeof *res);
   int rc = opts ? check_options(opts) : 0;
   if (rc) return rc;
-  if (nrows != ncols) return rcl__fail(RCL_ERR_INVALID_ARG, "CG needs a square matrix, this one is %zu x %zu", nrows, ncols);
+  if (nrows != ncols)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "CG needs a square matrix, this one is %zu x %zu", nrows, ncols);
   return 0;
 }
 
@@ -339,15 +345,18 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
   d.v[V_X] = x;
   d.v[V_B] = b;
   for (int i = V_R; i < NV && !rc; i++)
-    if (i != V_Z || opts->jacobi) rc = rcl__buffer_create(&d.v[i], d.ctx, CL_MEM_READ_WRITE, d.n * d.es, NULL, "CG vector");
+    if (i != V_Z || opts->jacobi)
+      rc = rcl__buffer_create(&d.v[i], d.ctx, CL_MEM_READ_WRITE, d.n * d.es, NULL, "CG vector");
   if (!rc) rc = rcl__buffer_create(&d.s, d.ctx, CL_MEM_READ_WRITE, 3 * d.es, NULL, "CG scalars");
   if (!rc && opts->jacobi) rc = rcl__spmv_jacobi(&d.D, A);
   cg_ops o = {&d, dev_copy, dev_spmv, dev_reduce, dev_axpy, dev_scal, dev_fetch};
   if (!rc) rc = cg_run(&o, d.dt, d.n, opts, res);
   if (d.last) {
     clWaitForEvents(1, &d.last);
-    if (q && q->event && (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN)) *q->event = d.last;
-    else clReleaseEvent(d.last);
+    if (q && q->event && (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN))
+      *q->event = d.last;
+    else
+      clReleaseEvent(d.last);
   } else if (q && q->event) {
     *q->event = NULL;
   }
@@ -367,7 +376,8 @@ int rcl_cg(void *x, rcl_cg_result *res, rcl_spmv_matrix *A, const void *b, const
   if (n == 0) return rcl_cg_solve(res, A, NULL, NULL, opts, NULL);
   cl_mem bx = NULL, bb = NULL;
   int rc = rcl__buffer_create(&bx, ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * es, x, "x");
-  if (!rc) rc = rcl__buffer_create(&bb, ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * es, (void *)(uintptr_t)b, "b");
+  if (!rc)
+    rc = rcl__buffer_create(&bb, ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * es, (void *)(uintptr_t)b, "b");
   if (!rc) {
     rc = rcl_cg_solve(res, A, bx, bb, opts, NULL);
     if (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN) {

@@ -115,9 +115,12 @@ static int parse_format(hb_format *f, const hb_reader *r, const char *s, size_t 
     p = e;
   }
   char kind = *p++;
-  if (kind == 'I') f->kind = 'I';
-  else if (kind == 'E' || kind == 'D' || kind == 'F' || kind == 'G') f->kind = 'R';
-  else goto bad;
+  if (kind == 'I')
+    f->kind = 'I';
+  else if (kind == 'E' || kind == 'D' || kind == 'F' || kind == 'G')
+    f->kind = 'R';
+  else
+    goto bad;
   if (!isdigit((unsigned char)*p)) goto bad;
   {
     char *e;
@@ -142,8 +145,10 @@ static int parse_format(hb_format *f, const hb_reader *r, const char *s, size_t 
   if (f->kind == 'I' && (f->decimals || f->scale)) goto bad;
   return 0;
 bad:
-  return herr(r, RCL_ERR_PARSE, "%s format \"%s\" is not a Fortran format reprocl reads (rIw, rEw.d, rDw.d, rFw.d, "
-              "rGw.d, optionally with kP)", what, show(b, s, n));
+  return herr(r, RCL_ERR_PARSE,
+              "%s format \"%s\" is not a Fortran format reprocl reads (rIw, rEw.d, rDw.d, rFw.d, "
+              "rGw.d, optionally with kP)",
+              what, show(b, s, n));
 }
 
 /* A Fortran integer field (blanks ignored). */
@@ -180,16 +185,20 @@ static int field_real(void *out, rcl_dtype dt, const char *s, size_t n, const hb
   size_t mant_start = j;
   int digits = 0, point = 0;
   for (; j < k && (isdigit((unsigned char)m[j]) || (m[j] == '.' && !point)); j++) {
-    if (m[j] == '.') point = 1;
-    else digits++;
+    if (m[j] == '.')
+      point = 1;
+    else
+      digits++;
   }
   if (!digits) return -1;
   size_t mant_end = j;
   long exp = 0;
   int has_exp = 0;
   if (j < k) {
-    if (m[j] == 'E' || m[j] == 'e' || m[j] == 'D' || m[j] == 'd' || m[j] == 'Q' || m[j] == 'q') j++;
-    else if (m[j] != '+' && m[j] != '-') return -1;
+    if (m[j] == 'E' || m[j] == 'e' || m[j] == 'D' || m[j] == 'd' || m[j] == 'Q' || m[j] == 'q')
+      j++;
+    else if (m[j] != '+' && m[j] != '-')
+      return -1;
     int neg = 0;
     if (j < k && (m[j] == '+' || m[j] == '-')) neg = m[j++] == '-';
     if (j >= k) return -1;
@@ -211,8 +220,8 @@ static int field_real(void *out, rcl_dtype dt, const char *s, size_t n, const hb
 typedef int (*hb_item_fn)(void *ctx, const hb_reader *r, size_t index, const char *field, size_t width);
 
 /* Reads `count` items of format f from the next `cards` lines, calling fn for each field. */
-static int read_section(hb_reader *r, uint64_t cards, const hb_format *f, size_t count, const char *what,
-                        hb_item_fn fn, void *ctx) {
+static int read_section(hb_reader *r, uint64_t cards, const hb_format *f, size_t count, const char *what, hb_item_fn fn,
+                        void *ctx) {
   char b[48];
   size_t done = 0;
   for (uint64_t c = 0; c < cards; c++) {
@@ -231,11 +240,10 @@ static int read_section(hb_reader *r, uint64_t cards, const hb_format *f, size_t
     }
     for (size_t at = (size_t)k * f->width; at < len; at++)
       if (!isspace((unsigned char)r->ls[at]))
-        return herr(r, RCL_ERR_PARSE, "unexpected \"%s\" after the %u fields of format %s", show(b, r->ls + at, len - at),
-                    k, f->text);
+        return herr(r, RCL_ERR_PARSE, "unexpected \"%s\" after the %u fields of format %s",
+                    show(b, r->ls + at, len - at), k, f->text);
   }
-  if (done < count)
-    return herr(r, RCL_ERR_PARSE, "the %s section ends after %zu of %zu values", what, done, count);
+  if (done < count) return herr(r, RCL_ERR_PARSE, "the %s section ends after %zu of %zu values", what, done, count);
   return 0;
 }
 
@@ -246,8 +254,8 @@ typedef struct {
   unsigned char *vals;
   rcl_dtype dt;
   const hb_format *fmt;
-  char sym;     /* 'U', 'S', 'Z' */
-  size_t col;   /* column of the current index */
+  char sym;   /* 'U', 'S', 'Z' */
+  size_t col; /* column of the current index */
 } hb_ctx;
 
 static int ptr_item(void *vc, const hb_reader *r, size_t i, const char *s, size_t w) {
@@ -256,7 +264,8 @@ static int ptr_item(void *vc, const hb_reader *r, size_t i, const char *s, size_
   uint64_t v;
   if (field_int(&v, s, w))
     return herr(r, RCL_ERR_PARSE, "column pointer %zu \"%s\" is not an integer", i + 1, show(b, s, w));
-  if (i == 0 && v != 1) return herr(r, RCL_ERR_PARSE, "the first column pointer is %llu, must be 1", (unsigned long long)v);
+  if (i == 0 && v != 1)
+    return herr(r, RCL_ERR_PARSE, "the first column pointer is %llu, must be 1", (unsigned long long)v);
   if (i > 0 && v < c->colptr[i - 1])
     return herr(r, RCL_ERR_PARSE, "column pointer %zu (%llu) is smaller than the one before (%llu)", i + 1,
                 (unsigned long long)v, (unsigned long long)c->colptr[i - 1]);
@@ -328,7 +337,9 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
   if (type[2] == 'E') return herr(r, RCL_ERR_UNSUPPORTED, "elemental matrices (type %s) are not supported", type);
   uint64_t dims[4] = {0, 0, 0, 0};
   n = header_ints(r, 3, dims, 4, &bad, &badlen);
-  if (n < 0) return herr(r, RCL_ERR_PARSE, "\"%s\" is not a size (line 3 holds TYPE NROW NCOL NNZERO [NELTVL])", show(b, bad, badlen));
+  if (n < 0)
+    return herr(r, RCL_ERR_PARSE, "\"%s\" is not a size (line 3 holds TYPE NROW NCOL NNZERO [NELTVL])",
+                show(b, bad, badlen));
   if (n < 3) return herr(r, RCL_ERR_PARSE, "line 3 needs NROW NCOL NNZERO after the type, found %d number(s)", n);
   uint64_t nrow = dims[0], ncol = dims[1], nnz = dims[2];
   if (nrow > RCL_CSR_MAX_DIM || ncol > RCL_CSR_MAX_DIM)
@@ -360,7 +371,8 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
   }
   int pattern = type[0] == 'P';
   if (nf < (pattern ? 2 : 3))
-    return herr(r, RCL_ERR_PARSE, "line 4 needs the pointer, index%s formats, found %d", pattern ? "" : " and value", nf);
+    return herr(r, RCL_ERR_PARSE, "line 4 needs the pointer, index%s formats, found %d", pattern ? "" : " and value",
+                nf);
   hb_format fp, fi, fv;
   int rc = parse_format(&fp, r, fs[0], fl[0], "pointer");
   if (!rc) rc = parse_format(&fi, r, fs[1], fl[1], "index");
@@ -386,7 +398,8 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
                   (unsigned long long)need);
     }
   }
-  if (cards[4] > 0 && !hb_next(r)) return herr(r, RCL_ERR_PARSE, "the input ends before the right-hand side line (line 5)");
+  if (cards[4] > 0 && !hb_next(r))
+    return herr(r, RCL_ERR_PARSE, "the input ends before the right-hand side line (line 5)");
   (void)type_line;
   hb_ctx c = {0};
   c.ncol = (size_t)ncol;
@@ -418,7 +431,8 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
   while (!rc && hb_next(r)) {
     const char *p = r->ls;
     while (p < r->le && isspace((unsigned char)*p)) p++;
-    if (p < r->le) rc = herr(r, RCL_ERR_PARSE, "unexpected data after the %llu declared lines", (unsigned long long)cards[0]);
+    if (p < r->le)
+      rc = herr(r, RCL_ERR_PARSE, "unexpected data after the %llu declared lines", (unsigned long long)cards[0]);
   }
   rcl_coo coo;
   int have_coo = 0;

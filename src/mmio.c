@@ -122,8 +122,7 @@ static int parse_value(void *v, const reader *r, token t, int field, rcl_dtype d
     if (!ok) return perr(r, RCL_ERR_PARSE, "\"%s\" is not an integer (the field is integer)", show(b, t));
   }
   /* Integers go through the same correctly rounded conversion: a huge integer rounds to nearest. */
-  if (rcl__parse_real(v, dt, t.s, t.n) != 0)
-    return perr(r, RCL_ERR_PARSE, "\"%s\" is not a number", show(b, t));
+  if (rcl__parse_real(v, dt, t.s, t.n) != 0) return perr(r, RCL_ERR_PARSE, "\"%s\" is not a number", show(b, t));
   return 0;
 }
 
@@ -138,34 +137,45 @@ static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
   }
   int nt = split(r, t, 5);
   if (nt < 1 || !(t[0].n == 14 && strncasecmp(t[0].s, "%%MatrixMarket", 14) == 0))
-    return perr(r, RCL_ERR_PARSE, "missing the Matrix Market banner: the first line must start with \"%%%%MatrixMarket\"");
+    return perr(r, RCL_ERR_PARSE,
+                "missing the Matrix Market banner: the first line must start with \"%%%%MatrixMarket\"");
   if (nt != 5)
-    return perr(r, RCL_ERR_PARSE, "the banner needs 4 words after %%%%MatrixMarket (object format field symmetry), found %d",
+    return perr(r, RCL_ERR_PARSE,
+                "the banner needs 4 words after %%%%MatrixMarket (object format field symmetry), found %d",
                 nt > 5 ? 5 : nt - 1);
   if (!tok_is(t[1], "matrix"))
     return perr(r, RCL_ERR_UNSUPPORTED, "object \"%s\" is not supported (only \"matrix\")", show(b1, t[1]));
   int array;
-  if (tok_is(t[2], "coordinate")) array = 0;
-  else if (tok_is(t[2], "array")) array = 1;
-  else return perr(r, RCL_ERR_PARSE, "unknown format \"%s\" (expected coordinate or array)", show(b1, t[2]));
+  if (tok_is(t[2], "coordinate"))
+    array = 0;
+  else if (tok_is(t[2], "array"))
+    array = 1;
+  else
+    return perr(r, RCL_ERR_PARSE, "unknown format \"%s\" (expected coordinate or array)", show(b1, t[2]));
   int field;
-  if (tok_is(t[3], "real") || tok_is(t[3], "double")) field = F_REAL;
-  else if (tok_is(t[3], "integer")) field = F_INTEGER;
-  else if (tok_is(t[3], "pattern")) field = F_PATTERN;
+  if (tok_is(t[3], "real") || tok_is(t[3], "double"))
+    field = F_REAL;
+  else if (tok_is(t[3], "integer"))
+    field = F_INTEGER;
+  else if (tok_is(t[3], "pattern"))
+    field = F_PATTERN;
   else if (tok_is(t[3], "complex"))
     return perr(r, RCL_ERR_UNSUPPORTED, "complex matrices are not supported (real, integer or pattern only)");
-  else return perr(r, RCL_ERR_PARSE, "unknown field \"%s\" (expected real, integer, pattern or complex)", show(b1, t[3]));
+  else
+    return perr(r, RCL_ERR_PARSE, "unknown field \"%s\" (expected real, integer, pattern or complex)", show(b1, t[3]));
   int sym;
-  if (tok_is(t[4], "general")) sym = S_GENERAL;
-  else if (tok_is(t[4], "symmetric")) sym = S_SYMMETRIC;
-  else if (tok_is(t[4], "skew-symmetric")) sym = S_SKEW;
+  if (tok_is(t[4], "general"))
+    sym = S_GENERAL;
+  else if (tok_is(t[4], "symmetric"))
+    sym = S_SYMMETRIC;
+  else if (tok_is(t[4], "skew-symmetric"))
+    sym = S_SKEW;
   else if (tok_is(t[4], "hermitian"))
     return perr(r, RCL_ERR_UNSUPPORTED, "hermitian matrices are complex and not supported");
   else
     return perr(r, RCL_ERR_PARSE, "unknown symmetry \"%s\" (expected general, symmetric or skew-symmetric)",
                 show(b1, t[4]));
-  if (array && field == F_PATTERN)
-    return perr(r, RCL_ERR_PARSE, "\"array pattern\" is not a valid Matrix Market type");
+  if (array && field == F_PATTERN) return perr(r, RCL_ERR_PARSE, "\"array pattern\" is not a valid Matrix Market type");
 
   /* The size line: the first line that is neither blank nor a comment. */
   do {
@@ -176,8 +186,8 @@ static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
   nt = split(r, t, want);
   if (nt != want)
     return perr(r, RCL_ERR_PARSE, "the size line needs %s, found %s%d word(s)",
-                array ? "2 integers (rows columns)" : "3 integers (rows columns entries)", nt > want ? "more than " : "",
-                nt > want ? want : nt);
+                array ? "2 integers (rows columns)" : "3 integers (rows columns entries)",
+                nt > want ? "more than " : "", nt > want ? want : nt);
   uint64_t dims[3] = {0, 0, 0};
   static const char *const dname[] = {"row count", "column count", "entry count"};
   for (int i = 0; i < want; i++) {
@@ -259,13 +269,15 @@ static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
       if (sym == S_SYMMETRIC && i < j) {
         rc = perr(r, RCL_ERR_PARSE,
                   "entry (%s, %s) lies above the diagonal: a symmetric Matrix Market file stores only the lower "
-                  "triangle", show(b1, t[0]), show(b2, t[1]));
+                  "triangle",
+                  show(b1, t[0]), show(b2, t[1]));
         break;
       }
       if (sym == S_SKEW && i <= j) {
         rc = perr(r, RCL_ERR_PARSE,
                   "entry (%s, %s) is not below the diagonal: a skew-symmetric file stores only the strict lower "
-                  "triangle", show(b1, t[0]), show(b2, t[1]));
+                  "triangle",
+                  show(b1, t[0]), show(b2, t[1]));
         break;
       }
       if (field == F_PATTERN) {
@@ -326,9 +338,12 @@ int rcl_matrix_read(rcl_csr **out, const char *path, rcl_dtype dtype) {
   size_t len;
   int rc = rcl__read_file(&buf, &len, path);
   if (rc) return rc;
-  if (len >= 14 && strncasecmp(buf, "%%MatrixMarket", 14) == 0) rc = rcl_mm_parse(out, buf, len, path, dtype);
-  else if (len == 0) rc = rcl__fail(RCL_ERR_PARSE, "%s:1: empty file", path);
-  else rc = rcl_hb_parse(out, buf, len, path, dtype);
+  if (len >= 14 && strncasecmp(buf, "%%MatrixMarket", 14) == 0)
+    rc = rcl_mm_parse(out, buf, len, path, dtype);
+  else if (len == 0)
+    rc = rcl__fail(RCL_ERR_PARSE, "%s:1: empty file", path);
+  else
+    rc = rcl_hb_parse(out, buf, len, path, dtype);
   rcl__free(buf);
   return rc;
 }
@@ -351,7 +366,8 @@ int rcl_mm_write(const char *path, const rcl_csr *A) {
     for (uint64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1] && !bad; k++) {
       if (A->dtype == RCL_F32)
         bad = fprintf(f, "%zu %u %.9g\n", i + 1, A->col_idx[k] + 1, (double)((const float *)A->values)[k]) < 0;
-      else bad = fprintf(f, "%zu %u %.17g\n", i + 1, A->col_idx[k] + 1, ((const double *)A->values)[k]) < 0;
+      else
+        bad = fprintf(f, "%zu %u %.17g\n", i + 1, A->col_idx[k] + 1, ((const double *)A->values)[k]) < 0;
     }
   rcl__locale_end(&g);
   if (fclose(f) != 0) bad = 1;

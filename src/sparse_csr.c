@@ -56,7 +56,8 @@ static int validate_arrays(rcl_dtype dtype, size_t nrows, size_t ncols, size_t n
     return rcl__fail(RCL_ERR_INVALID_ARG, "a %zu x %zu matrix exceeds the limit of %u rows and columns", nrows, ncols,
                      RCL_CSR_MAX_DIM);
   if (!rp) return rcl__fail(RCL_ERR_INVALID_ARG, "CSR: row_ptr is NULL");
-  if (nnz > 0 && (!ci || !v)) return rcl__fail(RCL_ERR_INVALID_ARG, "CSR: col_idx or values is NULL with nnz = %zu", nnz);
+  if (nnz > 0 && (!ci || !v))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "CSR: col_idx or values is NULL with nnz = %zu", nnz);
   if (rp[0] != 0)
     return rcl__fail(RCL_ERR_INVALID_ARG, "CSR: row_ptr[0] is %llu, must be 0", (unsigned long long)rp[0]);
   for (size_t i = 0; i < nrows; i++)

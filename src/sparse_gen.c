@@ -7,14 +7,18 @@
 #include "sparse_internal.h"
 
 static void put(rcl_csr *A, size_t k, double v) {
-  if (A->dtype == RCL_F32) ((float *)A->values)[k] = (float)v;
-  else ((double *)A->values)[k] = v;
+  if (A->dtype == RCL_F32)
+    ((float *)A->values)[k] = (float)v;
+  else
+    ((double *)A->values)[k] = v;
 }
 
 int rcl_csr_poisson2d(rcl_csr **out, rcl_dtype dt, size_t n) {
   if (!out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_csr_poisson2d: NULL output");
   *out = NULL;
-  if (n > 65535) return rcl__fail(RCL_ERR_INVALID_ARG, "poisson2d: n = %zu gives more than %u rows (n <= 65535)", n, RCL_CSR_MAX_DIM);
+  if (n > 65535)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "poisson2d: n = %zu gives more than %u rows (n <= 65535)", n,
+                     RCL_CSR_MAX_DIM);
   size_t N = n * n, nnz = n ? 5 * N - 4 * n : 0;
   rcl_csr *A;
   int rc = rcl_csr_alloc(&A, dt, N, N, nnz);
@@ -39,7 +43,8 @@ int rcl_csr_poisson2d(rcl_csr **out, rcl_dtype dt, size_t n) {
 int rcl_csr_poisson3d(rcl_csr **out, rcl_dtype dt, size_t n) {
   if (!out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_csr_poisson3d: NULL output");
   *out = NULL;
-  if (n > 1625) return rcl__fail(RCL_ERR_INVALID_ARG, "poisson3d: n = %zu gives more than %u rows (n <= 1625)", n, RCL_CSR_MAX_DIM);
+  if (n > 1625)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "poisson3d: n = %zu gives more than %u rows (n <= 1625)", n, RCL_CSR_MAX_DIM);
   size_t N = n * n * n, nn = n * n, nnz = n ? 7 * N - 6 * nn : 0;
   rcl_csr *A;
   int rc = rcl_csr_alloc(&A, dt, N, N, nnz);
@@ -135,7 +140,8 @@ int rcl_csr_random(rcl_csr **out, rcl_dtype dt, size_t nrows, size_t ncols, size
 int rcl_csr_powerlaw(rcl_csr **out, rcl_dtype dt, size_t nrows, size_t ncols, size_t min_len, uint64_t seed) {
   if (!out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_csr_powerlaw: NULL output");
   *out = NULL;
-  if (min_len == 0 || min_len > (1u << 30)) return rcl__fail(RCL_ERR_INVALID_ARG, "powerlaw: min_len %zu must be in 1..2^30", min_len);
+  if (min_len == 0 || min_len > (1u << 30))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "powerlaw: min_len %zu must be in 1..2^30", min_len);
   if (nrows > RCL_CSR_MAX_DIM || ncols > RCL_CSR_MAX_DIM)
     return rcl__fail(RCL_ERR_INVALID_ARG, "powerlaw: %zu x %zu exceeds the limit of %u rows and columns", nrows, ncols,
                      RCL_CSR_MAX_DIM);
@@ -190,7 +196,8 @@ int rcl_csr_generate(rcl_csr **out, rcl_dtype dt, const char *spec) {
   if (!colon)
     return rcl__fail(RCL_ERR_INVALID_ARG,
                      "--gen \"%s\": expected poisson2d:N, poisson3d:N, random:ROWS[xCOLS]:PERROW[:SEED] or "
-                     "powerlaw:ROWS[xCOLS]:MINLEN[:SEED]", spec);
+                     "powerlaw:ROWS[xCOLS]:MINLEN[:SEED]",
+                     spec);
   size_t kl = (size_t)(colon - spec);
   const char *p = colon + 1;
   uint64_t a = 0, cols = 0, b = 0, seed = 1;
@@ -202,13 +209,15 @@ int rcl_csr_generate(rcl_csr **out, rcl_dtype dt, const char *spec) {
   }
   int random = kl == 6 && !strncmp(spec, "random", 6), power = kl == 8 && !strncmp(spec, "powerlaw", 8);
   if (!random && !power)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "--gen \"%s\": unknown generator \"%.*s\" (poisson2d, poisson3d, random, powerlaw)",
-                     spec, (int)kl, spec);
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "--gen \"%s\": unknown generator \"%.*s\" (poisson2d, poisson3d, random, powerlaw)", spec, (int)kl,
+                     spec);
   if ((rc = spec_num(&a, &p, spec, "the row count")) != 0) return rc;
   cols = a;
   if (*p == 'x' && ((++p, rc = spec_num(&cols, &p, spec, "the column count")) != 0)) return rc;
-  if (*p != ':') return rcl__fail(RCL_ERR_INVALID_ARG, "--gen \"%s\": expected \":%s\" after the size", spec,
-                                  random ? "PERROW" : "MINLEN");
+  if (*p != ':')
+    return rcl__fail(RCL_ERR_INVALID_ARG, "--gen \"%s\": expected \":%s\" after the size", spec,
+                     random ? "PERROW" : "MINLEN");
   p++;
   if ((rc = spec_num(&b, &p, spec, random ? "entries per row" : "the minimum row length")) != 0) return rc;
   if (*p == ':' && ((++p, rc = spec_num(&seed, &p, spec, "the seed")) != 0)) return rc;

@@ -14,7 +14,8 @@ int rcl__read_file(char **buf, size_t *len, const char *path) {
   *len = 0;
   if (!path) return rcl__fail(RCL_ERR_INVALID_ARG, "NULL file name");
   FILE *f = fopen(path, "rb");
-  if (!f) return rcl__fail(errno == ENOENT ? RCL_ERR_NOT_FOUND : RCL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+  if (!f)
+    return rcl__fail(errno == ENOENT ? RCL_ERR_NOT_FOUND : RCL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
   struct stat st;
   if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
     fclose(f);

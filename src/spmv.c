@@ -162,11 +162,12 @@ int rcl_spmv_matrix_create(rcl_spmv_matrix **out, rcl_context *ctx, const rcl_cs
   if (!rc) rc = rcl__mul_size(&b, A->nrows + 1, rps, "CSR row pointers");
   if (!rc) rc = rcl__buffer_create(&M->rp, ctx, ro, b, rpbuf, "CSR row pointers");
   if (!rc) rc = rcl__mul_size(&b, A->nnz, 4, "CSR column indices");
-  if (!rc) rc = rcl__buffer_create(&M->ci, ctx, A->nnz ? ro : CL_MEM_READ_ONLY, b, A->nnz ? A->col_idx : NULL,
-                                   "CSR column indices");
+  if (!rc)
+    rc = rcl__buffer_create(&M->ci, ctx, A->nnz ? ro : CL_MEM_READ_ONLY, b, A->nnz ? A->col_idx : NULL,
+                            "CSR column indices");
   if (!rc) rc = rcl__mul_size(&b, A->nnz, es, "CSR values");
-  if (!rc) rc = rcl__buffer_create(&M->va, ctx, A->nnz ? ro : CL_MEM_READ_ONLY, b, A->nnz ? A->values : NULL,
-                                   "CSR values");
+  if (!rc)
+    rc = rcl__buffer_create(&M->va, ctx, A->nnz ? ro : CL_MEM_READ_ONLY, b, A->nnz ? A->values : NULL, "CSR values");
   rcl__free(rp32);
   if (rc) {
     rcl_spmv_matrix_free(M);
@@ -230,16 +231,16 @@ static int get_kernel(kentry **out, rcl_spmv_matrix *M, int exact, const char *n
 typedef struct {
   int exact;
   rcl_spmv_variant variant;
-  size_t W;       /* work-group size of the variant kernel */
-  size_t WL;      /* work-group size of the long-row kernels */
-  size_t L;       /* vector lanes */
-  size_t B;       /* staged products per group (adaptive, long ordered) */
-  size_t C;       /* sell slice */
-  size_t T;       /* long-row threshold */
-  size_t window;  /* ordered: entries per launch of a long row; exact: entries per segment */
-  size_t budget;  /* loop iterations one work-item may take per launch (SIZE_MAX: no limit) */
-  size_t ce, F;   /* loop iterations per entry and per row of a row sum */
-  size_t xd;      /* superaccumulator digits (exact) */
+  size_t W;      /* work-group size of the variant kernel */
+  size_t WL;     /* work-group size of the long-row kernels */
+  size_t L;      /* vector lanes */
+  size_t B;      /* staged products per group (adaptive, long ordered) */
+  size_t C;      /* sell slice */
+  size_t T;      /* long-row threshold */
+  size_t window; /* ordered: entries per launch of a long row; exact: entries per segment */
+  size_t budget; /* loop iterations one work-item may take per launch (SIZE_MAX: no limit) */
+  size_t ce, F;  /* loop iterations per entry and per row of a row sum */
+  size_t xd;     /* superaccumulator digits (exact) */
 } plan;
 
 /* Rows a work-item may sum in one launch: cost F + len * ce <= budget. */
@@ -269,7 +270,8 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.version is %u, expected %u (use RCL_SPMV_OPTIONS_INIT)",
                      o->version, RCL_SPMV_OPTIONS_VERSION);
   if (o->contract != RCL_SPMV_ORDERED && o->contract != RCL_SPMV_EXACT)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.contract %d is neither ordered nor exact", (int)o->contract);
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.contract %d is neither ordered nor exact",
+                     (int)o->contract);
   if ((unsigned)o->variant >= RCL_SPMV_VARIANT_COUNT)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.variant %d is not an rcl_spmv_variant", (int)o->variant);
   memset(p, 0, sizeof *p);
@@ -283,9 +285,10 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
    * row the accumulator's window clearing, carry, complement, search and sticky loops. */
   p->ce = p->exact ? 1 + xch : 1;
   p->F = p->exact ? 6 * p->xd + 64 : 64;
-  if (o->local_size && !rcl__is_pow2(o->local_size)) return bad_opt(M, "local_size", o->local_size, "is not a power of two");
-  static const char *const vk[] = {NULL, "rcl_spmv_scalar", "rcl_spmv_vector", "rcl_spmv_adaptive", "rcl_spmv_sell",
-                                   "rcl_spmv_task"};
+  if (o->local_size && !rcl__is_pow2(o->local_size))
+    return bad_opt(M, "local_size", o->local_size, "is not a power of two");
+  static const char *const vk[] = {
+      NULL, "rcl_spmv_scalar", "rcl_spmv_vector", "rcl_spmv_adaptive", "rcl_spmv_sell", "rcl_spmv_task"};
   int rc = get_kernel(kv, M, p->exact, vk[p->variant]);
   if (!rc) rc = get_kernel(kl1, M, p->exact, p->exact ? "rcl_spmv_long_exact_seg" : "rcl_spmv_long_ordered");
   if (!rc && p->exact) rc = get_kernel(kl2, M, 1, "rcl_spmv_long_exact_sum");
@@ -343,14 +346,18 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
   size_t cap;
   switch (p->variant) {
   case RCL_SPMV_VECTOR:
-    if (p->budget == SIZE_MAX) cap = SIZE_MAX;
+    if (p->budget == SIZE_MAX)
+      cap = SIZE_MAX;
     else {
       size_t fixed = p->F + 32 + p->L * p->ce;
       cap = p->budget > fixed ? (p->budget - fixed) * p->L / (p->L * p->ce + 1) : 1;
     }
     break;
-  case RCL_SPMV_ADAPTIVE: cap = p->B; break;
-  default: cap = cap_of(p, p->F, p->ce);
+  case RCL_SPMV_ADAPTIVE:
+    cap = p->B;
+    break;
+  default:
+    cap = cap_of(p, p->F, p->ce);
   }
   if (p->exact && cap > EXACT_MAX_ROW) cap = EXACT_MAX_ROW;
   if (o->long_row) {
@@ -376,7 +383,8 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
     if (o->window > wmax)
       return rcl__fail(RCL_ERR_INVALID_ARG,
                        "rcl_spmv_options.window = %zu exceeds what one work-item may loop over in one launch on %s "
-                       "(at most %zu)", o->window, M->ctx->profile.device_name, wmax);
+                       "(at most %zu)",
+                       o->window, M->ctx->profile.device_name, wmax);
     p->window = o->window;
   } else {
     p->window = p->exact ? (wmax < DEFAULT_SEGMENT ? wmax : DEFAULT_SEGMENT) : wmax;
@@ -537,12 +545,14 @@ static int vector_steps(layout **out, rcl_spmv_matrix *M, size_t G, size_t L, si
     size_t most = 0;
     for (size_t r = g * G; r < M->nrows && r < (g + 1) * G; r++)
       if (row_len(M, r) <= T && row_len(M, r) > most) most = row_len(M, r);
-    if (ceil_div(most, L) > UINT32_MAX) rc = rcl__fail(RCL_ERR_UNSUPPORTED, "vector variant: a row needs over 2^32 steps");
-    else st[g] = (uint32_t)ceil_div(most, L);
+    if (ceil_div(most, L) > UINT32_MAX)
+      rc = rcl__fail(RCL_ERR_UNSUPPORTED, "vector variant: a row needs over 2^32 steps");
+    else
+      st[g] = (uint32_t)ceil_div(most, L);
   }
   cl_mem m = NULL;
-  if (!rc) rc = rcl__buffer_create(&m, M->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (ng ? ng : 1) * 4, st,
-                                   "vector steps");
+  if (!rc)
+    rc = rcl__buffer_create(&m, M->ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (ng ? ng : 1) * 4, st, "vector steps");
   rcl__free(st);
   layout *l = rc ? NULL : new_layout(M, LAY_STEPS, G, L, T);
   if (!l) {
@@ -568,8 +578,10 @@ static int sell_layout(layout **out, rcl_spmv_matrix *M, size_t C, size_t T) {
     for (size_t r = s * C; r < M->nrows && r < (s + 1) * C; r++)
       if (row_len(M, r) <= T && row_len(M, r) > w) w = row_len(M, r);
     off[s] = total;
-    if (w > (SIZE_MAX - total) / C) rc = rcl__fail(RCL_ERR_OVERFLOW, "sliced ELL layout size overflows");
-    else total += w * C;
+    if (w > (SIZE_MAX - total) / C)
+      rc = rcl__fail(RCL_ERR_OVERFLOW, "sliced ELL layout size overflows");
+    else
+      total += w * C;
   }
   uint32_t *hci = NULL, *scol = NULL;
   unsigned char *hva = NULL, *sval = NULL;
@@ -583,8 +595,9 @@ static int sell_layout(layout **out, rcl_spmv_matrix *M, size_t C, size_t T) {
   }
   if (!rc && M->nnz) {
     cl_command_queue q = M->ctx->queue;
-    if (!q) rc = rcl__fail(RCL_ERR_INVALID_ARG, "the sell variant builds its layout on the context's queue, and this "
-                                                "wrapped context has none");
+    if (!q)
+      rc = rcl__fail(RCL_ERR_INVALID_ARG, "the sell variant builds its layout on the context's queue, and this "
+                                          "wrapped context has none");
     cl_int err = rc ? CL_SUCCESS : clEnqueueReadBuffer(q, M->ci, CL_TRUE, 0, M->nnz * 4, hci, 0, NULL, NULL);
     if (!rc && err == CL_SUCCESS) err = clEnqueueReadBuffer(q, M->va, CL_TRUE, 0, M->nnz * es, hva, 0, NULL, NULL);
     if (!rc && err != CL_SUCCESS) rc = rcl__fail_cl(err, "reading the matrix back to build the sliced ELL layout");
@@ -638,9 +651,8 @@ typedef struct {
 static int common_args(cl_kernel k, const char *name, const call *c) {
   size_t es = rcl_dtype_size(c->M->dtype);
   return rcl__set_args(k, name, 12, sizeof(cl_mem), &c->M->rp, sizeof(cl_mem), &c->M->ci, sizeof(cl_mem), &c->M->va,
-                       sizeof(cl_mem), &c->x, sizeof c->xoff, &c->xoff, sizeof(cl_mem), &c->y, sizeof c->yoff,
-                       &c->yoff, es, c->alpha, es, c->beta, sizeof c->bz, &c->bz, sizeof c->nrows, &c->nrows,
-                       sizeof c->T, &c->T);
+                       sizeof(cl_mem), &c->x, sizeof c->xoff, &c->xoff, sizeof(cl_mem), &c->y, sizeof c->yoff, &c->yoff,
+                       es, c->alpha, es, c->beta, sizeof c->bz, &c->bz, sizeof c->nrows, &c->nrows, sizeof c->T, &c->T);
 }
 
 static int set_arg(cl_kernel k, const char *name, cl_uint i, size_t size, const void *v) {
@@ -656,7 +668,8 @@ static int launch_variant(rcl_chain *ch, const plan *p, const call *c, kentry *k
   int rc = common_args(k, name, c);
   if (rc) return rc;
   switch (p->variant) {
-  case RCL_SPMV_SCALAR: return rcl__chain_kernel(ch, k, name, ceil_div(M->nrows, W) * W, W);
+  case RCL_SPMV_SCALAR:
+    return rcl__chain_kernel(ch, k, name, ceil_div(M->nrows, W) * W, W);
   case RCL_SPMV_VECTOR: {
     cl_uint L = (cl_uint)p->L;
     layout *l;
@@ -679,7 +692,8 @@ static int launch_variant(rcl_chain *ch, const plan *p, const call *c, kentry *k
     layout *l;
     if ((rc = sell_layout(&l, M, p->C, p->T)) != 0) return rc;
     cl_uint C = (cl_uint)p->C;
-    if ((rc = set_arg(k, name, 12, sizeof(cl_mem), &l->mem[0])) || (rc = set_arg(k, name, 13, sizeof(cl_mem), &l->mem[1])) ||
+    if ((rc = set_arg(k, name, 12, sizeof(cl_mem), &l->mem[0])) ||
+        (rc = set_arg(k, name, 13, sizeof(cl_mem), &l->mem[1])) ||
         (rc = set_arg(k, name, 14, sizeof(cl_mem), &l->mem[2])) || (rc = set_arg(k, name, 15, sizeof C, &C)))
       return rc;
     return rcl__chain_kernel(ch, k, name, ceil_div(M->nrows, W) * W, W);
@@ -702,7 +716,8 @@ static int launch_variant(rcl_chain *ch, const plan *p, const call *c, kentry *k
     }
     return rc;
   }
-  default: return rcl__fail(RCL_ERR_INTERNAL, "spmv: variant %d has no launcher", (int)p->variant);
+  default:
+    return rcl__fail(RCL_ERR_INTERNAL, "spmv: variant %d has no launcher", (int)p->variant);
   }
 }
 
@@ -742,9 +757,11 @@ static int launch_long(rcl_chain *ch, const plan *p, const call *c, kentry *k1, 
     if (sg->extra > most)
       return rcl__fail(RCL_ERR_UNSUPPORTED,
                        "a row of %zu entries is too long for the exact contract on %s: its loop limit allows %zu "
-                       "segments of %zu entries per row", lr->extra, M->ctx->profile.device_name, most, p->window);
+                       "segments of %zu entries per row",
+                       lr->extra, M->ctx->profile.device_name, most, p->window);
   }
-  if ((rc = rcl__buffer_create(&tmp[0], M->ctx, CL_MEM_READ_WRITE, sg->count * p->xd * 8, NULL, "exact segment digits")) ||
+  if ((rc = rcl__buffer_create(&tmp[0], M->ctx, CL_MEM_READ_WRITE, sg->count * p->xd * 8, NULL,
+                               "exact segment digits")) ||
       (rc = rcl__buffer_create(&tmp[1], M->ctx, CL_MEM_READ_WRITE, sg->count * 4, NULL, "exact segment flags")))
     return rc;
   cl_uint nseg = (cl_uint)sg->count;
@@ -879,7 +896,8 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
     return rc;
   cl_command_queue queue;
   if ((rc = rcl__queue_of(&queue, M->ctx, q)) != 0) return rc;
-  if (local && !rcl__is_pow2(local)) return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu is not a power of two", local);
+  if (local && !rcl__is_pow2(local))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu is not a power of two", local);
   if (lanes && !rcl__is_pow2(lanes)) return rcl__fail(RCL_ERR_INVALID_ARG, "lanes %zu is not a power of two", lanes);
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
@@ -889,10 +907,12 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
   size_t W = 0, L = lanes;
   if (!rc) {
     W = local ? local : rcl__floor_pow2(e->wg_max < 256 ? e->wg_max : 256);
-    if (W > e->wg_max) rc = rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds the kernel's limit %zu", W, e->wg_max);
+    if (W > e->wg_max)
+      rc = rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds the kernel's limit %zu", W, e->wg_max);
     if (!L) {
       size_t mean = M->nrows ? ceil_div(M->nnz, M->nrows) : 1;
-      for (L = 1; L < mean && L < 32; L *= 2) {}
+      for (L = 1; L < mean && L < 32; L *= 2) {
+      }
     }
     if (!rc && L > W) rc = rcl__fail(RCL_ERR_INVALID_ARG, "lanes %zu exceed local_size %zu", L, W);
     size_t budget = rcl__loop_budget(M->ctx);
@@ -901,7 +921,15 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
                      M->ctx->profile.device_name);
   }
   if (!rc && M->nrows) {
-    call c = {M, y, M->ncols ? x : M->va, yoff, xoff, alpha, beta, (cl_uint)is_zero(beta, M->dtype), (cl_uint)M->nrows,
+    call c = {M,
+              y,
+              M->ncols ? x : M->va,
+              yoff,
+              xoff,
+              alpha,
+              beta,
+              (cl_uint)is_zero(beta, M->dtype),
+              (cl_uint)M->nrows,
               (cl_ulong)-1};
     cl_uint Lu = (cl_uint)L;
     rc = common_args(e->k, e->name, &c);
@@ -936,7 +964,8 @@ int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *M) {
   memcpy(A->row_ptr, M->hrp, (M->nrows + 1) * sizeof *A->row_ptr);
   if (M->nnz) {
     cl_int err = clEnqueueReadBuffer(M->ctx->queue, M->ci, CL_TRUE, 0, M->nnz * 4, A->col_idx, 0, NULL, NULL);
-    if (err == CL_SUCCESS) err = clEnqueueReadBuffer(M->ctx->queue, M->va, CL_TRUE, 0, M->nnz * es, A->values, 0, NULL, NULL);
+    if (err == CL_SUCCESS)
+      err = clEnqueueReadBuffer(M->ctx->queue, M->va, CL_TRUE, 0, M->nnz * es, A->values, 0, NULL, NULL);
     if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "reading the matrix back for its diagonal");
   }
   if (!rc) rc = rcl__csr_jacobi(&D, A);

@@ -51,9 +51,12 @@ static void golden_check(const char *file, const char *key, const char *value) {
     return;
   }
   const char *want = golden_get(file, key);
-  ck_assert_msg(want != NULL, "tests/data/golden/%s has no entry \"%s\" (computed %s; regenerate with "
-                "REPROCL_GOLDEN_UPDATE=1, see tests/data/README.md)", file, key, value);
-  ck_assert_msg(strcmp(want, value) == 0, "golden digest of %s in %s: recorded %s, computed %s", key, file, want, value);
+  ck_assert_msg(want != NULL,
+                "tests/data/golden/%s has no entry \"%s\" (computed %s; regenerate with "
+                "REPROCL_GOLDEN_UPDATE=1, see tests/data/README.md)",
+                file, key, value);
+  ck_assert_msg(strcmp(want, value) == 0, "golden digest of %s in %s: recorded %s, computed %s", key, file, want,
+                value);
 }
 
 #endif

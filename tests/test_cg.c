@@ -21,8 +21,10 @@ static rcl_csr *scaled_poisson(rcl_dtype dt, size_t n) {
   for (size_t i = 0; i < A->nrows; i++)
     for (uint64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
       double s = (double)(1 + i % 7) * (double)(1 + A->col_idx[k] % 7);
-      if (dt == RCL_F32) ((float *)A->values)[k] *= (float)s;
-      else ((double *)A->values)[k] *= s;
+      if (dt == RCL_F32)
+        ((float *)A->values)[k] *= (float)s;
+      else
+        ((double *)A->values)[k] *= s;
     }
   return A;
 }
@@ -82,9 +84,9 @@ START_TEST(cg_matches_reference) {
             o.spmv.contract = sc ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
             o.spmv.variant = (jac + dm + sc) % 2 ? RCL_SPMV_SCALAR : RCL_SPMV_ADAPTIVE;
             char what[160];
-            snprintf(what, sizeof what, "CG %s %s jacobi=%d dots=%s spmv=%s/%s", m ? "scaled poisson 9" : "poisson2d:11",
-                     rcl_dtype_name(dt), jac, rcl_reduce_mode_name(o.dot_mode), rcl_spmv_contract_name(o.spmv.contract),
-                     rcl_spmv_variant_name(o.spmv.variant));
+            snprintf(what, sizeof what, "CG %s %s jacobi=%d dots=%s spmv=%s/%s",
+                     m ? "scaled poisson 9" : "poisson2d:11", rcl_dtype_name(dt), jac, rcl_reduce_mode_name(o.dot_mode),
+                     rcl_spmv_contract_name(o.spmv.contract), rcl_spmv_variant_name(o.spmv.variant));
             compare(_i, A, b, &o, what, 0);
           }
       free(b);
@@ -105,7 +107,8 @@ START_TEST(jacobi_changes_the_iteration) {
   memset(x, 0, A->nrows * 8);
   o.jacobi = 1;
   rt_ok(rcl_ref_cg(x, &r1, A, b, &o));
-  ck_assert_msg(r1.iterations < r0.iterations, "Jacobi took %zu iterations, plain CG %zu", r1.iterations, r0.iterations);
+  ck_assert_msg(r1.iterations < r0.iterations, "Jacobi took %zu iterations, plain CG %zu", r1.iterations,
+                r0.iterations);
   /* and the solution solves the system: ||b - A x|| small */
   double *ax = calloc(A->nrows, 8), one = 1, zero = 0;
   rt_ok(rcl_ref_spmv(ax, A, RCL_SPMV_ORDERED, &one, x, &zero));
@@ -131,8 +134,10 @@ static int golden_case(size_t g, rcl_dtype dt, rcl_csr **A, rcl_cg_options *o, c
   o->tol = dt == RCL_F32 ? 1e-5 : 1e-10;
   o->jacobi = g > 1;
   *A = NULL;
-  if (g == 0) rt_ok(rcl_csr_generate(A, dt, "poisson2d:20"));
-  else if (g < 3) *A = scaled_poisson(dt, 14);
+  if (g == 0)
+    rt_ok(rcl_csr_generate(A, dt, "poisson2d:20"));
+  else if (g < 3)
+    *A = scaled_poisson(dt, 14);
   else if (access(PKG_R "lund_a.mtx", R_OK) == 0) {
     rt_ok(rcl_matrix_read(A, PKG_R "lund_a.mtx", dt));
     o->max_iterations = 5000;

@@ -46,8 +46,10 @@ START_TEST(real_matrix_market_files) {
   static const struct {
     const char *path;
     size_t m, n, nnz;
-  } files[] = {{DATA "jgl009.mtx", 9, 9, 50},          {DATA "pores_1.mtx", 30, 30, 180},
-               {DATA "LFAT5.mtx", 14, 14, 46},         {DATA "amesos2_test_mat0.mtx", 6, 6, 12},
+  } files[] = {{DATA "jgl009.mtx", 9, 9, 50},
+               {DATA "pores_1.mtx", 30, 30, 180},
+               {DATA "LFAT5.mtx", 14, 14, 46},
+               {DATA "amesos2_test_mat0.mtx", 6, 6, 12},
                {DATA "m_05_05_crk.mtx", 5, 5, 8}};
   for (size_t d = 0; d < 2; d++) {
     rcl_dtype dt = d ? RCL_F64 : RCL_F32;
@@ -112,9 +114,12 @@ START_TEST(real_package_files) {
     ck_assert_uint_eq(u->nrows, 300);
     ck_assert_uint_eq(u->nnz, 3155);
     assert_sorted(u);
-    /* utm300's first values (column 1: rows 1 and 51) as printed, touching: "-.707106816579618E+000.707106745793467E+00" */
-    ck_assert(at(u, 0, 0) == (dt == RCL_F32 ? (double)strtof("-.707106816579618E+00", NULL) : strtod("-.707106816579618E+00", NULL)));
-    ck_assert(at(u, 50, 0) == (dt == RCL_F32 ? (double)strtof("0.707106745793467E+00", NULL) : strtod("0.707106745793467E+00", NULL)));
+    /* utm300's first values (column 1: rows 1 and 51) as printed, touching:
+     * "-.707106816579618E+000.707106745793467E+00" */
+    ck_assert(at(u, 0, 0) ==
+              (dt == RCL_F32 ? (double)strtof("-.707106816579618E+00", NULL) : strtod("-.707106816579618E+00", NULL)));
+    ck_assert(at(u, 50, 0) ==
+              (dt == RCL_F32 ? (double)strtof("0.707106745793467E+00", NULL) : strtod("0.707106745793467E+00", NULL)));
     rt_ok(rcl_matrix_read(&g, PKG_SUPERLU "g20.rua", dt));
     ck_assert_uint_eq(g->nrows, 400);
     ck_assert_uint_eq(g->nnz, 1920);
@@ -185,8 +190,8 @@ START_TEST(mm_duplicates_and_zeros) {
 END_TEST
 
 START_TEST(mm_field_kinds) {
-  rcl_csr *A = parse_mm("%%MatrixMarket matrix coordinate integer general\n1 2 2\n1 1 -7\n1 2 9007199254740993\n",
-                        RCL_F64);
+  rcl_csr *A =
+      parse_mm("%%MatrixMarket matrix coordinate integer general\n1 2 2\n1 1 -7\n1 2 9007199254740993\n", RCL_F64);
   ck_assert(at(A, 0, 0) == -7.0);
   ck_assert(at(A, 0, 1) == 9007199254740992.0); /* the tie rounds to even */
   rcl_csr_free(A);
@@ -228,7 +233,8 @@ START_TEST(mm_malformed) {
       {"%%MatrixMarket matrix array pattern general\n", RCL_ERR_PARSE, "t.mtx:1: \"array pattern\""},
       {"%%MatrixMarket matrix coordinate real general\n% only\n\n", RCL_ERR_PARSE,
        "t.mtx:3: the input ends before the size line"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2\n", RCL_ERR_PARSE, "t.mtx:2: the size line needs 3 integers"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2\n", RCL_ERR_PARSE,
+       "t.mtx:2: the size line needs 3 integers"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1 1\n", RCL_ERR_PARSE, "t.mtx:2: the size line needs 3"},
       {"%%MatrixMarket matrix coordinate real general\n3 x 4\n", RCL_ERR_PARSE,
        "t.mtx:2: column count \"x\" is not a non-negative integer"},
@@ -253,14 +259,16 @@ START_TEST(mm_malformed) {
        "t.mtx:4: more entries than the 1 declared on line 2"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 3 1\n", RCL_ERR_PARSE,
        "t.mtx:3: column index 3 is outside 1..2"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n", RCL_ERR_PARSE, "t.mtx:3: row index 0 is outside 1..2"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n0 1 1\n", RCL_ERR_PARSE,
+       "t.mtx:3: row index 0 is outside 1..2"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n18446744073709551616 1 1\n", RCL_ERR_PARSE,
        "t.mtx:3: row index 18446744073709551616 is outside 1..2"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1.5 1 1\n", RCL_ERR_PARSE,
        "t.mtx:3: \"1.5\" is not a row index"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 -1 1\n", RCL_ERR_PARSE,
        "t.mtx:3: \"-1\" is not a column index"},
-      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 abc\n", RCL_ERR_PARSE, "t.mtx:3: \"abc\" is not a number"},
+      {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 abc\n", RCL_ERR_PARSE,
+       "t.mtx:3: \"abc\" is not a number"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1.0.0\n", RCL_ERR_PARSE, "\"1.0.0\" is not a number"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 1e\n", RCL_ERR_PARSE, "\"1e\" is not a number"},
       {"%%MatrixMarket matrix coordinate real general\n2 2 1\n1 1 \x01\x02\n", RCL_ERR_PARSE, "\"??\" is not a number"},
@@ -278,7 +286,8 @@ START_TEST(mm_malformed) {
        "t.mtx:3: entry (2, 2) is not below the diagonal"},
       {"%%MatrixMarket matrix coordinate real symmetric\n2 3 1\n", RCL_ERR_PARSE,
        "t.mtx:2: a symmetric matrix must be square, this one is 2 x 3"},
-      {"%%MatrixMarket matrix array real general\n2 1\n1 2\n2\n", RCL_ERR_PARSE, "t.mtx:3: unexpected \"2\" after the value"},
+      {"%%MatrixMarket matrix array real general\n2 1\n1 2\n2\n", RCL_ERR_PARSE,
+       "t.mtx:3: unexpected \"2\" after the value"},
       {"%%MatrixMarket matrix array real general\n2 2\n1\n2\n% a comment\n3\n", RCL_ERR_PARSE,
        "t.mtx:6: the input ends after 3 of the 4 entries"},
   };
@@ -318,23 +327,46 @@ static void oracle_round(void *out, const char *s, rcl_dtype dt) {
   int inex = mpfr_strtofr(t, s, NULL, 10, MPFR_RNDN);
   inex = mpfr_check_range(t, inex, MPFR_RNDN);
   mpfr_subnormalize(t, inex, MPFR_RNDN);
-  if (dt == RCL_F32) *(float *)out = mpfr_get_flt(t, MPFR_RNDN);
-  else *(double *)out = mpfr_get_d(t, MPFR_RNDN);
+  if (dt == RCL_F32)
+    *(float *)out = mpfr_get_flt(t, MPFR_RNDN);
+  else
+    *(double *)out = mpfr_get_d(t, MPFR_RNDN);
   mpfr_clear(t);
   mpfr_set_emin(emin);
   mpfr_set_emax(emax);
 }
 
 START_TEST(values_correctly_rounded) {
-  static const char *const hard64[] = {
-      "2.2250738585072011e-308", "2.2250738585072012e-308", "9007199254740993", "9007199254740993.0000000001",
-      "1.7976931348623157e308",  "1.7976931348623158e308",  "1.7976931348623159e308", "4.9406564584124654e-324",
-      "2.4703282292062327e-324", "2.4703282292062328e-324", "0.1", "1e23", "8.988465674311579e307",
-      "-0.0", "1e-400", "123456789012345678901234567890", "0.30000000000000001665"};
-  static const char *const hard32[] = {
-      "1.00000005960464477539062500000000008673617379884035", "1.000000059604644775390625", "7.038531e-26",
-      "3.4028235e38", "3.4028236e38", "1.4e-45", "7.006492321624085e-46", "7.006492321624086e-46", "16777217",
-      "0.1", "1.17549435e-38", "1.1754942e-38", "-2.5e-46"};
+  static const char *const hard64[] = {"2.2250738585072011e-308",
+                                       "2.2250738585072012e-308",
+                                       "9007199254740993",
+                                       "9007199254740993.0000000001",
+                                       "1.7976931348623157e308",
+                                       "1.7976931348623158e308",
+                                       "1.7976931348623159e308",
+                                       "4.9406564584124654e-324",
+                                       "2.4703282292062327e-324",
+                                       "2.4703282292062328e-324",
+                                       "0.1",
+                                       "1e23",
+                                       "8.988465674311579e307",
+                                       "-0.0",
+                                       "1e-400",
+                                       "123456789012345678901234567890",
+                                       "0.30000000000000001665"};
+  static const char *const hard32[] = {"1.00000005960464477539062500000000008673617379884035",
+                                       "1.000000059604644775390625",
+                                       "7.038531e-26",
+                                       "3.4028235e38",
+                                       "3.4028236e38",
+                                       "1.4e-45",
+                                       "7.006492321624085e-46",
+                                       "7.006492321624086e-46",
+                                       "16777217",
+                                       "0.1",
+                                       "1.17549435e-38",
+                                       "1.1754942e-38",
+                                       "-2.5e-46"};
   for (size_t d = 0; d < 2; d++) {
     rcl_dtype dt = d ? RCL_F64 : RCL_F32;
     const char *const *list = d ? hard64 : hard32;
@@ -384,15 +416,14 @@ END_TEST
 /* ---- Harwell-Boeing -------------------------------------------------------------------------------------- */
 
 /* A 3x3 RUA with 4 entries: columns {1: rows 1,2}, {2: row 1}, {3: row 3}. */
-static const char hb_ok[] =
-    "Test matrix                                                             TEST    \n"
-    "             4             1             1             2             0\n"
-    "RUA                        3             3             4             0\n"
-    "(4I4)           (4I4)           (2E12.4)            \n"
-    "   1   3   4   5\n"
-    "   1   2   1   3\n"
-    "  1.0000E+00  2.0000E+00\n"
-    "  3.0000E+00  4.0000E+00\n";
+static const char hb_ok[] = "Test matrix                                                             TEST    \n"
+                            "             4             1             1             2             0\n"
+                            "RUA                        3             3             4             0\n"
+                            "(4I4)           (4I4)           (2E12.4)            \n"
+                            "   1   3   4   5\n"
+                            "   1   2   1   3\n"
+                            "  1.0000E+00  2.0000E+00\n"
+                            "  3.0000E+00  4.0000E+00\n";
 
 static char *hb_edit(const char *from, const char *to) {
   const char *p = strstr(hb_ok, from);
@@ -487,15 +518,19 @@ START_TEST(hb_malformed) {
        "t.rua:3: a symmetric matrix must be square"},
       {"             4             0\n", "       1000000             0\n", RCL_ERR_PARSE,
        "t.rua:3: the header claims 3 columns and 1000000 entries but only"},
-      {"(4I4)           (4I4)", "(4X4)           (4I4)", RCL_ERR_PARSE, "t.rua:4: pointer format \"(4X4)\" is not a Fortran format"},
+      {"(4I4)           (4I4)", "(4X4)           (4I4)", RCL_ERR_PARSE,
+       "t.rua:4: pointer format \"(4X4)\" is not a Fortran format"},
       {"(2E12.4)", "(2I12)  ", RCL_ERR_PARSE, "t.rua:4: the value format (2I12) is not a real format"},
-      {"             4             1             1             2", "             5             2             1             2",
-       RCL_ERR_PARSE, "t.rua:2: PTRCRD is 2, but 4 column pointer values in 4 per line take 1 lines"},
+      {"             4             1             1             2",
+       "             5             2             1             2", RCL_ERR_PARSE,
+       "t.rua:2: PTRCRD is 2, but 4 column pointer values in 4 per line take 1 lines"},
       {"   1   3   4   5\n", "   2   3   4   5\n", RCL_ERR_PARSE, "t.rua:5: the first column pointer is 2, must be 1"},
       {"   1   3   4   5\n", "   1   3   2   5\n", RCL_ERR_PARSE, "t.rua:5: column pointer 3 (2) is smaller than"},
-      {"   1   3   4   5\n", "   1   3   4   4\n", RCL_ERR_PARSE, "t.rua:5: the last column pointer is 4, must be NNZERO + 1 = 5"},
+      {"   1   3   4   5\n", "   1   3   4   4\n", RCL_ERR_PARSE,
+       "t.rua:5: the last column pointer is 4, must be NNZERO + 1 = 5"},
       {"   1   2   1   3\n", "   1   2   1   4\n", RCL_ERR_PARSE, "t.rua:6: entry 4: row index 4 is outside 1..3"},
-      {"   1   2   1   3\n", "   1  a2   1   3\n", RCL_ERR_PARSE, "t.rua:6: entry 2: row index \"  a2\" is not an integer"},
+      {"   1   2   1   3\n", "   1  a2   1   3\n", RCL_ERR_PARSE,
+       "t.rua:6: entry 2: row index \"  a2\" is not an integer"},
       {"  1.0000E+00  2.0000E+00\n", "  1.0000X+00  2.0000E+00\n", RCL_ERR_PARSE,
        "t.rua:7: value 1 \"  1.0000X+00\" is not a number in format (2E12.4)"},
       {"  3.0000E+00  4.0000E+00\n", "  3.0000E+00\n", RCL_ERR_PARSE,
@@ -541,7 +576,8 @@ START_TEST(csr_validation) {
   uint64_t bad0[4] = {1, 2, 2, 3}, dec[4] = {0, 2, 1, 3}, end[4] = {0, 1, 2, 2};
   rt_fails(rcl_csr_create(&A, RCL_F64, 3, 3, 3, bad0, ci, v), RCL_ERR_INVALID_ARG, "row_ptr[0] is 1");
   rt_fails(rcl_csr_create(&A, RCL_F64, 3, 3, 3, dec, ci, v), RCL_ERR_INVALID_ARG, "row_ptr decreases at row 1");
-  rt_fails(rcl_csr_create(&A, RCL_F64, 3, 3, 3, end, ci, v), RCL_ERR_INVALID_ARG, "row_ptr[3] is 2, must equal nnz = 3");
+  rt_fails(rcl_csr_create(&A, RCL_F64, 3, 3, 3, end, ci, v), RCL_ERR_INVALID_ARG,
+           "row_ptr[3] is 2, must equal nnz = 3");
   uint32_t far[3] = {2, 0, 3};
   rt_fails(rcl_csr_create(&A, RCL_F64, 3, 3, 3, rp, far, v), RCL_ERR_INVALID_ARG, "entry 2 (row 2) has column 3");
   rt_fails(rcl_csr_create(&A, RCL_F64, 3, 3, 3, rp, NULL, v), RCL_ERR_INVALID_ARG, "NULL");
@@ -592,8 +628,9 @@ START_TEST(generators) {
     if (A->row_ptr[i + 1] - A->row_ptr[i] > longest) longest = A->row_ptr[i + 1] - A->row_ptr[i];
   ck_assert_msg(longest > 500, "power-law rows: the longest has %zu entries, expected a heavy tail", longest);
   rcl_csr_free(A);
-  static const char *const bad[] = {"poisson2d", "poisson2d:x", "poisson2d:5:1", "cube:3", "random:10", "random:10:",
-                                    "random:10x:3", "powerlaw:10:0", "poisson3d:2000", "random:5000000000:1"};
+  static const char *const bad[] = {"poisson2d",      "poisson2d:x",        "poisson2d:5:1", "cube:3",
+                                    "random:10",      "random:10:",         "random:10x:3",  "powerlaw:10:0",
+                                    "poisson3d:2000", "random:5000000000:1"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     A = (rcl_csr *)1;
     int rc = rcl_csr_generate(&A, RCL_F64, bad[i]);
@@ -606,8 +643,9 @@ END_TEST
 /* The matrices the other sparse tests use, as digests: readers and generators cannot drift. */
 START_TEST(matrix_golden_digests) {
   static const char *const gens[] = {"poisson2d:12", "poisson3d:6", "random:300x200:7:5", "powerlaw:1000x1000:2:5"};
-  static const char *const files[] = {DATA "jgl009.mtx", DATA "pores_1.mtx", DATA "LFAT5.mtx", DATA "m_05_05_crk.mtx",
-                                      PKG_R "lund_a.mtx", PKG_R "utm300.rua", PKG_SUPERLU "g20.rua"};
+  static const char *const files[] = {DATA "jgl009.mtx",      DATA "pores_1.mtx", DATA "LFAT5.mtx",
+                                      DATA "m_05_05_crk.mtx", PKG_R "lund_a.mtx", PKG_R "utm300.rua",
+                                      PKG_SUPERLU "g20.rua"};
   for (size_t d = 0; d < 2; d++) {
     rcl_dtype dt = d ? RCL_F64 : RCL_F32;
     char key[256], hex[65];

@@ -84,27 +84,41 @@ static rcl_csr *shape_matrix(rcl_dtype dt, size_t nrows, size_t ncols, int one_e
 
 /* The test matrices: name and constructor. Real files from packages may be absent (NULL, noted). */
 enum { M_EDGE, M_POWER, M_1X1, M_0X0, M_0X5, M_5X0, M_EMPTY4, M_PORES, M_G20, M_UTM300, M_LUND, NMAT };
-static const char *const mat_names[NMAT] = {"edge", "powerlaw:1500x1500:2:3", "1x1", "0x0", "0x5", "5x0",
-                                            "4x4-empty", "pores_1", "g20", "utm300", "lund_a"};
+static const char *const mat_names[NMAT] = {
+    "edge", "powerlaw:1500x1500:2:3", "1x1", "0x0", "0x5", "5x0", "4x4-empty", "pores_1", "g20", "utm300", "lund_a"};
 
 static rcl_csr *make_matrix(int m, rcl_dtype dt) {
   rcl_csr *A = NULL;
   const char *path = NULL;
   switch (m) {
-  case M_EDGE: return edge_matrix(dt);
+  case M_EDGE:
+    return edge_matrix(dt);
   case M_POWER:
     rt_ok(rcl_csr_generate(&A, dt, "powerlaw:1500x1500:2:3"));
     rt_fill(A->values, dt, A->nnz, "cancel", 31); /* ill-conditioned rows: ordered and exact differ */
     return A;
-  case M_1X1: return shape_matrix(dt, 1, 1, 1);
-  case M_0X0: return shape_matrix(dt, 0, 0, 0);
-  case M_0X5: return shape_matrix(dt, 0, 5, 0);
-  case M_5X0: return shape_matrix(dt, 5, 0, 0);
-  case M_EMPTY4: return shape_matrix(dt, 4, 4, 0);
-  case M_PORES: path = DATA "pores_1.mtx"; break;
-  case M_G20: path = PKG_SUPERLU "g20.rua"; break;
-  case M_UTM300: path = PKG_R "utm300.rua"; break;
-  case M_LUND: path = PKG_R "lund_a.mtx"; break;
+  case M_1X1:
+    return shape_matrix(dt, 1, 1, 1);
+  case M_0X0:
+    return shape_matrix(dt, 0, 0, 0);
+  case M_0X5:
+    return shape_matrix(dt, 0, 5, 0);
+  case M_5X0:
+    return shape_matrix(dt, 5, 0, 0);
+  case M_EMPTY4:
+    return shape_matrix(dt, 4, 4, 0);
+  case M_PORES:
+    path = DATA "pores_1.mtx";
+    break;
+  case M_G20:
+    path = PKG_SUPERLU "g20.rua";
+    break;
+  case M_UTM300:
+    path = PKG_R "utm300.rua";
+    break;
+  case M_LUND:
+    path = PKG_R "lund_a.mtx";
+    break;
   }
   if (access(path, R_OK) != 0) {
     rt_note("skip %s: %s is absent (install r-cran-matrix and libsuperlu-doc; CI does)", mat_names[m], path);
@@ -258,10 +272,14 @@ START_TEST(launch_invariance) {
               o.local_size = locals[l];
               o.long_row = long_rows[t];
               size_t W = locals[l] ? locals[l] : 16;
-              if (variants[v] == RCL_SPMV_VECTOR) o.lanes = lanes[s];
-              else if (variants[v] == RCL_SPMV_ADAPTIVE) o.block_nnz = blocks[s] * W;
-              else if (variants[v] == RCL_SPMV_SELL) o.slice = slices[s];
-              else o.window = windows[s];
+              if (variants[v] == RCL_SPMV_VECTOR)
+                o.lanes = lanes[s];
+              else if (variants[v] == RCL_SPMV_ADAPTIVE)
+                o.block_nnz = blocks[s] * W;
+              else if (variants[v] == RCL_SPMV_SELL)
+                o.slice = slices[s];
+              else
+                o.window = windows[s];
               if (variants[v] == RCL_SPMV_ADAPTIVE && !locals[l]) o.block_nnz = 0;
               char what[160];
               snprintf(what, sizeof what, "%s local %zu long_row %zu lanes %zu block %zu slice %zu window %zu",
@@ -276,7 +294,8 @@ START_TEST(launch_invariance) {
                 tried++;
               }
             }
-      ck_assert_msg(tried >= 100, "only %zu configurations ran on %s (%zu refused)", tried, rt_device_name(_i), refused);
+      ck_assert_msg(tried >= 100, "only %zu configurations ran on %s (%zu refused)", tried, rt_device_name(_i),
+                    refused);
     }
     free(x);
     free(y0);
@@ -356,8 +375,10 @@ START_TEST(alpha_beta_rules) {
     void *x = gen(dt, A->ncols, "uniform", 1), *nan = malloc(A->nrows * es), *zero = calloc(A->nrows, es),
          *got = malloc(A->nrows * es), *want = malloc(A->nrows * es);
     for (size_t i = 0; i < A->nrows; i++) {
-      if (dt == RCL_F32) ((uint32_t *)nan)[i] = 0xffc12345u; /* a NaN with a payload and the sign set */
-      else ((uint64_t *)nan)[i] = 0xfff8000000abcdefu;
+      if (dt == RCL_F32)
+        ((uint32_t *)nan)[i] = 0xffc12345u; /* a NaN with a payload and the sign set */
+      else
+        ((uint64_t *)nan)[i] = 0xfff8000000abcdefu;
     }
     rcl_spmv_matrix *M;
     rt_ok(rcl_spmv_matrix_create(&M, rt_ctx(_i), A));
@@ -382,8 +403,10 @@ START_TEST(alpha_beta_rules) {
         memcpy(got, nan, A->nrows * es);
         rt_ok(rcl_spmv_host(got, M, alpha, x, beta, &o));
         for (size_t i = 0; i < A->nrows; i++) {
-          if (dt == RCL_F32) ck_assert_uint_eq(((uint32_t *)got)[i], 0x7fc00000u);
-          else ck_assert_uint_eq(((uint64_t *)got)[i], 0x7ff8000000000000u);
+          if (dt == RCL_F32)
+            ck_assert_uint_eq(((uint32_t *)got)[i], 0x7fc00000u);
+          else
+            ck_assert_uint_eq(((uint64_t *)got)[i], 0x7ff8000000000000u);
         }
       }
     free(x);
@@ -399,10 +422,9 @@ END_TEST
 
 /* Golden digests of y for each matrix, dtype and contract: the reference must still produce them (so
  * the contract has not drifted) and every variant on every device must equal them. */
-static const char *const golden_mats[] = {"poisson3d:6", "powerlaw:1000x1000:2:5", "random:300x200:7:5",
-                                          DATA "pores_1.mtx", DATA "jgl009.mtx", DATA "LFAT5.mtx",
-                                          DATA "m_05_05_crk.mtx", PKG_R "lund_a.mtx", PKG_R "utm300.rua",
-                                          PKG_SUPERLU "g20.rua"};
+static const char *const golden_mats[] = {
+    "poisson3d:6",    "powerlaw:1000x1000:2:5", "random:300x200:7:5", DATA "pores_1.mtx", DATA "jgl009.mtx",
+    DATA "LFAT5.mtx", DATA "m_05_05_crk.mtx",   PKG_R "lund_a.mtx",   PKG_R "utm300.rua", PKG_SUPERLU "g20.rua"};
 #define NGOLDEN (sizeof golden_mats / sizeof golden_mats[0])
 
 static rcl_csr *golden_matrix(size_t g, rcl_dtype dt, char *key) {
@@ -429,8 +451,10 @@ static void golden_y(char hex[65], const rcl_csr *A, rcl_spmv_matrix *M, const r
   void *x = gen(dt, A->ncols, "uniform", 7), *y = gen(dt, A->nrows, "uniform", 8);
   unsigned char alpha[8], beta[8];
   scalars(dt, 1.5, -0.25, alpha, beta);
-  if (M) rt_ok(rcl_spmv_host(y, M, alpha, x, beta, o));
-  else rt_ok(rcl_ref_spmv(y, A, o->contract, alpha, x, beta));
+  if (M)
+    rt_ok(rcl_spmv_host(y, M, alpha, x, beta, o));
+  else
+    rt_ok(rcl_ref_spmv(y, A, o->contract, alpha, x, beta));
   rcl_sha256_hex(hex, y, A->nrows * es);
   free(x);
   free(y);
@@ -473,8 +497,8 @@ START_TEST(golden_devices) {
           o.contract = contracts[c];
           o.variant = variants[v];
           golden_y(hex, A, M, &o);
-          ck_assert_msg(!strcmp(hex, want), "%s %s on %s: digest %s, golden %s", key, rcl_spmv_variant_name(variants[v]),
-                        rt_device_name(_i), hex, want);
+          ck_assert_msg(!strcmp(hex, want), "%s %s on %s: digest %s, golden %s", key,
+                        rcl_spmv_variant_name(variants[v]), rt_device_name(_i), hex, want);
         }
       }
       rcl_spmv_matrix_free(M);
@@ -602,8 +626,10 @@ START_TEST(bad_arguments) {
   cl_int err;
   cl_mem small = clCreateBuffer(rcl_context_cl_context(c), CL_MEM_READ_WRITE, 16, NULL, &err);
   cl_mem big = clCreateBuffer(rcl_context_cl_context(c), CL_MEM_READ_WRITE, A->nrows * 4, NULL, &err);
-  rt_fails(rcl_spmv_enqueue(small, 0, M, &alpha, big, 0, &beta, NULL, NULL), RCL_ERR_INVALID_ARG, "y: buffer holds 16 bytes");
-  rt_fails(rcl_spmv_enqueue(big, 0, M, &alpha, small, 0, &beta, NULL, NULL), RCL_ERR_INVALID_ARG, "x: buffer holds 16 bytes");
+  rt_fails(rcl_spmv_enqueue(small, 0, M, &alpha, big, 0, &beta, NULL, NULL), RCL_ERR_INVALID_ARG,
+           "y: buffer holds 16 bytes");
+  rt_fails(rcl_spmv_enqueue(big, 0, M, &alpha, small, 0, &beta, NULL, NULL), RCL_ERR_INVALID_ARG,
+           "x: buffer holds 16 bytes");
   rt_fails(rcl_spmv_enqueue(big, SIZE_MAX, M, &alpha, small, 0, &beta, NULL, NULL), RCL_ERR_OVERFLOW, "overflows");
   clReleaseMemObject(small);
   clReleaseMemObject(big);
@@ -645,8 +671,10 @@ START_TEST(native_mode_runs) {
     rt_ok(rcl_spmv_matrix_share(&N, R, nc));
     void *x = malloc(A->ncols * es), *y0 = malloc(A->nrows * es);
     for (size_t i = 0; i < A->ncols; i++) {
-      if (dt == RCL_F32) ((float *)x)[i] = (float)(i % 13) - 6.0f, ((float *)y0)[i] = (float)(i % 5);
-      else ((double *)x)[i] = (double)(i % 13) - 6.0, ((double *)y0)[i] = (double)(i % 5);
+      if (dt == RCL_F32)
+        ((float *)x)[i] = (float)(i % 13) - 6.0f, ((float *)y0)[i] = (float)(i % 5);
+      else
+        ((double *)x)[i] = (double)(i % 13) - 6.0, ((double *)y0)[i] = (double)(i % 5);
     }
     for (size_t c = 0; c < 2; c++)
       for (size_t v = 0; v < NVARIANTS; v++) {
@@ -667,8 +695,8 @@ START_TEST(native_mode_runs) {
     cl_mem by = clCreateBuffer(clc, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, A->nrows * es, y0, &err);
     rt_ok(rcl_spmv_baseline_enqueue(by, 0, N, alpha, bx, 0, beta, 4, 0, NULL));
     void *got = malloc(A->nrows * es);
-    ck_assert_int_eq(clEnqueueReadBuffer(rcl_context_cl_queue(nc), by, CL_TRUE, 0, A->nrows * es, got, 0,
-                                         NULL, NULL), CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueReadBuffer(rcl_context_cl_queue(nc), by, CL_TRUE, 0, A->nrows * es, got, 0, NULL, NULL),
+                     CL_SUCCESS);
     rt_assert_bits_eq(got, want, A->nrows, dt, "baseline kernel, integer problem, on %s", rt_device_name(_i));
     clReleaseMemObject(bx);
     clReleaseMemObject(by);

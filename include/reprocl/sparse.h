@@ -80,12 +80,10 @@ RCL_API int rcl_csr_poisson2d(rcl_csr **out, rcl_dtype dtype, size_t n);
 /* The 7-point Laplacian on an n x n x n grid (6 on the diagonal, -1 per neighbour). SPD. */
 RCL_API int rcl_csr_poisson3d(rcl_csr **out, rcl_dtype dtype, size_t n);
 /* per_row distinct random columns per row (min(per_row, ncols)), values uniform in [-1, 1). */
-RCL_API int rcl_csr_random(rcl_csr **out, rcl_dtype dtype, size_t nrows, size_t ncols, size_t per_row,
-                           uint64_t seed);
+RCL_API int rcl_csr_random(rcl_csr **out, rcl_dtype dtype, size_t nrows, size_t ncols, size_t per_row, uint64_t seed);
 /* Power-law row lengths: row i has min(ncols, floor(min_len / u_i)) entries for u_i uniform in (0, 1]
  * (a Pareto tail: a few very long rows), random distinct columns, values uniform in [-1, 1). */
-RCL_API int rcl_csr_powerlaw(rcl_csr **out, rcl_dtype dtype, size_t nrows, size_t ncols, size_t min_len,
-                             uint64_t seed);
+RCL_API int rcl_csr_powerlaw(rcl_csr **out, rcl_dtype dtype, size_t nrows, size_t ncols, size_t min_len, uint64_t seed);
 /* From a spec string (the CLI's --gen): "poisson2d:N", "poisson3d:N", "random:ROWS[xCOLS]:PERROW[:SEED]",
  * "powerlaw:ROWS[xCOLS]:MINLEN[:SEED]" (seed default 1). */
 RCL_API int rcl_csr_generate(rcl_csr **out, rcl_dtype dtype, const char *spec);
@@ -135,7 +133,8 @@ typedef struct {
   size_t long_row;   /* rows with more entries take the long-row path (>= 1) */
   size_t window;     /* long-row path: ordered entries per launch, or exact entries per segment (>= 1) */
 } rcl_spmv_options;
-#define RCL_SPMV_OPTIONS_INIT {RCL_SPMV_OPTIONS_VERSION, RCL_SPMV_ORDERED, RCL_SPMV_AUTO, 0, 0, 0, 0, 0, 0}
+#define RCL_SPMV_OPTIONS_INIT                                                                                          \
+  { RCL_SPMV_OPTIONS_VERSION, RCL_SPMV_ORDERED, RCL_SPMV_AUTO, 0, 0, 0, 0, 0, 0 }
 
 /* A CSR matrix on a device (uploaded once, used by any number of SpMVs). Opaque. Thread-safe: the
  * layouts some variants derive (adaptive row blocks, sliced ELL) are built on first use under a lock. */
@@ -157,11 +156,10 @@ RCL_API rcl_context *rcl_spmv_matrix_context(const rcl_spmv_matrix *M);
  * matrix's dtype). NaN results are the canonical quiet NaN. x (ncols values) and y (nrows values) must
  * not overlap. Several launches may be chained; q->event completes after the last. */
 RCL_API int rcl_spmv_enqueue(cl_mem y, size_t y_offset, rcl_spmv_matrix *A, const void *alpha, cl_mem x,
-                             size_t x_offset, const void *beta, const rcl_spmv_options *opts,
-                             const rcl_queue_args *q);
+                             size_t x_offset, const void *beta, const rcl_spmv_options *opts, const rcl_queue_args *q);
 /* Host-array form: uploads A, x and y, runs on the context's queue and reads y back. */
-RCL_API int rcl_spmv(void *y, rcl_context *ctx, const rcl_csr *A, const void *alpha, const void *x,
-                     const void *beta, const rcl_spmv_options *opts);
+RCL_API int rcl_spmv(void *y, rcl_context *ctx, const rcl_csr *A, const void *alpha, const void *x, const void *beta,
+                     const rcl_spmv_options *opts);
 /* The same with a matrix already on the device. */
 RCL_API int rcl_spmv_host(void *y, rcl_spmv_matrix *A, const void *alpha, const void *x, const void *beta,
                           const rcl_spmv_options *opts);
@@ -183,23 +181,24 @@ RCL_API int rcl_ref_spmv(void *y, const rcl_csr *A, rcl_spmv_contract contract, 
 #define RCL_CG_OPTIONS_VERSION 1
 typedef struct {
   unsigned int version;
-  double tol;            /* converged when ||r_k|| <= tol * ||b|| (compared in double on the host); >= 0 */
-  size_t max_iterations; /* stop after this many iterations (RCL_ERR_NO_CONVERGENCE) */
-  int jacobi;            /* precondition with the inverse diagonal (each 1/a_ii rounded once on the host) */
+  double tol;               /* converged when ||r_k|| <= tol * ||b|| (compared in double on the host); >= 0 */
+  size_t max_iterations;    /* stop after this many iterations (RCL_ERR_NO_CONVERGENCE) */
+  int jacobi;               /* precondition with the inverse diagonal (each 1/a_ii rounded once on the host) */
   rcl_reduce_mode dot_mode; /* dots and norms: RCL_REDUCE_ORDERED or RCL_REDUCE_EXACT */
   rcl_spmv_options spmv;    /* contract and launch of the SpMVs */
 } rcl_cg_options;
-#define RCL_CG_OPTIONS_INIT {RCL_CG_OPTIONS_VERSION, 1e-8, 1000, 0, RCL_REDUCE_ORDERED, RCL_SPMV_OPTIONS_INIT}
+#define RCL_CG_OPTIONS_INIT                                                                                            \
+  { RCL_CG_OPTIONS_VERSION, 1e-8, 1000, 0, RCL_REDUCE_ORDERED, RCL_SPMV_OPTIONS_INIT }
 
 typedef struct {
-  size_t iterations;     /* iterations done */
-  int converged;         /* 1 when ||r|| <= tol * ||b|| */
-  double residual_norm;  /* ||r|| after the last iteration (the dtype value, widened) */
-  double rhs_norm;       /* ||b|| */
-  void *history;         /* iterations + 1 residual norms in dtype: [0] = ||b - A x0|| (rcl_cg_result_free) */
+  size_t iterations;    /* iterations done */
+  int converged;        /* 1 when ||r|| <= tol * ||b|| */
+  double residual_norm; /* ||r|| after the last iteration (the dtype value, widened) */
+  double rhs_norm;      /* ||b|| */
+  void *history;        /* iterations + 1 residual norms in dtype: [0] = ||b - A x0|| (rcl_cg_result_free) */
   size_t history_len;
   char history_sha256[65]; /* SHA-256 of the history bytes */
-  char message[256];     /* why it stopped, in words */
+  char message[256];       /* why it stopped, in words */
 } rcl_cg_result;
 RCL_API void rcl_cg_result_free(rcl_cg_result *r); /* frees history; the struct itself is the caller's */
 

@@ -36,14 +36,16 @@ typedef struct {
   rcl_spmv_variant v;
   size_t local, lanes, block, slice;
 } shape;
-static const shape shapes[] = {
-    {RCL_SPMV_SCALAR, 0, 0, 0, 0},     {RCL_SPMV_SCALAR, 128, 0, 0, 0},     {RCL_SPMV_SCALAR, 512, 0, 0, 0},
-    {RCL_SPMV_VECTOR, 0, 0, 0, 0},     {RCL_SPMV_VECTOR, 256, 4, 0, 0},     {RCL_SPMV_VECTOR, 256, 8, 0, 0},
-    {RCL_SPMV_VECTOR, 256, 16, 0, 0},  {RCL_SPMV_VECTOR, 256, 32, 0, 0},    {RCL_SPMV_ADAPTIVE, 0, 0, 0, 0},
-    {RCL_SPMV_ADAPTIVE, 128, 0, 1024, 0}, {RCL_SPMV_ADAPTIVE, 256, 0, 2048, 0}, {RCL_SPMV_ADAPTIVE, 256, 0, 4096, 0},
-    {RCL_SPMV_ADAPTIVE, 512, 0, 4096, 0}, {RCL_SPMV_ADAPTIVE, 1024, 0, 8192, 0}, {RCL_SPMV_SELL, 0, 0, 0, 0},
-    {RCL_SPMV_SELL, 128, 0, 0, 32},    {RCL_SPMV_SELL, 256, 0, 0, 32},      {RCL_SPMV_SELL, 256, 0, 0, 64},
-    {RCL_SPMV_SELL, 512, 0, 0, 128},   {RCL_SPMV_TASK, 0, 0, 0, 0}};
+static const shape shapes[] = {{RCL_SPMV_SCALAR, 0, 0, 0, 0},        {RCL_SPMV_SCALAR, 128, 0, 0, 0},
+                               {RCL_SPMV_SCALAR, 512, 0, 0, 0},      {RCL_SPMV_VECTOR, 0, 0, 0, 0},
+                               {RCL_SPMV_VECTOR, 256, 4, 0, 0},      {RCL_SPMV_VECTOR, 256, 8, 0, 0},
+                               {RCL_SPMV_VECTOR, 256, 16, 0, 0},     {RCL_SPMV_VECTOR, 256, 32, 0, 0},
+                               {RCL_SPMV_ADAPTIVE, 0, 0, 0, 0},      {RCL_SPMV_ADAPTIVE, 128, 0, 1024, 0},
+                               {RCL_SPMV_ADAPTIVE, 256, 0, 2048, 0}, {RCL_SPMV_ADAPTIVE, 256, 0, 4096, 0},
+                               {RCL_SPMV_ADAPTIVE, 512, 0, 4096, 0}, {RCL_SPMV_ADAPTIVE, 1024, 0, 8192, 0},
+                               {RCL_SPMV_SELL, 0, 0, 0, 0},          {RCL_SPMV_SELL, 128, 0, 0, 32},
+                               {RCL_SPMV_SELL, 256, 0, 0, 32},       {RCL_SPMV_SELL, 256, 0, 0, 64},
+                               {RCL_SPMV_SELL, 512, 0, 0, 128},      {RCL_SPMV_TASK, 0, 0, 0, 0}};
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
 static void shape_name(char *buf, size_t n, const shape *s, int baseline) {
@@ -80,10 +82,10 @@ static int bench_case(cli_bench *b, bench_run *r, const rcl_csr *A, const char *
   med /= r->reps;
   mn /= r->reps;
   mx /= r->reps;
-  json_t *extra = json_pack("{s:s,s:s,s:I,s:I,s:I}", "matrix", label, "contract",
-                            r->baseline ? "none (tree)" : rcl_spmv_contract_name(r->o.contract), "rows",
-                            (json_int_t)A->nrows, "nnz", (json_int_t)A->nnz, "launches_per_sample",
-                            (json_int_t)r->reps);
+  json_t *extra =
+      json_pack("{s:s,s:s,s:I,s:I,s:I}", "matrix", label, "contract",
+                r->baseline ? "none (tree)" : rcl_spmv_contract_name(r->o.contract), "rows", (json_int_t)A->nrows,
+                "nnz", (json_int_t)A->nnz, "launches_per_sample", (json_int_t)r->reps);
   cli_bench_record(b, "spmv", label, name, mode, A->dtype, label, med, mn, mx, cli_sparse_spmv_bytes(A, 0),
                    2.0 * (double)A->nnz, extra);
   *secs = med;
@@ -119,8 +121,8 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
     goto out;
   }
   best bst = {INFINITY, INFINITY, "", ""};
-  for (int mode = 0; mode < 2 && !rc; mode++)      /* reproducible, native */
-    for (int c = 0; c < 2 && !rc; c++) {           /* ordered, exact */
+  for (int mode = 0; mode < 2 && !rc; mode++) /* reproducible, native */
+    for (int c = 0; c < 2 && !rc; c++) {      /* ordered, exact */
       for (size_t s = 0; s < NSHAPES && !rc; s++) {
         const shape *sh = &shapes[s];
         int is_default = s == 0 || shapes[s - 1].v != sh->v;
@@ -132,8 +134,17 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
           cli_bench_skip(b, "spmv", label, name, "one work-item: benchmarked on matrices up to 2^20 entries only");
           continue;
         }
-        bench_run r = {mode ? N : M, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 0, 0, 0,
-                       rcl_context_cl_queue(mode ? b->native : b->ctx), 1};
+        bench_run r = {mode ? N : M,
+                       y,
+                       x,
+                       {0},
+                       {0},
+                       RCL_SPMV_OPTIONS_INIT,
+                       0,
+                       0,
+                       0,
+                       rcl_context_cl_queue(mode ? b->native : b->ctx),
+                       1};
         cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
         cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
         r.o.contract = c ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
@@ -174,18 +185,20 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
   }
   if (!rc && isfinite(bst.best_repro) && isfinite(bst.best_native)) {
     double bytes = cli_sparse_spmv_bytes(A, 0), gb = bytes / bst.best_repro / 1e9;
-    json_t *s = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "family", "spmv", "kernel", "summary",
-                          "matrix", label, "dtype", rcl_dtype_name(A->dtype), "device", b->device_name,
-                          "fastest_reproducible_ordered", bst.repro_name, "reproducible_gbps", gb, "fastest_native_gbps",
-                          bytes / bst.best_native / 1e9, "reproducible_over_native_time",
-                          bst.best_repro / bst.best_native, "reproducible_gflops",
-                          2.0 * (double)A->nnz / bst.best_repro / 1e9, "copy_gbps", b->copy_gbps);
+    json_t *s =
+        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "family", "spmv", "kernel", "summary", "matrix",
+                  label, "dtype", rcl_dtype_name(A->dtype), "device", b->device_name, "fastest_reproducible_ordered",
+                  bst.repro_name, "reproducible_gbps", gb, "fastest_native_gbps", bytes / bst.best_native / 1e9,
+                  "reproducible_over_native_time", bst.best_repro / bst.best_native, "reproducible_gflops",
+                  2.0 * (double)A->nnz / bst.best_repro / 1e9, "copy_gbps", b->copy_gbps);
     json_object_set_new(s, "fastest_native", json_string(bst.native_name));
     if (b->copy_gbps > 0) json_object_set_new(s, "reproducible_copy_fraction", json_real(gb / b->copy_gbps));
     json_array_append_new(b->results, s);
-    fprintf(stderr, "  spmv     summary %s %s: reproducible ordered %s %.1f GB/s (%.0f%% of copy), %.2fx the time of "
-            "native %s\n", label, rcl_dtype_name(A->dtype), bst.repro_name, gb,
-            b->copy_gbps > 0 ? 100.0 * gb / b->copy_gbps : 0.0, bst.best_repro / bst.best_native, bst.native_name);
+    fprintf(stderr,
+            "  spmv     summary %s %s: reproducible ordered %s %.1f GB/s (%.0f%% of copy), %.2fx the time of "
+            "native %s\n",
+            label, rcl_dtype_name(A->dtype), bst.repro_name, gb, b->copy_gbps > 0 ? 100.0 * gb / b->copy_gbps : 0.0,
+            bst.best_repro / bst.best_native, bst.native_name);
   }
 out:
   if (x) clReleaseMemObject(x);
@@ -275,8 +288,10 @@ int cli_bench_cg(cli_bench *b) {
           double t0 = cli_now();
           int st = rcl_cg(x, &r, mode ? N : M, bv, &o);
           double dt = cli_now() - t0;
-          if (st && st != RCL_ERR_NO_CONVERGENCE) rc = cli_fail("cg on %s", spec);
-          else if (k >= 0) t[k] = dt / (double)(r.iterations ? r.iterations : 1);
+          if (st && st != RCL_ERR_NO_CONVERGENCE)
+            rc = cli_fail("cg on %s", spec);
+          else if (k >= 0)
+            t[k] = dt / (double)(r.iterations ? r.iterations : 1);
           rcl_cg_result_free(&r);
         }
         if (rc) break;

@@ -21,8 +21,10 @@ static void help(void) {
 }
 
 static const char *status_word(int rc) {
-  return rc == 0 ? "converged" : rc == RCL_ERR_NO_CONVERGENCE ? "no-convergence" : rc == RCL_ERR_BREAKDOWN ? "breakdown"
-                                                                                                        : "error";
+  return rc == 0                        ? "converged"
+         : rc == RCL_ERR_NO_CONVERGENCE ? "no-convergence"
+         : rc == RCL_ERR_BREAKDOWN      ? "breakdown"
+                                        : "error";
 }
 
 /* One solve; x receives the solution. Returns the CG status (0, NO_CONVERGENCE, BREAKDOWN) or -100 after
@@ -41,14 +43,22 @@ static int solve_on(void *x, rcl_cg_result *res, double *secs, rcl_spmv_matrix *
 }
 
 int cmd_cg(int argc, char **argv) {
-  static const struct option opts[] = {{"matrix", required_argument, 0, 'm'}, {"gen", required_argument, 0, 'g'},
-                                       {"rhs", required_argument, 0, 'b'},    {"tol", required_argument, 0, 'T'},
-                                       {"maxit", required_argument, 0, 'K'},  {"jacobi", no_argument, 0, 'J'},
-                                       {"dots", required_argument, 0, 'D'},   {"contract", required_argument, 0, 'c'},
-                                       {"dtype", required_argument, 0, 't'},  {"device", required_argument, 0, 'd'},
-                                       {"native", no_argument, 0, 'N'},       {"out", required_argument, 0, 'o'},
-                                       {"json", no_argument, 0, 'j'},         {"help", no_argument, 0, 'h'},
-                                       CLI_SPARSE_TUNABLE_OPTIONS,            {0, 0, 0, 0}};
+  static const struct option opts[] = {{"matrix", required_argument, 0, 'm'},
+                                       {"gen", required_argument, 0, 'g'},
+                                       {"rhs", required_argument, 0, 'b'},
+                                       {"tol", required_argument, 0, 'T'},
+                                       {"maxit", required_argument, 0, 'K'},
+                                       {"jacobi", no_argument, 0, 'J'},
+                                       {"dots", required_argument, 0, 'D'},
+                                       {"contract", required_argument, 0, 'c'},
+                                       {"dtype", required_argument, 0, 't'},
+                                       {"device", required_argument, 0, 'd'},
+                                       {"native", no_argument, 0, 'N'},
+                                       {"out", required_argument, 0, 'o'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},
+                                       CLI_SPARSE_TUNABLE_OPTIONS,
+                                       {0, 0, 0, 0}};
   const char *matrix = NULL, *gen = NULL, *bspec = "ones", *device = NULL, *out = NULL;
   rcl_cg_options co = RCL_CG_OPTIONS_INIT;
   rcl_dtype dt = RCL_F64;
@@ -60,24 +70,51 @@ int cmd_cg(int argc, char **argv) {
       continue;
     }
     switch (c) {
-    case 'm': matrix = optarg; break;
-    case 'g': gen = optarg; break;
-    case 'b': bspec = optarg; break;
+    case 'm':
+      matrix = optarg;
+      break;
+    case 'g':
+      gen = optarg;
+      break;
+    case 'b':
+      bspec = optarg;
+      break;
     case 'T':
       rc = cli_parse_double(&co.tol, "--tol", optarg);
       if (!rc && co.tol < 0) rc = cli_error("--tol must be >= 0, got %s", optarg);
       break;
-    case 'K': rc = cli_parse_size(&co.max_iterations, "--maxit", optarg); break;
-    case 'J': co.jacobi = 1; break;
-    case 'D': rc = rcl_reduce_mode_parse(&co.dot_mode, optarg) ? cli_error("--dots: %s", rcl_error_last()) : 0; break;
-    case 'c': rc = rcl_spmv_contract_parse(&co.spmv.contract, optarg) ? cli_error("--contract: %s", rcl_error_last()) : 0; break;
-    case 't': rc = rcl_dtype_parse(&dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0; break;
-    case 'd': device = optarg; break;
-    case 'N': native = 1; break;
-    case 'o': out = optarg; break;
-    case 'j': json = 1; break;
-    case 'h': help(); return 0;
-    default: return 2;
+    case 'K':
+      rc = cli_parse_size(&co.max_iterations, "--maxit", optarg);
+      break;
+    case 'J':
+      co.jacobi = 1;
+      break;
+    case 'D':
+      rc = rcl_reduce_mode_parse(&co.dot_mode, optarg) ? cli_error("--dots: %s", rcl_error_last()) : 0;
+      break;
+    case 'c':
+      rc = rcl_spmv_contract_parse(&co.spmv.contract, optarg) ? cli_error("--contract: %s", rcl_error_last()) : 0;
+      break;
+    case 't':
+      rc = rcl_dtype_parse(&dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0;
+      break;
+    case 'd':
+      device = optarg;
+      break;
+    case 'N':
+      native = 1;
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      help();
+      return 0;
+    default:
+      return 2;
     }
     if (rc) return rc;
   }
@@ -177,8 +214,9 @@ int cmd_cg(int argc, char **argv) {
     json_object_set_new(jd, "message", json_string(r.message));
     json_object_set_new(jd, "matches_reference", json_boolean(ok));
     if (!json)
-      printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", devs.name[i], r.iterations, status_word(st),
-             r.residual_norm, r.history_sha256, xhex, per * 1e3, ok ? "= reference" : "DIFFERS from the reference");
+      printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", devs.name[i], r.iterations,
+             status_word(st), r.residual_norm, r.history_sha256, xhex, per * 1e3,
+             ok ? "= reference" : "DIFFERS from the reference");
     rcl_cg_result_free(&r);
     if (native) {
       rcl_spmv_matrix *N = NULL;
@@ -208,20 +246,22 @@ int cmd_cg(int argc, char **argv) {
     rcl_spmv_matrix_free(M);
   }
   if (!rc && out) {
-    if (!ran) rc = cli_error("--out: no device ran, nothing to write");
-    else rc = cli_write_file(out, first, n * es);
+    if (!ran)
+      rc = cli_error("--out: no device ran, nothing to write");
+    else
+      rc = cli_write_file(out, first, n * es);
   }
   if (!rc) {
     int ok = ran > 0 && agree == ran && all_same;
     if (json) {
-      json_t *top = json_pack("{s:s,s:o,s:s,s:b,s:s,s:s,s:s,s:f,s:I,s:s,s:{s:s,s:I,s:f,s:s,s:s},s:o,s:I,s:I,s:b}",
-                              "command", "cg", "matrix", cli_sparse_matrix_json(A, label), "dtype", rcl_dtype_name(dt),
-                              "jacobi", co.jacobi, "dots", rcl_reduce_mode_name(co.dot_mode), "spmv_contract",
-                              rcl_spmv_contract_name(co.spmv.contract), "variant", rcl_spmv_variant_name(co.spmv.variant),
-                              "tol", co.tol, "maxit", (json_int_t)co.max_iterations, "rhs", bspec, "reference", "status",
-                              status_word(rrc), "iterations", (json_int_t)rr.iterations, "residual_norm",
-                              rr.residual_norm, "history_sha256", rr.history_sha256, "solution_sha256", rxhex, "devices",
-                              jdevs, "ran", (json_int_t)ran, "unsupported", (json_int_t)unsupported, "all_agree", ok);
+      json_t *top = json_pack(
+          "{s:s,s:o,s:s,s:b,s:s,s:s,s:s,s:f,s:I,s:s,s:{s:s,s:I,s:f,s:s,s:s},s:o,s:I,s:I,s:b}", "command", "cg",
+          "matrix", cli_sparse_matrix_json(A, label), "dtype", rcl_dtype_name(dt), "jacobi", co.jacobi, "dots",
+          rcl_reduce_mode_name(co.dot_mode), "spmv_contract", rcl_spmv_contract_name(co.spmv.contract), "variant",
+          rcl_spmv_variant_name(co.spmv.variant), "tol", co.tol, "maxit", (json_int_t)co.max_iterations, "rhs", bspec,
+          "reference", "status", status_word(rrc), "iterations", (json_int_t)rr.iterations, "residual_norm",
+          rr.residual_norm, "history_sha256", rr.history_sha256, "solution_sha256", rxhex, "devices", jdevs, "ran",
+          (json_int_t)ran, "unsupported", (json_int_t)unsupported, "all_agree", ok);
       if (out) json_object_set_new(top, "out", json_string(out));
       jdevs = NULL;
       cli_json_print(top);

@@ -8,19 +8,20 @@
 #include "sparse_cli.h"
 
 static void help(void) {
-  printf("usage: reprocl spmv --matrix FILE | --gen SPEC [--x ones|random:SEED|FILE] [--y0 zeros|ones|random:SEED|FILE]\n"
-         "                    [--alpha A] [--beta B] [--contract ordered|exact] [--dtype f32|f64] [--device D|all]\n"
-         "                    [--native] [--out y.bin] [--repeats R] [--json] [tunables]\n\n"
-         "Computes y = alpha*A*x + beta*y0 (default alpha 1, beta 0, x ones) on the chosen devices (default:\n"
-         "$REPROCL_DEVICE or device 0; 'all' for every device) and prints per device the SHA-256 of y, which\n"
-         "equals `sha256sum` of the file --out writes (raw little-endian values of the dtype), the median time\n"
-         "of R runs and the bandwidth, and whether all devices and the host reference agree.\n"
-         "FILE is Matrix Market (.mtx) or Harwell-Boeing (.rua/.rsa); values are read with correct rounding\n"
-         "to the dtype. SPEC: poisson2d:N, poisson3d:N, random:ROWS[xCOLS]:PERROW[:SEED],\n"
-         "powerlaw:ROWS[xCOLS]:MINLEN[:SEED]. --x/--y0 FILE: raw little-endian values of the dtype, exactly\n"
-         "as many as the matrix has columns/rows. --native also runs the same kernels built with the vendor's\n"
-         "defaults and shows how far they drift. Exit status 1 when reproducible results disagree.\n"
-         "tunables:\n" CLI_SPARSE_TUNABLE_HELP);
+  printf(
+      "usage: reprocl spmv --matrix FILE | --gen SPEC [--x ones|random:SEED|FILE] [--y0 zeros|ones|random:SEED|FILE]\n"
+      "                    [--alpha A] [--beta B] [--contract ordered|exact] [--dtype f32|f64] [--device D|all]\n"
+      "                    [--native] [--out y.bin] [--repeats R] [--json] [tunables]\n\n"
+      "Computes y = alpha*A*x + beta*y0 (default alpha 1, beta 0, x ones) on the chosen devices (default:\n"
+      "$REPROCL_DEVICE or device 0; 'all' for every device) and prints per device the SHA-256 of y, which\n"
+      "equals `sha256sum` of the file --out writes (raw little-endian values of the dtype), the median time\n"
+      "of R runs and the bandwidth, and whether all devices and the host reference agree.\n"
+      "FILE is Matrix Market (.mtx) or Harwell-Boeing (.rua/.rsa); values are read with correct rounding\n"
+      "to the dtype. SPEC: poisson2d:N, poisson3d:N, random:ROWS[xCOLS]:PERROW[:SEED],\n"
+      "powerlaw:ROWS[xCOLS]:MINLEN[:SEED]. --x/--y0 FILE: raw little-endian values of the dtype, exactly\n"
+      "as many as the matrix has columns/rows. --native also runs the same kernels built with the vendor's\n"
+      "defaults and shows how far they drift. Exit status 1 when reproducible results disagree.\n"
+      "tunables:\n" CLI_SPARSE_TUNABLE_HELP);
 }
 
 typedef struct {
@@ -100,21 +101,50 @@ int cmd_spmv(int argc, char **argv) {
       continue;
     }
     switch (c) {
-    case 'm': matrix = optarg; break;
-    case 'g': gen = optarg; break;
-    case 'x': xspec = optarg; break;
-    case 'y': yspec = optarg; break;
-    case 'a': alpha_s = optarg; break;
-    case 'b': beta_s = optarg; break;
-    case 'c': rc = rcl_spmv_contract_parse(&so.contract, optarg) ? cli_error("--contract: %s", rcl_error_last()) : 0; break;
-    case 't': rc = rcl_dtype_parse(&dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0; break;
-    case 'd': device = optarg; break;
-    case 'N': native = 1; break;
-    case 'o': out = optarg; break;
-    case 'r': rc = cli_parse_int(&repeats, "--repeats", optarg, 1, 1000); break;
-    case 'j': json = 1; break;
-    case 'h': help(); return 0;
-    default: return 2;
+    case 'm':
+      matrix = optarg;
+      break;
+    case 'g':
+      gen = optarg;
+      break;
+    case 'x':
+      xspec = optarg;
+      break;
+    case 'y':
+      yspec = optarg;
+      break;
+    case 'a':
+      alpha_s = optarg;
+      break;
+    case 'b':
+      beta_s = optarg;
+      break;
+    case 'c':
+      rc = rcl_spmv_contract_parse(&so.contract, optarg) ? cli_error("--contract: %s", rcl_error_last()) : 0;
+      break;
+    case 't':
+      rc = rcl_dtype_parse(&dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0;
+      break;
+    case 'd':
+      device = optarg;
+      break;
+    case 'N':
+      native = 1;
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 'r':
+      rc = cli_parse_int(&repeats, "--repeats", optarg, 1, 1000);
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      help();
+      return 0;
+    default:
+      return 2;
     }
     if (rc) return rc;
   }
@@ -130,7 +160,8 @@ int cmd_spmv(int argc, char **argv) {
   unsigned char *ref = NULL, *val = NULL, *nval = NULL, *first = NULL;
   cli_devices devs = {0}, ndevs = {0};
   json_t *jdevs = NULL;
-  if ((rc = cli_sparse_vector(&x, xspec, A->ncols, dt, "--x")) || (rc = cli_sparse_vector(&y0, yspec, A->nrows, dt, "--y0")))
+  if ((rc = cli_sparse_vector(&x, xspec, A->ncols, dt, "--x")) ||
+      (rc = cli_sparse_vector(&y0, yspec, A->nrows, dt, "--y0")))
     goto out;
   ref = malloc(ybytes + 1);
   val = malloc(ybytes + 1);
@@ -212,9 +243,9 @@ int cmd_spmv(int argc, char **argv) {
         cli_drift d;
         cli_drift_compute(&d, val, nval, A->nrows, dt);
         cli_digest(hex, nval, ybytes);
-        json_object_set_new(jd, "native", json_pack("{s:s,s:f,s:f,s:b,s:o}", "sha256", hex, "time_s", nsecs, "gbps",
-                                                    bytes / nsecs / 1e9, "differs", d.differing != 0, "drift",
-                                                    cli_drift_json(&d)));
+        json_object_set_new(jd, "native",
+                            json_pack("{s:s,s:f,s:f,s:b,s:o}", "sha256", hex, "time_s", nsecs, "gbps",
+                                      bytes / nsecs / 1e9, "differs", d.differing != 0, "drift", cli_drift_json(&d)));
         if (!json) {
           printf("  %-44s %-16.16s %.3f ms %7.2f GB/s %s\n", "  native build", hex, nsecs * 1e3, bytes / nsecs / 1e9,
                  d.differing ? "differs from reproducible" : "same bits as reproducible");
@@ -227,18 +258,20 @@ int cmd_spmv(int argc, char **argv) {
     rcl_spmv_matrix_free(M);
   }
   if (!rc && out) {
-    if (!ran) rc = cli_error("--out: no device ran, nothing to write");
-    else rc = cli_write_file(out, first, ybytes);
+    if (!ran)
+      rc = cli_error("--out: no device ran, nothing to write");
+    else
+      rc = cli_write_file(out, first, ybytes);
   }
   if (!rc) {
     int ok = ran > 0 && agree == ran && all_same;
     if (json) {
-      json_t *top = json_pack("{s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s},s:o,s:I,s:I,s:b}", "command", "spmv", "matrix",
-                              cli_sparse_matrix_json(A, label), "dtype", rcl_dtype_name(dt), "contract",
-                              rcl_spmv_contract_name(so.contract), "variant", rcl_spmv_variant_name(so.variant), "x",
-                              xspec, "y0", yspec, "alpha", alpha_s, "beta", beta_s, "reference", "sha256", refhex,
-                              "devices", jdevs, "ran", (json_int_t)ran, "unsupported", (json_int_t)unsupported,
-                              "all_agree", ok);
+      json_t *top =
+          json_pack("{s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s},s:o,s:I,s:I,s:b}", "command", "spmv", "matrix",
+                    cli_sparse_matrix_json(A, label), "dtype", rcl_dtype_name(dt), "contract",
+                    rcl_spmv_contract_name(so.contract), "variant", rcl_spmv_variant_name(so.variant), "x", xspec, "y0",
+                    yspec, "alpha", alpha_s, "beta", beta_s, "reference", "sha256", refhex, "devices", jdevs, "ran",
+                    (json_int_t)ran, "unsupported", (json_int_t)unsupported, "all_agree", ok);
       if (out) json_object_set_new(top, "out", json_string(out));
       jdevs = NULL;
       cli_json_print(top);

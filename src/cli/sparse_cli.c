@@ -36,8 +36,10 @@ int cli_sparse_vector(void **out, const char *spec, size_t n, rcl_dtype dt, cons
     /* calloc'd: +0 */
   } else if (!strcmp(spec, "ones")) {
     for (size_t i = 0; i < n; i++) {
-      if (dt == RCL_F32) ((float *)v)[i] = 1.0f;
-      else ((double *)v)[i] = 1.0;
+      if (dt == RCL_F32)
+        ((float *)v)[i] = 1.0f;
+      else
+        ((double *)v)[i] = 1.0;
     }
   } else if (!strncmp(spec, "random:", 7)) {
     uint64_t seed;
@@ -60,8 +62,8 @@ int cli_sparse_vector(void **out, const char *spec, size_t n, rcl_dtype dt, cons
     fclose(f);
     if (got != n * es || extra) {
       free(v);
-      return cli_error("%s %s holds %ld bytes, expected %zu (%zu little-endian %s values of %zu bytes)", opt, spec, size,
-                       n * es, n, rcl_dtype_name(dt), es);
+      return cli_error("%s %s holds %ld bytes, expected %zu (%zu little-endian %s values of %zu bytes)", opt, spec,
+                       size, n * es, n, rcl_dtype_name(dt), es);
     }
   }
   *out = v;
@@ -101,13 +103,28 @@ double cli_sparse_spmv_bytes(const rcl_csr *A, int beta_nonzero) {
 
 int cli_sparse_tunable(rcl_spmv_options *o, int opt, const char *arg, int *rc) {
   switch (opt) {
-  case 1001: *rc = rcl_spmv_variant_parse(&o->variant, arg) ? cli_error("--variant: %s", rcl_error_last()) : 0; return 1;
-  case 1002: *rc = cli_parse_size(&o->local_size, "--local", arg); return 1;
-  case 1003: *rc = cli_parse_size(&o->lanes, "--lanes", arg); return 1;
-  case 1004: *rc = cli_parse_size(&o->block_nnz, "--block", arg); return 1;
-  case 1005: *rc = cli_parse_size(&o->slice, "--slice", arg); return 1;
-  case 1006: *rc = cli_parse_size(&o->long_row, "--long-row", arg); return 1;
-  case 1007: *rc = cli_parse_size(&o->window, "--window", arg); return 1;
-  default: return 0;
+  case 1001:
+    *rc = rcl_spmv_variant_parse(&o->variant, arg) ? cli_error("--variant: %s", rcl_error_last()) : 0;
+    return 1;
+  case 1002:
+    *rc = cli_parse_size(&o->local_size, "--local", arg);
+    return 1;
+  case 1003:
+    *rc = cli_parse_size(&o->lanes, "--lanes", arg);
+    return 1;
+  case 1004:
+    *rc = cli_parse_size(&o->block_nnz, "--block", arg);
+    return 1;
+  case 1005:
+    *rc = cli_parse_size(&o->slice, "--slice", arg);
+    return 1;
+  case 1006:
+    *rc = cli_parse_size(&o->long_row, "--long-row", arg);
+    return 1;
+  case 1007:
+    *rc = cli_parse_size(&o->window, "--window", arg);
+    return 1;
+  default:
+    return 0;
   }
 }

@@ -19,13 +19,14 @@ double cli_sparse_spmv_bytes(const rcl_csr *A, int beta_nonzero);
 /* Parses the launch tunables shared by the commands: --variant --local --lanes --block --slice
  * --long-row --window. Returns 1 if opt was one of them (rc set), 0 otherwise. */
 int cli_sparse_tunable(rcl_spmv_options *o, int opt, const char *arg, int *rc);
-#define CLI_SPARSE_TUNABLE_OPTIONS                                                                     \
-  {"variant", required_argument, 0, 1001}, {"local", required_argument, 0, 1002},                     \
-      {"lanes", required_argument, 0, 1003}, {"block", required_argument, 0, 1004},                   \
-      {"slice", required_argument, 0, 1005}, {"long-row", required_argument, 0, 1006},                \
-      {"window", required_argument, 0, 1007}
-#define CLI_SPARSE_TUNABLE_HELP                                                                        \
-  "  --variant auto|scalar|vector|adaptive|sell|task   the implementation (all give the same bits)\n"    \
+#define CLI_SPARSE_TUNABLE_OPTIONS                                                                                     \
+  {"variant", required_argument, 0, 1001}, {"local", required_argument, 0, 1002},                                      \
+      {"lanes", required_argument, 0, 1003}, {"block", required_argument, 0, 1004},                                    \
+      {"slice", required_argument, 0, 1005}, {"long-row", required_argument, 0, 1006}, {                               \
+    "window", required_argument, 0, 1007                                                                               \
+  }
+#define CLI_SPARSE_TUNABLE_HELP                                                                                        \
+  "  --variant auto|scalar|vector|adaptive|sell|task   the implementation (all give the same bits)\n"                  \
   "  --local N --lanes N --block N --slice N --long-row N --window N   launch tunables (0: default)\n"
 
 #endif
