@@ -72,6 +72,7 @@ done
 
 # ---- Harwell-Boeing from the package, when installed ---------------------------------------------------------
 g20=/usr/share/doc/libsuperlu-dev/examples/g20.rua
+[ -r "$g20" ] || g20=${REPROCL_DATA_PREFIX:-}$g20
 if [ -r "$g20" ]; then
   "$cli" spmv --matrix "$g20" --dtype f32 --device all | grep -q "^AGREE" || fail "g20.rua"
 else

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "golden.h"
+#include "pkgdata.h"
 #include "testlib.h"
 
 #define PKG_R "/usr/lib/R/library/Matrix/external/"
@@ -138,8 +139,8 @@ static int golden_case(size_t g, rcl_dtype dt, rcl_csr **A, rcl_cg_options *o, c
     rt_ok(rcl_csr_generate(A, dt, "poisson2d:20"));
   else if (g < 3)
     *A = scaled_poisson(dt, 14);
-  else if (access(PKG_R "lund_a.mtx", R_OK) == 0) {
-    rt_ok(rcl_matrix_read(A, PKG_R "lund_a.mtx", dt));
+  else if (pkg_file(PKG_R "lund_a.mtx")) {
+    rt_ok(rcl_matrix_read(A, pkg_file(PKG_R "lund_a.mtx"), dt));
     o->max_iterations = 5000;
     o->tol = dt == RCL_F32 ? 1e-4 : 1e-9;
   } else {

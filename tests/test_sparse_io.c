@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "golden.h"
+#include "pkgdata.h"
 #include "testlib.h"
 
 #define PKG_R "/usr/lib/R/library/Matrix/external/"
@@ -94,23 +95,24 @@ END_TEST
 START_TEST(real_package_files) {
   /* lund_a in both formats must give the same matrix; utm300 has D exponents and touching fields. */
   static const char *const need[] = {PKG_R "lund_a.mtx", PKG_R "lund_a.rsa", PKG_R "utm300.rua", PKG_SUPERLU "g20.rua"};
+  const char *at_[4];
   for (size_t i = 0; i < 4; i++)
-    if (access(need[i], R_OK) != 0) {
+    if (!(at_[i] = pkg_file(need[i]))) {
       rt_note("skip: %s is absent (install r-cran-matrix and libsuperlu-doc; CI does)", need[i]);
       return;
     }
   for (size_t d = 0; d < 2; d++) {
     rcl_dtype dt = d ? RCL_F64 : RCL_F32;
     rcl_csr *a, *b, *u, *g;
-    rt_ok(rcl_matrix_read(&a, PKG_R "lund_a.mtx", dt));
-    rt_ok(rcl_matrix_read(&b, PKG_R "lund_a.rsa", dt));
+    rt_ok(rcl_matrix_read(&a, at_[0], dt));
+    rt_ok(rcl_matrix_read(&b, at_[1], dt));
     char ha[65], hb[65];
     rcl_csr_digest(ha, a);
     rcl_csr_digest(hb, b);
     ck_assert_str_eq(ha, hb);
     ck_assert_uint_eq(a->nrows, 147);
     ck_assert_uint_eq(a->nnz, 2 * 1298 - 147);
-    rt_ok(rcl_matrix_read(&u, PKG_R "utm300.rua", dt));
+    rt_ok(rcl_matrix_read(&u, at_[2], dt));
     ck_assert_uint_eq(u->nrows, 300);
     ck_assert_uint_eq(u->nnz, 3155);
     assert_sorted(u);
@@ -120,7 +122,7 @@ START_TEST(real_package_files) {
               (dt == RCL_F32 ? (double)strtof("-.707106816579618E+00", NULL) : strtod("-.707106816579618E+00", NULL)));
     ck_assert(at(u, 50, 0) ==
               (dt == RCL_F32 ? (double)strtof("0.707106745793467E+00", NULL) : strtod("0.707106745793467E+00", NULL)));
-    rt_ok(rcl_matrix_read(&g, PKG_SUPERLU "g20.rua", dt));
+    rt_ok(rcl_matrix_read(&g, at_[3], dt));
     ck_assert_uint_eq(g->nrows, 400);
     ck_assert_uint_eq(g->nnz, 1920);
     assert_sorted(g);
@@ -658,12 +660,13 @@ START_TEST(matrix_golden_digests) {
       rcl_csr_free(A);
     }
     for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
-      if (access(files[f], R_OK) != 0) {
+      const char *path = pkg_file(files[f]);
+      if (!path) {
         rt_note("skip %s: absent (its Debian package is not installed)", files[f]);
         continue;
       }
       rcl_csr *A;
-      rt_ok(rcl_matrix_read(&A, files[f], dt));
+      rt_ok(rcl_matrix_read(&A, path, dt));
       rcl_csr_digest(hex, A);
       snprintf(key, sizeof key, "%s/%s", strrchr(files[f], '/') + 1, rcl_dtype_name(dt));
       golden_check("sparse_matrices.txt", key, hex);

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "golden.h"
+#include "pkgdata.h"
 #include "testlib.h"
 
 #define PKG_R "/usr/lib/R/library/Matrix/external/"
@@ -120,11 +121,12 @@ static rcl_csr *make_matrix(int m, rcl_dtype dt) {
     path = PKG_R "lund_a.mtx";
     break;
   }
-  if (access(path, R_OK) != 0) {
+  const char *found = pkg_file(path);
+  if (!found) {
     rt_note("skip %s: %s is absent (install r-cran-matrix and libsuperlu-doc; CI does)", mat_names[m], path);
     return NULL;
   }
-  rt_ok(rcl_matrix_read(&A, path, dt));
+  rt_ok(rcl_matrix_read(&A, found, dt));
   return A;
 }
 
@@ -431,11 +433,12 @@ static rcl_csr *golden_matrix(size_t g, rcl_dtype dt, char *key) {
   rcl_csr *A = NULL;
   const char *s = golden_mats[g];
   if (s[0] == '/') {
-    if (access(s, R_OK) != 0) {
+    const char *found = pkg_file(s);
+    if (!found) {
       rt_note("skip golden %s: absent (its Debian package is not installed)", s);
       return NULL;
     }
-    rt_ok(rcl_matrix_read(&A, s, dt));
+    rt_ok(rcl_matrix_read(&A, found, dt));
     s = strrchr(s, '/') + 1;
   } else {
     rt_ok(rcl_csr_generate(&A, dt, s));

@@ -237,13 +237,17 @@ int cli_bench_spmv(cli_bench *b) {
     }
     for (size_t f = 0; f < sizeof real_files / sizeof *real_files; f++) {
       const char *label = strrchr(real_files[f], '/') + 1;
-      if (access(real_files[f], R_OK) != 0) {
+      /* installed, or unpacked under $REPROCL_DATA_PREFIX (dpkg -x on a host without the packages) */
+      char path[1024];
+      const char *pre = getenv("REPROCL_DATA_PREFIX");
+      snprintf(path, sizeof path, "%s%s", access(real_files[f], R_OK) != 0 && pre ? pre : "", real_files[f]);
+      if (access(path, R_OK) != 0) {
         cli_bench_skip(b, "spmv", label, rcl_dtype_name(dts[d]),
                        "file absent: install r-cran-matrix and libsuperlu-doc");
         continue;
       }
       rcl_csr *A;
-      if (rcl_matrix_read(&A, real_files[f], dts[d])) return cli_fail("reading %s", real_files[f]);
+      if (rcl_matrix_read(&A, path, dts[d])) return cli_fail("reading %s", path);
       int rc = bench_matrix(b, A, label);
       rcl_csr_free(A);
       if (rc) return cli_fail("spmv benchmark on %s", label);
