@@ -10,4 +10,6 @@
 #include "reprocl/reduce.h"
 #include "reprocl/reference.h"
 #include "reprocl/datagen.h"
+#include "reprocl/grid.h"
+#include "reprocl/stencil.h"
 #endif
