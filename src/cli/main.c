@@ -7,6 +7,7 @@
 const cli_command cli_commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and what each guarantees"},
     {"run", cmd_run, "run a kernel on one or all devices and compare digests"},
+    {"stencil", cmd_stencil, "run a 2D stencil or SOR on one or all devices and compare digests"},
     {"bench", cmd_bench, "benchmark kernels (reproducible vs native vs peers), JSON output"},
     {NULL, NULL, NULL}};
 
