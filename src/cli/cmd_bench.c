@@ -8,6 +8,7 @@
 
 const cli_bench_family cli_bench_families[] = {
     {"reduce", cli_bench_reduce},
+    {"stencil", cli_bench_stencil},
     {NULL, NULL}};
 
 static void help(void) {
