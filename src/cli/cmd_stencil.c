@@ -127,7 +127,11 @@ static int load_grid(rcl_grid *g, const char *spec, int have_dims, size_t w, siz
   rcl_grid_init init;
   if (!rcl_grid_init_parse(&init, spec)) {
     if (!have_dims) return cli_error("%s %s needs --grid WxH", opt, spec);
-    if (rcl_grid_alloc(g, dt, w, h) || rcl_grid_generate(g, init, seed)) return cli_fail("%s", opt);
+    if (rcl_grid_alloc(g, dt, w, h) || rcl_grid_generate(g, init, seed)) {
+      int status = rcl_error_last_status() == RCL_ERR_OUT_OF_MEMORY ? 1 : 2;
+      cli_error("%s: %s", opt, rcl_error_last());
+      return status;
+    }
     return 0;
   }
   if (rcl_grid_read(g, spec, RCL_GRID_FORMAT_AUTO, dt, have_dims ? w : 0, have_dims ? h : 0))
