@@ -57,7 +57,9 @@ static void put(rcl_grid *g, size_t i, double v) {
 
 static const char *const init_names[] = {"shoc", "random", "point", "zero"};
 
-const char *rcl_grid_init_name(rcl_grid_init k) { return (unsigned)k <= RCL_GRID_INIT_ZERO ? init_names[k] : "unknown"; }
+const char *rcl_grid_init_name(rcl_grid_init k) {
+  return (unsigned)k <= RCL_GRID_INIT_ZERO ? init_names[k] : "unknown";
+}
 
 int rcl_grid_init_parse(rcl_grid_init *out, const char *name) {
   if (!out || !name) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_grid_init_parse: NULL argument");
@@ -66,7 +68,8 @@ int rcl_grid_init_parse(rcl_grid_init *out, const char *name) {
       *out = (rcl_grid_init)i;
       return 0;
     }
-  return rcl__fail(RCL_ERR_INVALID_ARG, "unknown grid initialisation \"%s\" (expected shoc, random, point or zero)", name);
+  return rcl__fail(RCL_ERR_INVALID_ARG, "unknown grid initialisation \"%s\" (expected shoc, random, point or zero)",
+                   name);
 }
 
 int rcl_grid_generate(rcl_grid *g, rcl_grid_init kind, uint64_t seed) {
@@ -78,7 +81,8 @@ int rcl_grid_generate(rcl_grid *g, rcl_grid_init kind, uint64_t seed) {
     for (size_t y = 0; y < g->height; y++)
       for (size_t x = 0; x < g->width; x++) put(g, y * g->width + x, (double)y * (double)x);
     return 0;
-  case RCL_GRID_INIT_RANDOM: return rcl_generate(g->data, g->dtype, n, RCL_GEN_UNIFORM, seed);
+  case RCL_GRID_INIT_RANDOM:
+    return rcl_generate(g->data, g->dtype, n, RCL_GEN_UNIFORM, seed);
   case RCL_GRID_INIT_POINT:
   case RCL_GRID_INIT_ZERO:
     memset(g->data, 0, n * rcl_dtype_size(g->dtype));
@@ -202,20 +206,22 @@ static int lex_number(pnm_lexer *l, size_t *out, size_t max, const char *what) {
   if (l->c == EOF)
     return rcl__fail(RCL_ERR_PARSE, "%s:%zu: truncated: the file ends before the %s", l->in->path, l->line, what);
   if (l->c < '0' || l->c > '9')
-    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: expected the %s (a decimal number), found '%c'", l->in->path, l->line, what,
-                     l->c >= 32 && l->c < 127 ? l->c : '?');
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: expected the %s (a decimal number), found '%c'", l->in->path, l->line,
+                     what, l->c >= 32 && l->c < 127 ? l->c : '?');
   size_t v = 0;
   int over = 0;
   while (l->c >= '0' && l->c <= '9') {
-    if (v > (SIZE_MAX - 9) / 10) over = 1;
-    else v = v * 10 + (size_t)(l->c - '0');
+    if (v > (SIZE_MAX - 9) / 10)
+      over = 1;
+    else
+      v = v * 10 + (size_t)(l->c - '0');
     lex_get(l);
   }
   if (over || v > max)
     return rcl__fail(RCL_ERR_PARSE, "%s:%zu: the %s is %s%zu, above the limit %zu", l->in->path, l->line, what,
                      over ? "more than " : "", v, max);
-  if (l->c != EOF && l->c != '#' && !(l->c == ' ' || l->c == '\t' || l->c == '\r' || l->c == '\n' || l->c == '\v' ||
-                                        l->c == '\f'))
+  if (l->c != EOF && l->c != '#' &&
+      !(l->c == ' ' || l->c == '\t' || l->c == '\r' || l->c == '\n' || l->c == '\v' || l->c == '\f'))
     return rcl__fail(RCL_ERR_PARSE, "%s:%zu: the %s is followed by '%c' instead of whitespace", l->in->path, l->line,
                      what, l->c >= 32 && l->c < 127 ? l->c : '?');
   *out = v;
@@ -227,9 +233,9 @@ static int read_pgm(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_
   int rc = read_exact(in, magic, 2, "PGM signature");
   if (rc) return rc;
   if (magic[0] != 'P' || (magic[1] != '2' && magic[1] != '5')) {
-    const char *what = magic[1] == '3' || magic[1] == '6' ? "a colour PPM image"
+    const char *what = magic[1] == '3' || magic[1] == '6'   ? "a colour PPM image"
                        : magic[1] == '1' || magic[1] == '4' ? "a PBM bitmap"
-                       : magic[1] == '7'                     ? "a PAM image"
+                       : magic[1] == '7'                    ? "a PAM image"
                                                             : "not a PGM file";
     return rcl__fail(RCL_ERR_PARSE, "%s: %s (P%c), not a greyscale PGM (P2 or P5)", in->path, what,
                      magic[1] >= 32 && magic[1] < 127 ? magic[1] : '?');
@@ -243,23 +249,28 @@ static int read_pgm(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_
   if (w == 0 || h == 0) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: image size %zux%zu is empty", in->path, l.line, w, h);
   if (maxval == 0) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: maximum value 0 (must be 1..65535)", in->path, l.line);
   if ((ww && ww != w) || (wh && wh != h))
-    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: the image is %zux%zu, not the %zux%zu requested", in->path, w, h, ww, wh);
+    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: the image is %zux%zu, not the %zux%zu requested", in->path, w, h, ww,
+                     wh);
   size_t es = rcl_dtype_size(dtype);
   if ((rc = rcl__grid_check_dims(w, h, es, in->path))) return rc;
   size_t n = w * h;
   if (magic[1] == '5' && !(l.c == ' ' || l.c == '\t' || l.c == '\r' || l.c == '\n' || l.c == '\v' || l.c == '\f'))
-    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: the maximum value must be followed by one whitespace character, then the "
-                     "samples", in->path, l.line);
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s:%zu: the maximum value must be followed by one whitespace character, then the "
+                     "samples",
+                     in->path, l.line);
   long pos = ftell(in->f); /* one past the single whitespace after maxval (already consumed as lookahead) */
   size_t left = pos < 0 || (size_t)pos > in->size ? 0 : in->size - (size_t)pos;
   if (magic[1] == '5') {
     size_t bps = maxval > 255 ? 2 : 1, need;
     if (rcl__mul_size(&need, n, bps, in->path)) return RCL_ERR_OVERFLOW;
     if (left < need)
-      return rcl__fail(RCL_ERR_PARSE, "%s: truncated: %zu bytes of samples, a %zux%zu image with maximum value %zu needs %zu",
+      return rcl__fail(RCL_ERR_PARSE,
+                       "%s: truncated: %zu bytes of samples, a %zux%zu image with maximum value %zu needs %zu",
                        in->path, left, w, h, maxval, need);
     if (left > need)
-      return rcl__fail(RCL_ERR_PARSE, "%s: %zu bytes of trailing data after the %zux%zu image", in->path, left - need, w, h);
+      return rcl__fail(RCL_ERR_PARSE, "%s: %zu bytes of trailing data after the %zux%zu image", in->path, left - need,
+                       w, h);
     if ((rc = alloc_for(out, dtype, w, h, in->path))) return rc;
     unsigned char row[4096];
     for (size_t i = 0; i < n && !rc;) {
@@ -268,16 +279,17 @@ static int read_pgm(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_
       for (size_t k = 0; k < chunk && !rc; k++, i++) {
         size_t v = bps == 2 ? ((size_t)row[2 * k] << 8) | row[2 * k + 1] : row[k];
         if (v > maxval)
-          rc = rcl__fail(RCL_ERR_PARSE, "%s: sample %zu (x=%zu, y=%zu) is %zu, above the maximum value %zu", in->path, i,
-                         i % w, i / w, v, maxval);
-        else put(out, i, (double)v / (double)maxval);
+          rc = rcl__fail(RCL_ERR_PARSE, "%s: sample %zu (x=%zu, y=%zu) is %zu, above the maximum value %zu", in->path,
+                         i, i % w, i / w, v, maxval);
+        else
+          put(out, i, (double)v / (double)maxval);
       }
     }
   } else {
     /* P2: every value takes at least a digit and a separator. */
     if (left + 1 < 2 * n)
-      return rcl__fail(RCL_ERR_PARSE, "%s: truncated: %zu bytes cannot hold the %zu values of a %zux%zu image", in->path,
-                       left, n, w, h);
+      return rcl__fail(RCL_ERR_PARSE, "%s: truncated: %zu bytes cannot hold the %zu values of a %zux%zu image",
+                       in->path, left, n, w, h);
     if ((rc = alloc_for(out, dtype, w, h, in->path))) return rc;
     char what[64];
     for (size_t i = 0; i < n && !rc; i++) {
@@ -316,12 +328,18 @@ static void png_on_warning(png_structp png, png_const_charp msg) { /* the librar
 
 static const char *png_colour_name(int ct) {
   switch (ct) {
-  case PNG_COLOR_TYPE_GRAY: return "greyscale";
-  case PNG_COLOR_TYPE_GRAY_ALPHA: return "greyscale with alpha";
-  case PNG_COLOR_TYPE_PALETTE: return "palette colour";
-  case PNG_COLOR_TYPE_RGB: return "RGB colour";
-  case PNG_COLOR_TYPE_RGB_ALPHA: return "RGBA colour";
-  default: return "unknown";
+  case PNG_COLOR_TYPE_GRAY:
+    return "greyscale";
+  case PNG_COLOR_TYPE_GRAY_ALPHA:
+    return "greyscale with alpha";
+  case PNG_COLOR_TYPE_PALETTE:
+    return "palette colour";
+  case PNG_COLOR_TYPE_RGB:
+    return "RGB colour";
+  case PNG_COLOR_TYPE_RGB_ALPHA:
+    return "RGBA colour";
+  default:
+    return "unknown";
   }
 }
 
@@ -369,8 +387,10 @@ static int read_png(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_
     goto done;
   }
   if (total / PNG_MAX_RATIO > in->size) {
-    rc = rcl__fail(RCL_ERR_PARSE, "%s: declares %ux%u samples, more than its %zu bytes can hold compressed: corrupt or "
-                   "truncated", in->path, (unsigned)w, (unsigned)h, in->size);
+    rc = rcl__fail(RCL_ERR_PARSE,
+                   "%s: declares %ux%u samples, more than its %zu bytes can hold compressed: corrupt or "
+                   "truncated",
+                   in->path, (unsigned)w, (unsigned)h, in->size);
     goto done;
   }
   if (depth < 8) png_set_expand_gray_1_2_4_to_8(png); /* replicates bits: v * 255 / (2^depth - 1) exactly */
@@ -418,16 +438,24 @@ int rcl_grid_read(rcl_grid *out, const char *path, rcl_grid_format format, rcl_d
   if (format == RCL_GRID_FORMAT_AUTO) {
     unsigned char sig[8] = {0};
     size_t got = fread(sig, 1, sizeof sig, in.f);
-    if (got == 8 && png_sig_cmp(sig, 0, 8) == 0) format = RCL_GRID_FORMAT_PNG;
-    else if (got >= 2 && sig[0] == 'P' && sig[1] >= '1' && sig[1] <= '7') format = RCL_GRID_FORMAT_PGM;
-    else if (got >= 4 && !memcmp(sig, "\x89PNG", 4)) format = RCL_GRID_FORMAT_PNG; /* a damaged signature */
-    else format = RCL_GRID_FORMAT_RAW;
+    if (got == 8 && png_sig_cmp(sig, 0, 8) == 0)
+      format = RCL_GRID_FORMAT_PNG;
+    else if (got >= 2 && sig[0] == 'P' && sig[1] >= '1' && sig[1] <= '7')
+      format = RCL_GRID_FORMAT_PGM;
+    else if (got >= 4 && !memcmp(sig, "\x89PNG", 4))
+      format = RCL_GRID_FORMAT_PNG; /* a damaged signature */
+    else
+      format = RCL_GRID_FORMAT_RAW;
     rewind(in.f);
   }
-  if (in.size == 0) rc = rcl__fail(RCL_ERR_PARSE, "%s: the file is empty", path);
-  else if (format == RCL_GRID_FORMAT_RAW) rc = read_raw(out, &in, dtype, width, height);
-  else if (format == RCL_GRID_FORMAT_PGM) rc = read_pgm(out, &in, dtype, width, height);
-  else rc = read_png(out, &in, dtype, width, height);
+  if (in.size == 0)
+    rc = rcl__fail(RCL_ERR_PARSE, "%s: the file is empty", path);
+  else if (format == RCL_GRID_FORMAT_RAW)
+    rc = read_raw(out, &in, dtype, width, height);
+  else if (format == RCL_GRID_FORMAT_PGM)
+    rc = read_pgm(out, &in, dtype, width, height);
+  else
+    rc = read_png(out, &in, dtype, width, height);
   fclose(in.f);
   return rc;
 }
@@ -469,9 +497,12 @@ int rcl_grid_write_raw(const rcl_grid *g, const char *path) {
 
 static int image_format(rcl_grid_format *fmt, const char *path, const char *fn) {
   if (*fmt == RCL_GRID_FORMAT_AUTO) {
-    if (ends_with(path, ".png")) *fmt = RCL_GRID_FORMAT_PNG;
-    else if (ends_with(path, ".pgm")) *fmt = RCL_GRID_FORMAT_PGM;
-    else return rcl__fail(RCL_ERR_INVALID_ARG, "%s: %s: unknown image type (name it .png or .pgm)", fn, path);
+    if (ends_with(path, ".png"))
+      *fmt = RCL_GRID_FORMAT_PNG;
+    else if (ends_with(path, ".pgm"))
+      *fmt = RCL_GRID_FORMAT_PGM;
+    else
+      return rcl__fail(RCL_ERR_INVALID_ARG, "%s: %s: unknown image type (name it .png or .pgm)", fn, path);
   }
   if (*fmt != RCL_GRID_FORMAT_PNG && *fmt != RCL_GRID_FORMAT_PGM)
     return rcl__fail(RCL_ERR_INVALID_ARG, "%s: %s: format %s is not an image format (png or pgm)", fn, path,

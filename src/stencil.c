@@ -13,7 +13,9 @@
 static const char *const boundary_names[] = {"fixed", "periodic", "edge"};
 static const char *const variant_names[] = {"auto", "plain", "tiled", "task"};
 
-const char *rcl_boundary_name(rcl_boundary b) { return (unsigned)b <= RCL_BOUNDARY_EDGE ? boundary_names[b] : "unknown"; }
+const char *rcl_boundary_name(rcl_boundary b) {
+  return (unsigned)b <= RCL_BOUNDARY_EDGE ? boundary_names[b] : "unknown";
+}
 
 int rcl_boundary_parse(rcl_boundary *out, const char *name) {
   if (!out || !name) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_boundary_parse: NULL argument");
@@ -54,8 +56,8 @@ size_t rcl_stencil_flops_per_point(const rcl_stencil_desc *st) {
 
 int rcl__grid_check_dims(size_t width, size_t height, size_t es, const char *what) {
   if (width == 0 || height == 0)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: grid size %zux%zu is empty (both sizes must be at least 1)", what,
-                     width, height);
+    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: grid size %zux%zu is empty (both sizes must be at least 1)", what, width,
+                     height);
   if (width > RCL_GRID_MAX_DIM || height > RCL_GRID_MAX_DIM)
     return rcl__fail(RCL_ERR_INVALID_ARG, "%s: grid size %zux%zu exceeds the largest supported size %zu", what, width,
                      height, RCL_GRID_MAX_DIM);
@@ -91,8 +93,8 @@ int rcl__stencil_check(const rcl_stencil_desc *st, unsigned int *radius) {
 int rcl__sor_check(const rcl_sor_desc *s, size_t width, size_t height) {
   if (!s) return rcl__fail(RCL_ERR_INVALID_ARG, "NULL SOR description");
   if (s->version != RCL_SOR_DESC_VERSION)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_sor_desc.version is %u, expected %u (use RCL_SOR_DESC_INIT)",
-                     s->version, RCL_SOR_DESC_VERSION);
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_sor_desc.version is %u, expected %u (use RCL_SOR_DESC_INIT)", s->version,
+                     RCL_SOR_DESC_VERSION);
   if (!(s->omega > 0.0 && s->omega < 2.0))
     return rcl__fail(RCL_ERR_INVALID_ARG, "SOR relaxation factor omega = %g is outside (0, 2): SOR diverges there",
                      s->omega);
@@ -101,7 +103,8 @@ int rcl__sor_check(const rcl_sor_desc *s, size_t width, size_t height) {
   if (s->boundary == RCL_BOUNDARY_PERIODIC && ((width > 1 && width % 2) || (height > 1 && height % 2)))
     return rcl__fail(RCL_ERR_INVALID_ARG,
                      "periodic SOR on a %zux%zu grid: the red-black colouring does not wrap around an odd size "
-                     "(use even sizes, or size 1)", width, height);
+                     "(use even sizes, or size 1)",
+                     width, height);
   return 0;
 }
 
@@ -116,7 +119,8 @@ void rcl__to_dtype(void *out, double v, rcl_dtype dtype) {
 
 void rcl__stencil_weights(rcl__stencil_consts *w, const rcl_stencil_desc *st, unsigned int radius, rcl_dtype dtype) {
   size_t n = st->kind == RCL_STENCIL_NINE ? 3 : (2 * radius + 1) * (2 * radius + 1);
-  for (size_t i = 0; i < n; i++) rcl__to_dtype(dtype == RCL_F32 ? (void *)&w->f[i] : (void *)&w->d[i], st->weights[i], dtype);
+  for (size_t i = 0; i < n; i++)
+    rcl__to_dtype(dtype == RCL_F32 ? (void *)&w->f[i] : (void *)&w->d[i], st->weights[i], dtype);
 }
 
 void rcl__sor_coefficients(void *c1, void *c0, double omega, rcl_dtype dtype) {
@@ -148,8 +152,9 @@ static size_t task_cost(kernel_kind kk, unsigned int radius) {
 
 static int opts_check_version(const rcl_stencil_options *o) {
   if (o && o->version != RCL_STENCIL_OPTIONS_VERSION)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_stencil_options.version is %u, expected %u (use RCL_STENCIL_OPTIONS_INIT)",
-                     o->version, RCL_STENCIL_OPTIONS_VERSION);
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "rcl_stencil_options.version is %u, expected %u (use RCL_STENCIL_OPTIONS_INIT)", o->version,
+                     RCL_STENCIL_OPTIONS_VERSION);
   if (o && (unsigned)o->variant > RCL_STENCIL_TASK)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_stencil_options.variant %d is not auto, plain, tiled or task",
                      (int)o->variant);
@@ -193,14 +198,16 @@ static int resolve_tiled_dim(size_t *L, size_t *P, size_t *T, size_t dl, size_t 
     if (*L && *P) {
       if (*L > *T / *P || *L * *P != *T)
         return rcl__fail(RCL_ERR_INVALID_ARG,
-                         "tile[%d] = %zu is not local_size[%d] * points_per_item[%d] = %zu * %zu (%s)", d, *T, d, d,
-                         *L, *P, axis);
+                         "tile[%d] = %zu is not local_size[%d] * points_per_item[%d] = %zu * %zu (%s)", d, *T, d, d, *L,
+                         *P, axis);
     } else if (*L) {
-      if (*T % *L) return rcl__fail(RCL_ERR_INVALID_ARG, "tile[%d] = %zu is not a multiple of local_size[%d] = %zu", d, *T, d, *L);
+      if (*T % *L)
+        return rcl__fail(RCL_ERR_INVALID_ARG, "tile[%d] = %zu is not a multiple of local_size[%d] = %zu", d, *T, d, *L);
       *P = *T / *L;
     } else if (*P) {
       if (*T % *P)
-        return rcl__fail(RCL_ERR_INVALID_ARG, "tile[%d] = %zu is not a multiple of points_per_item[%d] = %zu", d, *T, d, *P);
+        return rcl__fail(RCL_ERR_INVALID_ARG, "tile[%d] = %zu is not a multiple of points_per_item[%d] = %zu", d, *T, d,
+                         *P);
       *L = *T / *P;
     } else {
       *P = (*T % dp == 0 && *T / dp >= 1) ? dp : 1;
@@ -209,7 +216,8 @@ static int resolve_tiled_dim(size_t *L, size_t *P, size_t *T, size_t dl, size_t 
   } else {
     if (!*L) *L = dl;
     if (!*P) *P = dp;
-    if (*P > 4096 || *L > 4096) return rcl__fail(RCL_ERR_INVALID_ARG, "%s tile of %zu x %zu is too large", axis, *L, *P);
+    if (*P > 4096 || *L > 4096)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "%s tile of %zu x %zu is too large", axis, *L, *P);
     *T = *L * *P;
   }
   return 0;
@@ -274,9 +282,9 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
     return rcl__fail(RCL_ERR_INVALID_ARG, "tile %zux%zu is too large", o->tile[0], o->tile[1]);
   cfg->lmem = (o->tile[0] + h) * (o->tile[1] + h) * es;
   if (cfg->lmem > ctx->profile.local_mem_size)
-    return rcl__fail(RCL_ERR_INVALID_ARG,
-                     "tile %zux%zu plus its halo needs %zu bytes of local memory, %s has %llu", o->tile[0], o->tile[1],
-                     cfg->lmem, ctx->profile.device_name, (unsigned long long)ctx->profile.local_mem_size);
+    return rcl__fail(RCL_ERR_INVALID_ARG, "tile %zux%zu plus its halo needs %zu bytes of local memory, %s has %llu",
+                     o->tile[0], o->tile[1], cfg->lmem, ctx->profile.device_name,
+                     (unsigned long long)ctx->profile.local_mem_size);
   /* Loop iterations of one work-item: loading the tile, then its points (and the weight loop). */
   size_t load = ceil_div(o->tile[1] + h, o->local_size[1]) * (1 + ceil_div(o->tile[0] + h, o->local_size[0]));
   size_t per_point = kk == K_GENERAL ? task_cost(kk, radius) : 1;
@@ -284,8 +292,8 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
   if (iters > budget)
     return rcl__fail(RCL_ERR_INVALID_ARG,
                      "tile %zux%zu with local_size %zux%zu needs %zu loop iterations per work-item, past %s's limit "
-                     "of %llu (use fewer points per work-item)", o->tile[0], o->tile[1], o->local_size[0],
-                     o->local_size[1], iters, ctx->profile.device_name,
+                     "of %llu (use fewer points per work-item)",
+                     o->tile[0], o->tile[1], o->local_size[0], o->local_size[1], iters, ctx->profile.device_name,
                      (unsigned long long)ctx->profile.loop_iteration_limit);
   return 0;
 }
@@ -305,8 +313,8 @@ static int prepare(launch_cfg *cfg, cl_kernel *k, rcl_context *ctx, rcl_dtype dt
   return rc;
 }
 
-int rcl_stencil_resolve_options(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dtype,
-                                const rcl_stencil_desc *st, const rcl_stencil_options *opts) {
+int rcl_stencil_resolve_options(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dtype, const rcl_stencil_desc *st,
+                                const rcl_stencil_options *opts) {
   if (!out || !ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_stencil_resolve_options: NULL output or context");
   unsigned int radius = 1;
   int rc = st ? rcl__stencil_check(st, &radius) : 0;
@@ -493,7 +501,8 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
      * iters - 1 - i is even. */
     cl_uint extra = 0;
     if (!rc && kk == K_NINE) {
-      for (cl_uint a = 0; a < 3 && !rc; a++) rc = set_arg(k, name, 10 + a, es, dtype == RCL_F32 ? (void *)&c.f[a] : (void *)&c.d[a]);
+      for (cl_uint a = 0; a < 3 && !rc; a++)
+        rc = set_arg(k, name, 10 + a, es, dtype == RCL_F32 ? (void *)&c.f[a] : (void *)&c.d[a]);
       extra = 13;
     } else if (!rc) {
       rc = set_arg(k, name, 10, sizeof wbuf, &wbuf);

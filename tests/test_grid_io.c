@@ -169,8 +169,10 @@ START_TEST(image_round_trip) {
       rt_ok(rcl_grid_alloc(&g, dt, 19, 11));
       for (size_t i = 0; i < 19 * 11; i++) {
         double v = (double)((i * 37) % 256) / 255.0;
-        if (dt == RCL_F32) ((float *)g.data)[i] = (float)v;
-        else ((double *)g.data)[i] = v;
+        if (dt == RCL_F32)
+          ((float *)g.data)[i] = (float)v;
+        else
+          ((double *)g.data)[i] = v;
       }
       const char *p = tmp_path(names[f]);
       rt_ok(rcl_grid_write_image(&g, p, RCL_GRID_FORMAT_AUTO, 0.0, 1.0));
@@ -303,11 +305,11 @@ START_TEST(diff_image) {
 END_TEST
 
 typedef struct {
-  const char *name;   /* file name under the temporary directory */
-  const char *bytes;  /* contents (NULL: built by the test) */
+  const char *name;  /* file name under the temporary directory */
+  const char *bytes; /* contents (NULL: built by the test) */
   size_t len;
   rcl_grid_format fmt;
-  size_t w, h;        /* for raw */
+  size_t w, h; /* for raw */
   int status;
   const char *needle; /* in the message, besides the file's path */
 } bad_file;
@@ -337,7 +339,8 @@ START_TEST(malformed_inputs) {
       {"trunc.pgm", TXT("P5\n3 3\n255\n\1\2\3\4"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE, "truncated: 4 bytes"},
       {"trail.pgm", TXT("P5\n1 2\n255\n\1\2\3"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE, "1 bytes of trailing"},
       {"sample.pgm", TXT("P5\n2 1\n100\n\1\xc8"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE, "is 200, above"},
-      {"token.pgm", TXT("P2\n2 2\n9\n1 2\n3 x\n"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE, ":5: expected the sample 4"},
+      {"token.pgm", TXT("P2\n2 2\n9\n1 2\n3 x\n"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE,
+       ":5: expected the sample 4"},
       {"count.pgm", TXT("P2\n2 2\n9\n1 2\n3 4 5\n"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE, ":5: trailing data"},
       {"ptrunc.pgm", TXT("P2\n4 4\n9\n1 2\n"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE, "cannot hold the 16 values"},
       {"glued.pgm", TXT("P2\n2x2\n9\n1 2 3 4\n"), RCL_GRID_FORMAT_AUTO, 0, 0, RCL_ERR_PARSE,
@@ -368,7 +371,8 @@ START_TEST(malformed_inputs) {
   rt_fails(rcl_grid_read(&(rcl_grid){0}, p, RCL_GRID_FORMAT_AUTO, RCL_F32, 0, 0), RCL_ERR_PARSE, "RGB colour");
   p = tmp_path("alpha.png");
   write_bytes(p, png, make_png(png, 2, 2, 8, 4, raw, 2 * (1 + 4)));
-  rt_fails(rcl_grid_read(&(rcl_grid){0}, p, RCL_GRID_FORMAT_AUTO, RCL_F32, 0, 0), RCL_ERR_PARSE, "greyscale with alpha");
+  rt_fails(rcl_grid_read(&(rcl_grid){0}, p, RCL_GRID_FORMAT_AUTO, RCL_F32, 0, 0), RCL_ERR_PARSE,
+           "greyscale with alpha");
   p = tmp_path("palette.png");
   write_bytes(p, png, make_png(png, 2, 2, 8, 3, raw, 2 * (1 + 2)));
   rt_fails(rcl_grid_read(&(rcl_grid){0}, p, RCL_GRID_FORMAT_AUTO, RCL_F32, 0, 0), RCL_ERR_PARSE, "palette colour");

@@ -175,7 +175,8 @@ START_TEST(sor_enqueue_pitch_offsets) {
     for (size_t y = 0; y < h; y++) {
       rt_assert_bits_eq(got + go + y * gp, want + y * w, w, RCL_F32, "sor row %zu (%s) on %s", y,
                         rcl_stencil_variant_name(o.variant), rt_device_name(_i));
-      if (y + 1 < h) rt_assert_bits_eq(got + go + y * gp + w, g + go + y * gp + w, gp - w, RCL_F32, "padding of row %zu", y);
+      if (y + 1 < h)
+        rt_assert_bits_eq(got + go + y * gp + w, g + go + y * gp + w, gp - w, RCL_F32, "padding of row %zu", y);
     }
     rt_assert_bits_eq(got, g, go, RCL_F32, "elements before the offset");
     rt_assert_bits_eq(&res, &want_res, 1, RCL_F32, "residual (%s) on %s", rcl_stencil_variant_name(o.variant),
@@ -232,7 +233,6 @@ START_TEST(sor_converges) {
   }
 }
 END_TEST
-
 
 /* SHA-256 of the grid's bytes followed by the residual's. */
 static void digest_sor(char hex[RCL_SHA256_HEX_SIZE], const void *grid, size_t bytes, const void *res, size_t es) {
@@ -333,11 +333,11 @@ START_TEST(sor_bad_arguments) {
 }
 END_TEST
 
-#define ADD_CASE(s, fn)                                                                                          \
-  do {                                                                                                           \
-    TCase *tc_ = tcase_create(#fn);                                                                              \
-    rt_add_device_loop(tc_, fn);                                                                                 \
-    suite_add_tcase(s, tc_);                                                                                     \
+#define ADD_CASE(s, fn)                                                                                                \
+  do {                                                                                                                 \
+    TCase *tc_ = tcase_create(#fn);                                                                                    \
+    rt_add_device_loop(tc_, fn);                                                                                       \
+    suite_add_tcase(s, tc_);                                                                                           \
   } while (0)
 
 int main(void) {

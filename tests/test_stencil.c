@@ -209,7 +209,6 @@ END_TEST
 
 /* ---- golden digests ------------------------------------------------------------------------------- */
 
-
 typedef struct {
   const char *name;
   int kind;
@@ -245,9 +244,10 @@ START_TEST(golden_digests) {
     char golden[RCL_SHA256_HEX_SIZE], hex[RCL_SHA256_HEX_SIZE];
     rt_ok(rcl_ref_stencil(want.data, &st, c->dt, c->w, c->h, c->iters, in.data));
     rcl_sha256_hex(hex, want.data, bytes);
-    ck_assert_msg(rt_golden(golden, "stencil.txt", c->name, hex), "no golden digest for %s; the reference gives\n%s %s", c->name,
-                  c->name, hex);
-    ck_assert_msg(!strcmp(hex, golden), "%s: the host reference gives %s, the golden digest is %s", c->name, hex, golden);
+    ck_assert_msg(rt_golden(golden, "stencil.txt", c->name, hex), "no golden digest for %s; the reference gives\n%s %s",
+                  c->name, c->name, hex);
+    ck_assert_msg(!strcmp(hex, golden), "%s: the host reference gives %s, the golden digest is %s", c->name, hex,
+                  golden);
     if (rt_supported(_i, RCL_FAMILY_STENCIL, c->dt)) {
       /* Every device, with its default implementation, and the tiled one where that is not the default. */
       for (int v = 0; v < 2; v++) {
@@ -287,8 +287,10 @@ START_TEST(camera_image) {
   rt_ok(rcl_ref_stencil(want.data, &st, RCL_F32, 512, 512, 20, g.data));
   char hex[RCL_SHA256_HEX_SIZE], golden[RCL_SHA256_HEX_SIZE];
   rcl_sha256_hex(hex, want.data, 512 * 512 * 4);
-  ck_assert_msg(rt_golden(golden, "stencil.txt", "nine-f32-camera-edge-x20", hex), "no golden digest; the reference gives\n"
-                "nine-f32-camera-edge-x20 %s", hex);
+  ck_assert_msg(rt_golden(golden, "stencil.txt", "nine-f32-camera-edge-x20", hex),
+                "no golden digest; the reference gives\n"
+                "nine-f32-camera-edge-x20 %s",
+                hex);
   ck_assert_str_eq(hex, golden);
   for (size_t v = 0; v < 2; v++) {
     rcl_stencil_options o = RCL_STENCIL_OPTIONS_INIT;
@@ -391,11 +393,11 @@ START_TEST(bad_arguments) {
 END_TEST
 
 /* One test case per test, so that CK_RUN_CASE=<name> runs one of them. */
-#define ADD_CASE(s, fn)                                                                                          \
-  do {                                                                                                           \
-    TCase *tc_ = tcase_create(#fn);                                                                              \
-    rt_add_device_loop(tc_, fn);                                                                                 \
-    suite_add_tcase(s, tc_);                                                                                     \
+#define ADD_CASE(s, fn)                                                                                                \
+  do {                                                                                                                 \
+    TCase *tc_ = tcase_create(#fn);                                                                                    \
+    rt_add_device_loop(tc_, fn);                                                                                       \
+    suite_add_tcase(s, tc_);                                                                                           \
   } while (0)
 
 int main(void) {

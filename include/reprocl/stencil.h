@@ -42,18 +42,20 @@ typedef struct {
   double boundary_value; /* RCL_BOUNDARY_FIXED only */
 } rcl_stencil_desc;
 /* SHOC's default weights: centre 0.25, cardinal 0.15, diagonal 0.05. */
-#define RCL_STENCIL_DESC_INIT {RCL_STENCIL_DESC_VERSION, RCL_STENCIL_NINE, 1, {0.25, 0.15, 0.05}, RCL_BOUNDARY_FIXED, 0.0}
+#define RCL_STENCIL_DESC_INIT                                                                                          \
+  { RCL_STENCIL_DESC_VERSION, RCL_STENCIL_NINE, 1, {0.25, 0.15, 0.05}, RCL_BOUNDARY_FIXED, 0.0 }
 
 /* SOR for the 5-point Laplace/Poisson problem (u_N + u_S + u_W + u_E - b) / 4 = u, red-black ordered. */
 #define RCL_SOR_DESC_VERSION 1
 typedef struct {
   unsigned int version;
-  double omega; /* relaxation factor, strictly inside (0, 2); 1 is Gauss-Seidel */
+  double omega;          /* relaxation factor, strictly inside (0, 2); 1 is Gauss-Seidel */
   rcl_boundary boundary; /* PERIODIC needs even width and height (the red-black colouring must wrap) */
   double boundary_value;
 } rcl_sor_desc;
 /* SciMark's relaxation factor 1.25. */
-#define RCL_SOR_DESC_INIT {RCL_SOR_DESC_VERSION, 1.25, RCL_BOUNDARY_FIXED, 0.0}
+#define RCL_SOR_DESC_INIT                                                                                              \
+  { RCL_SOR_DESC_VERSION, 1.25, RCL_BOUNDARY_FIXED, 0.0 }
 
 /* Implementations; every one gives the same bits. */
 typedef enum {
@@ -83,7 +85,10 @@ typedef struct {
   size_t tile[2];
   size_t points_per_item[2];
 } rcl_stencil_options;
-#define RCL_STENCIL_OPTIONS_INIT {RCL_STENCIL_OPTIONS_VERSION, RCL_STENCIL_AUTO, {0, 0}, {0, 0}, {0, 0}}
+#define RCL_STENCIL_OPTIONS_INIT                                                                                       \
+  {                                                                                                                    \
+    RCL_STENCIL_OPTIONS_VERSION, RCL_STENCIL_AUTO, {0, 0}, {0, 0}, { 0, 0 }                                            \
+  }
 
 /* The launch configuration that a call with opts would use on ctx (what the 0s resolve to: the variant,
  * and for TILED all three shapes), or the error it would give. st selects the kernel; NULL means SOR. */
@@ -98,8 +103,8 @@ RCL_API int rcl_stencil_resolve_options(rcl_stencil_options *out, rcl_context *c
  * for iters >= 2); iters = 0 copies in to out unchanged. in, out and scratch must be distinct buffers.
  * One launch per iteration (several for TASK on drivers with a loop limit). */
 RCL_API int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_context *ctx,
-                                const rcl_stencil_desc *st, rcl_dtype dtype, size_t width, size_t height,
-                                size_t iters, cl_mem in, size_t in_offset, size_t in_pitch, cl_mem scratch,
+                                const rcl_stencil_desc *st, rcl_dtype dtype, size_t width, size_t height, size_t iters,
+                                cl_mem in, size_t in_offset, size_t in_pitch, cl_mem scratch,
                                 const rcl_stencil_options *opts, const rcl_queue_args *q);
 
 /* Host-array form: in and out hold width*height values (contiguous rows); out may equal in. Blocks. */
@@ -110,9 +115,8 @@ RCL_API int rcl_stencil(void *out, rcl_context *ctx, const rcl_stencil_desc *st,
  * point ((x + y) even) from its neighbours, then every black point. rhs (NULL: Laplace, b = 0) holds b,
  * the right-hand side already scaled by h^2, laid out by rhs_offset / rhs_pitch. */
 RCL_API int rcl_sor_enqueue(cl_mem grid, size_t offset, size_t pitch, rcl_context *ctx, const rcl_sor_desc *s,
-                            rcl_dtype dtype, size_t width, size_t height, size_t sweeps, cl_mem rhs,
-                            size_t rhs_offset, size_t rhs_pitch, const rcl_stencil_options *opts,
-                            const rcl_queue_args *q);
+                            rcl_dtype dtype, size_t width, size_t height, size_t sweeps, cl_mem rhs, size_t rhs_offset,
+                            size_t rhs_pitch, const rcl_stencil_options *opts, const rcl_queue_args *q);
 
 /* result[result_offset] = || r ||_2 with r = (u_N + u_S + u_W + u_E - b) - 4u at every point (the same
  * boundary as the sweeps), through the ordered nrm2 of rcl_reduce_enqueue. The residual kernel is the
@@ -124,16 +128,16 @@ RCL_API int rcl_sor_residual_enqueue(cl_mem result, size_t result_offset, rcl_co
 
 /* Host-array form: grid (width*height values) is updated in place; rhs may be NULL; *residual (a float or
  * double by dtype; NULL to skip) receives the residual norm after the sweeps. Blocks. */
-RCL_API int rcl_sor(void *grid, void *residual, rcl_context *ctx, const rcl_sor_desc *s, rcl_dtype dtype,
-                    size_t width, size_t height, size_t sweeps, const void *rhs, const rcl_stencil_options *opts);
+RCL_API int rcl_sor(void *grid, void *residual, rcl_context *ctx, const rcl_sor_desc *s, rcl_dtype dtype, size_t width,
+                    size_t height, size_t sweeps, const void *rhs, const rcl_stencil_options *opts);
 
 /* ---- host references (plain C compiled with -ffp-contract=off; no device needed) -------------------- */
 /* The contract of rcl_stencil (contiguous grids; out may equal in). */
 RCL_API int rcl_ref_stencil(void *out, const rcl_stencil_desc *st, rcl_dtype dtype, size_t width, size_t height,
                             size_t iters, const void *in);
 /* The contract of rcl_sor (contiguous grids; rhs may be NULL; residual may be NULL). */
-RCL_API int rcl_ref_sor(void *grid, void *residual, const rcl_sor_desc *s, rcl_dtype dtype, size_t width,
-                        size_t height, size_t sweeps, const void *rhs);
+RCL_API int rcl_ref_sor(void *grid, void *residual, const rcl_sor_desc *s, rcl_dtype dtype, size_t width, size_t height,
+                        size_t sweeps, const void *rhs);
 
 /* Floating-point operations per point of one iteration: 11 for NINE, 2(2r+1)^2 - 1 for GENERAL (for
  * GFLOP/s figures; an SOR sweep costs 6 per point, 7 with a right-hand side). */

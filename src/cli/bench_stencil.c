@@ -72,8 +72,8 @@ static int bench_case(cli_bench *b, st_case *c, const kernel_def *k, const char 
                     (json_int_t)used.points_per_item[1]);
   cli_bench_record(b, "stencil", k->name, variant, mode, c->dt, size, med, mn, mx,
                    per * (double)(n * es) * (double)c->iters, flops * (double)n * (double)c->iters,
-                   json_pack("{s:I,s:I,s:I,s:o}", "width", (json_int_t)c->w, "height", (json_int_t)c->h,
-                             "iterations", (json_int_t)c->iters, "config", cfg));
+                   json_pack("{s:I,s:I,s:I,s:o}", "width", (json_int_t)c->w, "height", (json_int_t)c->h, "iterations",
+                             (json_int_t)c->iters, "config", cfg));
   return 0;
 }
 
@@ -82,8 +82,8 @@ int cli_bench_stencil(cli_bench *b) {
   static const kernel_def kernels[] = {{"nine", 0, 1, 3}, {"general5", 0, 2, 2}, {"sor", 1, 1, 2}};
   static const size_t full[] = {1024, 4096, 8192}, quick[] = {64, 128};
   /* GPU tile sweep for the 9-point f32 stencil: local x, local y, points x, points y. */
-  static const size_t sweep[][4] = {{32, 8, 1, 4},  {32, 8, 1, 8},  {32, 8, 1, 16}, {64, 4, 1, 8},
-                                    {128, 2, 1, 8}, {32, 4, 2, 8},  {256, 1, 1, 16}, {64, 8, 1, 4}};
+  static const size_t sweep[][4] = {{32, 8, 1, 4},  {32, 8, 1, 8}, {32, 8, 1, 16},  {64, 4, 1, 8},
+                                    {128, 2, 1, 8}, {32, 4, 2, 8}, {256, 1, 1, 16}, {64, 8, 1, 4}};
   static const rcl_stencil_variant variants[] = {RCL_STENCIL_PLAIN, RCL_STENCIL_TILED, RCL_STENCIL_TASK};
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
   int gpu = !(p->type & CL_DEVICE_TYPE_CPU);
@@ -139,7 +139,8 @@ int cli_bench_stencil(cli_bench *b) {
               c.ctx = native ? b->native : b->ctx;
               c.o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
               c.o.variant = variants[v];
-              slow[v][native] = bench_case(b, &c, &kernels[k], rcl_stencil_variant_name(variants[v]), native, size, &rc);
+              slow[v][native] =
+                  bench_case(b, &c, &kernels[k], rcl_stencil_variant_name(variants[v]), native, size, &rc);
             }
           }
           /* What tuning the tiled shape can reach (GPUs; everywhere at the smallest size). */

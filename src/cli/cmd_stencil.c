@@ -10,39 +10,38 @@
 #include "cli.h"
 
 static void help(void) {
-  printf(
-      "usage: reprocl stencil --kind nine|laplace5|general|sor (--grid WxH [--init I] [--seed S] | --input FILE)\n"
-      "                       --iters N [--weights W,W,...] [--omega W] [--rhs FILE|INIT]\n"
-      "                       [--boundary fixed|periodic|edge] [--boundary-value V] [--dtype f32|f64]\n"
-      "                       [--device D|all] [--variant auto|plain|tiled|task] [--local XxY] [--tile XxY]\n"
-      "                       [--points XxY] [--native] [--no-reference] [--out FILE] [--image FILE]\n"
-      "                       [--diff-image FILE] [--json]\n\n"
-      "Runs N iterations of a 2D stencil (or N red-black SOR sweeps) on the chosen devices (default:\n"
-      "$REPROCL_DEVICE or device 0; 'all' for every device) and prints per device the SHA-256 digest of the\n"
-      "final grid, the time, and whether all devices and the host reference agree.\n\n"
-      "  --kind nine      SHOC Stencil2D: wc*c + wa*(N+S+E+W) + wd*(NE+SE+NW+SW); --weights wc,wa,wd\n"
-      "                   (default 0.25,0.15,0.05)\n"
-      "  --kind laplace5  a Jacobi sweep of the 5-point Laplacian: (N+S+E+W)/4, as the general 3x3 stencil\n"
-      "                   with weights 0,.25,0,.25,0,.25,0,.25,0\n"
-      "  --kind general   --weights with 9 (3x3) or 25 (5x5) values, row-major from the top-left neighbour;\n"
-      "                   9 or 25 weights without --kind select it too\n"
-      "  --kind sor       red-black SOR for Laplace/Poisson, --omega in (0, 2) (default 1.25); --rhs gives\n"
-      "                   b (h^2 f) as a file or a generator; prints the residual norm too\n"
-      "  --grid WxH       grid size for a generator (--init shoc|random|point|zero, default shoc: x*y;\n"
-      "                   random uses --seed), or of a raw --input file\n"
-      "  --input FILE     raw little-endian f32/f64 (needs --grid), PGM (P2/P5) or greyscale PNG (values\n"
-      "                   sample/maxval in [0, 1])\n"
-      "  --variant, --local, --tile, --points   the launch configuration (any gives the same bits)\n"
-      "  --native         also run the kernels built with the vendor's default options (contraction\n"
-      "                   allowed) and show the drift: differing points, max |diff|, max ulp\n"
-      "  --no-reference   skip the host reference (large runs); devices are still compared\n"
-      "  --out FILE       the first device's final grid, raw little-endian\n"
-      "  --image FILE     the same as an 8-bit .png or .pgm image (scaled to its finite range)\n"
-      "  --diff-image F   every point where native differs from reproducible (with --native), else where a\n"
-      "                   device differs from the reference, in red (.png) or white (.pgm); with several\n"
-      "                   devices the device index is added to the name\n\n"
-      "Exit status: 0 when every device that ran agrees (and matches the reference), 1 when reproducible\n"
-      "results disagree or none could run, 2 for usage and input errors.\n");
+  printf("usage: reprocl stencil --kind nine|laplace5|general|sor (--grid WxH [--init I] [--seed S] | --input FILE)\n"
+         "                       --iters N [--weights W,W,...] [--omega W] [--rhs FILE|INIT]\n"
+         "                       [--boundary fixed|periodic|edge] [--boundary-value V] [--dtype f32|f64]\n"
+         "                       [--device D|all] [--variant auto|plain|tiled|task] [--local XxY] [--tile XxY]\n"
+         "                       [--points XxY] [--native] [--no-reference] [--out FILE] [--image FILE]\n"
+         "                       [--diff-image FILE] [--json]\n\n"
+         "Runs N iterations of a 2D stencil (or N red-black SOR sweeps) on the chosen devices (default:\n"
+         "$REPROCL_DEVICE or device 0; 'all' for every device) and prints per device the SHA-256 digest of the\n"
+         "final grid, the time, and whether all devices and the host reference agree.\n\n"
+         "  --kind nine      SHOC Stencil2D: wc*c + wa*(N+S+E+W) + wd*(NE+SE+NW+SW); --weights wc,wa,wd\n"
+         "                   (default 0.25,0.15,0.05)\n"
+         "  --kind laplace5  a Jacobi sweep of the 5-point Laplacian: (N+S+E+W)/4, as the general 3x3 stencil\n"
+         "                   with weights 0,.25,0,.25,0,.25,0,.25,0\n"
+         "  --kind general   --weights with 9 (3x3) or 25 (5x5) values, row-major from the top-left neighbour;\n"
+         "                   9 or 25 weights without --kind select it too\n"
+         "  --kind sor       red-black SOR for Laplace/Poisson, --omega in (0, 2) (default 1.25); --rhs gives\n"
+         "                   b (h^2 f) as a file or a generator; prints the residual norm too\n"
+         "  --grid WxH       grid size for a generator (--init shoc|random|point|zero, default shoc: x*y;\n"
+         "                   random uses --seed), or of a raw --input file\n"
+         "  --input FILE     raw little-endian f32/f64 (needs --grid), PGM (P2/P5) or greyscale PNG (values\n"
+         "                   sample/maxval in [0, 1])\n"
+         "  --variant, --local, --tile, --points   the launch configuration (any gives the same bits)\n"
+         "  --native         also run the kernels built with the vendor's default options (contraction\n"
+         "                   allowed) and show the drift: differing points, max |diff|, max ulp\n"
+         "  --no-reference   skip the host reference (large runs); devices are still compared\n"
+         "  --out FILE       the first device's final grid, raw little-endian\n"
+         "  --image FILE     the same as an 8-bit .png or .pgm image (scaled to its finite range)\n"
+         "  --diff-image F   every point where native differs from reproducible (with --native), else where a\n"
+         "                   device differs from the reference, in red (.png) or white (.pgm); with several\n"
+         "                   devices the device index is added to the name\n\n"
+         "Exit status: 0 when every device that ran agrees (and matches the reference), 1 when reproducible\n"
+         "results disagree or none could run, 2 for usage and input errors.\n");
 }
 
 typedef struct {
@@ -66,8 +65,8 @@ static int run_on(void *result, void *residual, double *secs, rcl_context *ctx, 
   cl_mem a = clCreateBuffer(clc, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, (void *)j->in, &err);
   cl_mem b = a ? clCreateBuffer(clc, CL_MEM_READ_WRITE, bytes, NULL, &err) : NULL;
   cl_mem s = b && !j->sor ? clCreateBuffer(clc, CL_MEM_READ_WRITE, bytes, NULL, &err) : NULL;
-  cl_mem rhs = b && j->rhs ? clCreateBuffer(clc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)j->rhs, &err)
-                           : NULL;
+  cl_mem rhs =
+      b && j->rhs ? clCreateBuffer(clc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes, (void *)j->rhs, &err) : NULL;
   cl_mem res = b && j->sor ? clCreateBuffer(clc, CL_MEM_READ_WRITE, es, NULL, &err) : NULL;
   int rc = 0;
   if (!b || (!j->sor && !s) || (j->rhs && !rhs) || (j->sor && !res))
@@ -85,8 +84,10 @@ static int run_on(void *result, void *residual, double *secs, rcl_context *ctx, 
   }
   double t0 = cli_now();
   if (!rc) {
-    if (j->sor) rc = rcl_sor_enqueue(a, 0, 0, ctx, &j->sd, j->dt, j->w, j->h, j->iters, rhs, 0, 0, &j->opts, NULL);
-    else rc = rcl_stencil_enqueue(b, 0, 0, ctx, &j->st, j->dt, j->w, j->h, j->iters, a, 0, 0, s, &j->opts, NULL);
+    if (j->sor)
+      rc = rcl_sor_enqueue(a, 0, 0, ctx, &j->sd, j->dt, j->w, j->h, j->iters, rhs, 0, 0, &j->opts, NULL);
+    else
+      rc = rcl_stencil_enqueue(b, 0, 0, ctx, &j->st, j->dt, j->w, j->h, j->iters, a, 0, 0, s, &j->opts, NULL);
     if (!rc && clFinish(q) != CL_SUCCESS) rc = 1;
   }
   *secs = cli_now() - t0;
@@ -157,36 +158,49 @@ static json_t *config_json(const rcl_stencil_options *o) {
 }
 
 static void config_text(char *buf, size_t size, const rcl_stencil_options *o) {
-  if (o->variant == RCL_STENCIL_TASK) snprintf(buf, size, "task");
-  else if (o->variant == RCL_STENCIL_PLAIN) snprintf(buf, size, "plain %zux%zu", o->local_size[0], o->local_size[1]);
+  if (o->variant == RCL_STENCIL_TASK)
+    snprintf(buf, size, "task");
+  else if (o->variant == RCL_STENCIL_PLAIN)
+    snprintf(buf, size, "plain %zux%zu", o->local_size[0], o->local_size[1]);
   else
     snprintf(buf, size, "tiled %zux%zu x %zux%zu", o->local_size[0], o->local_size[1], o->points_per_item[0],
              o->points_per_item[1]);
 }
 
 int cmd_stencil(int argc, char **argv) {
-  static const struct option lopts[] = {
-      {"kind", required_argument, 0, 'k'},     {"grid", required_argument, 0, 'g'},
-      {"init", required_argument, 0, 'I'},     {"seed", required_argument, 0, 's'},
-      {"input", required_argument, 0, 'i'},    {"iters", required_argument, 0, 'n'},
-      {"weights", required_argument, 0, 'w'},  {"omega", required_argument, 0, 'W'},
-      {"rhs", required_argument, 0, 'r'},      {"boundary", required_argument, 0, 'b'},
-      {"boundary-value", required_argument, 0, 'B'}, {"dtype", required_argument, 0, 't'},
-      {"device", required_argument, 0, 'd'},   {"variant", required_argument, 0, 'v'},
-      {"local", required_argument, 0, 'L'},    {"tile", required_argument, 0, 'T'},
-      {"points", required_argument, 0, 'P'},   {"native", no_argument, 0, 'N'},
-      {"no-reference", no_argument, 0, 'R'},   {"out", required_argument, 0, 'o'},
-      {"image", required_argument, 0, 'm'},    {"diff-image", required_argument, 0, 'D'},
-      {"json", no_argument, 0, 'j'},           {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+  static const struct option lopts[] = {{"kind", required_argument, 0, 'k'},
+                                        {"grid", required_argument, 0, 'g'},
+                                        {"init", required_argument, 0, 'I'},
+                                        {"seed", required_argument, 0, 's'},
+                                        {"input", required_argument, 0, 'i'},
+                                        {"iters", required_argument, 0, 'n'},
+                                        {"weights", required_argument, 0, 'w'},
+                                        {"omega", required_argument, 0, 'W'},
+                                        {"rhs", required_argument, 0, 'r'},
+                                        {"boundary", required_argument, 0, 'b'},
+                                        {"boundary-value", required_argument, 0, 'B'},
+                                        {"dtype", required_argument, 0, 't'},
+                                        {"device", required_argument, 0, 'd'},
+                                        {"variant", required_argument, 0, 'v'},
+                                        {"local", required_argument, 0, 'L'},
+                                        {"tile", required_argument, 0, 'T'},
+                                        {"points", required_argument, 0, 'P'},
+                                        {"native", no_argument, 0, 'N'},
+                                        {"no-reference", no_argument, 0, 'R'},
+                                        {"out", required_argument, 0, 'o'},
+                                        {"image", required_argument, 0, 'm'},
+                                        {"diff-image", required_argument, 0, 'D'},
+                                        {"json", no_argument, 0, 'j'},
+                                        {"help", no_argument, 0, 'h'},
+                                        {0, 0, 0, 0}};
   job j;
   memset(&j, 0, sizeof j);
   j.st = (rcl_stencil_desc)RCL_STENCIL_DESC_INIT;
   j.sd = (rcl_sor_desc)RCL_SOR_DESC_INIT;
   j.opts = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
   j.dt = RCL_F32;
-  const char *kind = NULL, *init = "shoc", *input = NULL, *rhs_spec = NULL, *device = NULL, *out = NULL,
-             *image = NULL, *diff_image = NULL;
+  const char *kind = NULL, *init = "shoc", *input = NULL, *rhs_spec = NULL, *device = NULL, *out = NULL, *image = NULL,
+             *diff_image = NULL;
   double weights[25], bval = 0.0;
   size_t nweights = 0;
   int have_grid = 0, have_iters = 0, have_omega = 0, native = 0, json = 0, reference = 1, c, rc = 0;
@@ -195,33 +209,83 @@ int cmd_stencil(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", lopts, NULL)) != -1) {
     switch (c) {
-    case 'k': kind = optarg; break;
-    case 'g': rc = cli_parse_dims(&j.w, &j.h, "--grid", optarg); have_grid = 1; break;
-    case 'I': init = optarg; break;
-    case 's': rc = cli_parse_u64(&seed, "--seed", optarg); break;
-    case 'i': input = optarg; break;
-    case 'n': rc = cli_parse_size(&j.iters, "--iters", optarg); have_iters = 1; break;
-    case 'w': rc = parse_list(weights, &nweights, 25, "--weights", optarg); break;
-    case 'W': rc = cli_parse_double(&j.sd.omega, "--omega", optarg); have_omega = 1; break;
-    case 'r': rhs_spec = optarg; break;
-    case 'b': rc = rcl_boundary_parse(&bc, optarg) ? cli_error("--boundary: %s", rcl_error_last()) : 0; break;
-    case 'B': rc = cli_parse_double(&bval, "--boundary-value", optarg); break;
-    case 't': rc = rcl_dtype_parse(&j.dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0; break;
-    case 'd': device = optarg; break;
+    case 'k':
+      kind = optarg;
+      break;
+    case 'g':
+      rc = cli_parse_dims(&j.w, &j.h, "--grid", optarg);
+      have_grid = 1;
+      break;
+    case 'I':
+      init = optarg;
+      break;
+    case 's':
+      rc = cli_parse_u64(&seed, "--seed", optarg);
+      break;
+    case 'i':
+      input = optarg;
+      break;
+    case 'n':
+      rc = cli_parse_size(&j.iters, "--iters", optarg);
+      have_iters = 1;
+      break;
+    case 'w':
+      rc = parse_list(weights, &nweights, 25, "--weights", optarg);
+      break;
+    case 'W':
+      rc = cli_parse_double(&j.sd.omega, "--omega", optarg);
+      have_omega = 1;
+      break;
+    case 'r':
+      rhs_spec = optarg;
+      break;
+    case 'b':
+      rc = rcl_boundary_parse(&bc, optarg) ? cli_error("--boundary: %s", rcl_error_last()) : 0;
+      break;
+    case 'B':
+      rc = cli_parse_double(&bval, "--boundary-value", optarg);
+      break;
+    case 't':
+      rc = rcl_dtype_parse(&j.dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0;
+      break;
+    case 'd':
+      device = optarg;
+      break;
     case 'v':
       rc = rcl_stencil_variant_parse(&j.opts.variant, optarg) ? cli_error("--variant: %s", rcl_error_last()) : 0;
       break;
-    case 'L': rc = cli_parse_dims(&j.opts.local_size[0], &j.opts.local_size[1], "--local", optarg); break;
-    case 'T': rc = cli_parse_dims(&j.opts.tile[0], &j.opts.tile[1], "--tile", optarg); break;
-    case 'P': rc = cli_parse_dims(&j.opts.points_per_item[0], &j.opts.points_per_item[1], "--points", optarg); break;
-    case 'N': native = 1; break;
-    case 'R': reference = 0; break;
-    case 'o': out = optarg; break;
-    case 'm': image = optarg; break;
-    case 'D': diff_image = optarg; break;
-    case 'j': json = 1; break;
-    case 'h': help(); return 0;
-    default: return 2;
+    case 'L':
+      rc = cli_parse_dims(&j.opts.local_size[0], &j.opts.local_size[1], "--local", optarg);
+      break;
+    case 'T':
+      rc = cli_parse_dims(&j.opts.tile[0], &j.opts.tile[1], "--tile", optarg);
+      break;
+    case 'P':
+      rc = cli_parse_dims(&j.opts.points_per_item[0], &j.opts.points_per_item[1], "--points", optarg);
+      break;
+    case 'N':
+      native = 1;
+      break;
+    case 'R':
+      reference = 0;
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 'm':
+      image = optarg;
+      break;
+    case 'D':
+      diff_image = optarg;
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      help();
+      return 0;
+    default:
+      return 2;
     }
     if (rc) return rc;
   }
@@ -363,7 +427,11 @@ int cmd_stencil(int argc, char **argv) {
     }
     if (!json)
       printf("  %-44.44s %-16.16s %8.3f ms %s%s%s (%s)\n", devs.name[i], hex, secs * 1e3, j.sor ? buf : "",
-             j.sor ? " " : "", !reference ? "" : ok ? "= reference" : "DIFFERS from the reference", cfg);
+             j.sor ? " " : "",
+             !reference ? ""
+             : ok       ? "= reference"
+                        : "DIFFERS from the reference",
+             cfg);
     rcl_grid ga = {j.dt, j.w, j.h, val}, gb = {j.dt, j.w, j.h, NULL};
     char name[1024];
     indexed_name(name, sizeof name, diff_image ? diff_image : "", devs.index[i], devs.count > 1);
@@ -373,18 +441,20 @@ int cmd_stencil(int argc, char **argv) {
       cli_drift d;
       cli_drift_compute(&d, val, nval, n, j.dt);
       cli_digest(hex, nval, bytes);
-      json_t *jn = json_pack("{s:s,s:f,s:b,s:o}", "sha256", hex, "time_s", nsecs, "differs", d.differing != 0,
-                             "drift", cli_drift_json(&d));
+      json_t *jn = json_pack("{s:s,s:f,s:b,s:o}", "sha256", hex, "time_s", nsecs, "differs", d.differing != 0, "drift",
+                             cli_drift_json(&d));
       json_object_set_new(jd, "native", jn);
       if (j.sor) {
         cli_format_value(buf, sizeof buf, nres, j.dt);
         json_object_set_new(jn, "residual", json_string(buf));
       }
       if (!json) {
-        printf("  %-44s %-16.16s %8.3f ms %s%s", "  native build", hex, nsecs * 1e3, j.sor ? buf : "", j.sor ? " " : "");
+        printf("  %-44s %-16.16s %8.3f ms %s%s", "  native build", hex, nsecs * 1e3, j.sor ? buf : "",
+               j.sor ? " " : "");
         if (d.differing)
           printf("differs at %zu of %zu points: max |diff| %.3g, max %.0f ulp\n", d.differing, n, d.max_abs, d.max_ulp);
-        else printf("same bits as reproducible\n");
+        else
+          printf("same bits as reproducible\n");
       }
       gb.data = nval;
     } else if (reference) {
@@ -398,7 +468,8 @@ int cmd_stencil(int argc, char **argv) {
       }
       json_object_set_new(jd, "diff_image", json_pack("{s:s,s:I}", "path", name, "differing", (json_int_t)differing));
       if (!json)
-        printf("  %-44s %s: %zu differing point(s) against %s\n", "", name, differing, native ? "native" : "the reference");
+        printf("  %-44s %s: %zu differing point(s) against %s\n", "", name, differing,
+               native ? "native" : "the reference");
     }
   }
   /* Outputs: the first device's grid, else the reference's. */
@@ -414,11 +485,11 @@ int cmd_stencil(int argc, char **argv) {
   }
   int ok = ran > 0 && agree == ran && all_same;
   if (json) {
-    json_t *top = json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:s,s:o,s:I,s:I,s:b}", "command", "stencil", "kind", what,
-                            "dtype", rcl_dtype_name(j.dt), "width", (json_int_t)j.w, "height", (json_int_t)j.h,
-                            "iterations", (json_int_t)j.iters, "boundary", rcl_boundary_name(bc), "input",
-                            input ? input : init, "devices", jdevs, "ran", (json_int_t)ran, "unsupported",
-                            (json_int_t)unsupported, "all_agree", ok);
+    json_t *top =
+        json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:s,s:s,s:o,s:I,s:I,s:b}", "command", "stencil", "kind", what, "dtype",
+                  rcl_dtype_name(j.dt), "width", (json_int_t)j.w, "height", (json_int_t)j.h, "iterations",
+                  (json_int_t)j.iters, "boundary", rcl_boundary_name(bc), "input", input ? input : init, "devices",
+                  jdevs, "ran", (json_int_t)ran, "unsupported", (json_int_t)unsupported, "all_agree", ok);
     jdevs = NULL;
     if (j.sor) json_object_set_new(top, "omega", json_real(j.sd.omega));
     if (reference) {
@@ -432,7 +503,7 @@ int cmd_stencil(int argc, char **argv) {
     cli_json_print(top);
   } else {
     printf("%s: %zu of %zu device(s) ran%s%s\n", ok ? "AGREE" : "DISAGREE", ran, devs.count,
-           !reference ? ", compared with each other (no host reference)"
+           !reference     ? ", compared with each other (no host reference)"
            : agree == ran ? ", all match the host reference"
                           : ", some differ from the host reference",
            unsupported ? " (the others cannot run this dtype bit-exactly)" : "");
