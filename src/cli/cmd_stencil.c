@@ -370,8 +370,8 @@ int cmd_stencil(int argc, char **argv) {
 
   const char *what = j.sor ? "sor" : kind;
   if (!json) {
-    printf("stencil %s %s %zux%zu, %zu %s, boundary %s", what, rcl_dtype_name(j.dt), j.w, j.h, j.iters,
-           j.sor ? "sweeps" : "iterations", rcl_boundary_name(bc));
+    printf("stencil %s %s %zux%zu, %zu %s%s, boundary %s", what, rcl_dtype_name(j.dt), j.w, j.h, j.iters,
+           j.sor ? "sweep" : "iteration", j.iters == 1 ? "" : "s", rcl_boundary_name(bc));
     if (j.sor) printf(", omega %g%s", j.sd.omega, j.rhs ? ", with b" : "");
     printf(", input %s\n", input ? input : init);
     printf("  %-44s %-16s %-11s %s\n", "device", "sha256", "time", j.sor ? "residual" : "");
