@@ -252,25 +252,20 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
       if ((in.points_per_item[d] && in.points_per_item[d] != 1) || (in.tile[d] && in.tile[d] != in.local_size[d]))
         return rcl__fail(RCL_ERR_INVALID_ARG, "the plain variant computes one point per work-item: tile and "
                                               "points_per_item apply to the tiled variant");
-    if (in.local_size[0] || in.local_size[1]) {
-      size_t dl[2];
-      default_local(dl, 64, 4, kmax, ctx);
-      o->local_size[0] = in.local_size[0] ? in.local_size[0] : dl[0];
-      o->local_size[1] = in.local_size[1] ? in.local_size[1] : 1;
-    } else {
-      default_local(o->local_size, 64, 4, kmax, ctx);
-    }
+    default_local(o->local_size, in.local_size[0] ? in.local_size[0] : 64, 4, kmax, ctx);
+    if (in.local_size[0]) o->local_size[0] = in.local_size[0]; /* checked below, not clamped */
+    if (in.local_size[1]) o->local_size[1] = in.local_size[1];
     if ((rc = check_local(o->local_size, kmax, ctx, kname))) return rc;
     o->tile[0] = o->local_size[0];
     o->tile[1] = o->local_size[1];
     o->points_per_item[0] = o->points_per_item[1] = 1;
     return 0;
   }
-  /* TILED */
-  size_t dl[2];
-  default_local(dl, 32, 8, kmax, ctx);
+  /* TILED: x first, then a default y that fits the kernel's limit beside the x chosen. */
   static const size_t dp[2] = {1, 8};
   for (int d = 0; d < 2; d++) {
+    size_t dl[2];
+    default_local(dl, d == 0 ? 32 : o->local_size[0], 8, kmax, ctx);
     o->local_size[d] = in.local_size[d];
     o->points_per_item[d] = in.points_per_item[d];
     o->tile[d] = in.tile[d];
