@@ -258,7 +258,9 @@ START_TEST(camera_png) {
     ck_assert_msg(rt_golden(golden, "stencil.txt", names[d], hex), "no golden digest; the reader gives\n%s %s",
                   names[d], hex);
     ck_assert_str_eq(hex, golden);
+    rcl_grid_free(&g);
     rt_fails(rcl_grid_read(&g, path, RCL_GRID_FORMAT_AUTO, dt, 512, 100), RCL_ERR_INVALID_ARG, "not the 512x100");
+    ck_assert_ptr_null(g.data);
   }
 }
 END_TEST

@@ -47,7 +47,7 @@ typedef enum {
 } rcl_grid_format;
 RCL_API const char *rcl_grid_format_name(rcl_grid_format f); /* "auto", "raw", "pgm", "png" */
 
-/* Reads a grid. Images (greyscale only) give value = sample / maxval in [0, 1], computed in binary64 and
+/* Reads a grid into *out (overwritten, not freed: free a grid it held first; zeroed on failure). Images (greyscale only) give value = sample / maxval in [0, 1], computed in binary64 and
  * rounded once to dtype. Raw files need width and height (an image's come from its header; nonzero
  * values given for an image must match). Every failure names the file and the problem: RCL_ERR_IO (cannot
  * open or read), RCL_ERR_PARSE (truncated, corrupt, not greyscale, sizes zero or too large, trailing
