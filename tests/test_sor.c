@@ -333,21 +333,14 @@ START_TEST(sor_bad_arguments) {
 }
 END_TEST
 
-#define ADD_CASE(s, fn)                                                                                                \
-  do {                                                                                                                 \
-    TCase *tc_ = tcase_create(#fn);                                                                                    \
-    rt_add_device_loop(tc_, fn);                                                                                       \
-    suite_add_tcase(s, tc_);                                                                                           \
-  } while (0)
-
 int main(void) {
   Suite *s = suite_create("sor");
   rt_add_device_presence(s);
-  ADD_CASE(s, sor_matches_reference);
-  ADD_CASE(s, sor_launch_invariance);
-  ADD_CASE(s, sor_enqueue_pitch_offsets);
-  ADD_CASE(s, sor_converges);
-  ADD_CASE(s, sor_golden_digests);
-  ADD_CASE(s, sor_bad_arguments);
+  RT_ADD_DEVICE_CASE(s, sor_matches_reference);
+  RT_ADD_DEVICE_CASE(s, sor_launch_invariance);
+  RT_ADD_DEVICE_CASE(s, sor_enqueue_pitch_offsets);
+  RT_ADD_DEVICE_CASE(s, sor_converges);
+  RT_ADD_DEVICE_CASE(s, sor_golden_digests);
+  RT_ADD_DEVICE_CASE(s, sor_bad_arguments);
   return rt_run(s);
 }

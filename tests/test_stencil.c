@@ -392,22 +392,14 @@ START_TEST(bad_arguments) {
 }
 END_TEST
 
-/* One test case per test, so that CK_RUN_CASE=<name> runs one of them. */
-#define ADD_CASE(s, fn)                                                                                                \
-  do {                                                                                                                 \
-    TCase *tc_ = tcase_create(#fn);                                                                                    \
-    rt_add_device_loop(tc_, fn);                                                                                       \
-    suite_add_tcase(s, tc_);                                                                                           \
-  } while (0)
-
 int main(void) {
   Suite *s = suite_create("stencil");
   rt_add_device_presence(s);
-  ADD_CASE(s, matches_reference);
-  ADD_CASE(s, launch_invariance);
-  ADD_CASE(s, enqueue_pitch_offsets_events);
-  ADD_CASE(s, golden_digests);
-  ADD_CASE(s, camera_image);
-  ADD_CASE(s, bad_arguments);
+  RT_ADD_DEVICE_CASE(s, matches_reference);
+  RT_ADD_DEVICE_CASE(s, launch_invariance);
+  RT_ADD_DEVICE_CASE(s, enqueue_pitch_offsets_events);
+  RT_ADD_DEVICE_CASE(s, golden_digests);
+  RT_ADD_DEVICE_CASE(s, camera_image);
+  RT_ADD_DEVICE_CASE(s, bad_arguments);
   return rt_run(s);
 }
