@@ -25,25 +25,23 @@ RCL_FN int st_wrap(int v, int n) {
   return r < 0 ? r + n : r;
 }
 
-/* The element a read of (x, y) takes, or -1 for the fixed halo value. */
-RCL_FN long st_map(int x, int y, int W, int H, int bc, ulong off, ulong pitch) {
-  if ((uint)x >= (uint)W || (uint)y >= (uint)H) {
-    if (bc == ST_FIXED) return -1;
-    if (bc == ST_PERIODIC) {
-      x = st_wrap(x, W);
-      y = st_wrap(y, H);
-    } else {
-      x = clamp(x, 0, W - 1);
-      y = clamp(y, 0, H - 1);
-    }
+/* Moves (x, y) to the grid point a read there takes; 0 when it takes the fixed halo value instead. */
+RCL_FN int st_source(int *x, int *y, int W, int H, int bc) {
+  if ((uint)*x < (uint)W && (uint)*y < (uint)H) return 1;
+  if (bc == ST_FIXED) return 0;
+  if (bc == ST_PERIODIC) {
+    *x = st_wrap(*x, W);
+    *y = st_wrap(*y, H);
+  } else {
+    *x = clamp(*x, 0, W - 1);
+    *y = clamp(*y, 0, H - 1);
   }
-  return (long)(off + (ulong)y * pitch + (ulong)x);
+  return 1;
 }
 
 RCL_FN real_t st_fetch(__global const real_t *in, ulong off, ulong pitch, int W, int H, int bc, real_t bval, int x,
                        int y) {
-  long i = st_map(x, y, W, H, bc, off, pitch);
-  return i < 0 ? bval : in[i];
+  return st_source(&x, &y, W, H, bc) ? in[off + (ulong)y * pitch + (ulong)x] : bval;
 }
 
 /* Reads of a kernel that has in, ioff, ipitch, W, H, bc, bval and the point (x, y) in scope. */
@@ -237,18 +235,10 @@ __kernel void rcl_sor_tiled(SOR_ARGS, real_t c1, real_t c0, int colour, int px, 
   for (int ty = ly; ty < TYH; ty += LY)
     for (int tx = lx; tx < TXH; tx += LX) {
       int sx = ox + tx - 1, sy = oy + ty - 1;
-      long i = st_map(sx, sy, W, H, bc, goff, gpitch);
       real_t v = bval;
-      if (i >= 0) {
-        if (bc == ST_PERIODIC) {
-          sx = st_wrap(sx, W);
-          sy = st_wrap(sy, H);
-        } else {
-          sx = clamp(sx, 0, W - 1);
-          sy = clamp(sy, 0, H - 1);
-        }
+      if (st_source(&sx, &sy, W, H, bc)) {
         int inside = sx >= ox && sx < ox + TX && sy >= oy && sy < oy + TY;
-        v = (inside || ((sx + sy) & 1) != colour) ? g[i] : (real_t)0;
+        v = (inside || ((sx + sy) & 1) != colour) ? g[goff + (ulong)sy * gpitch + (ulong)sx] : (real_t)0;
       }
       t[ty * TXH + tx] = v;
     }
