@@ -107,6 +107,12 @@ else
   echo "skip camera.png checks: $camera is absent (install python3-skimage)" >&2
 fi
 
+run 0 no_ref stencil --grid 30x30 --iters 3 --device all --no-reference --diff-image "$tmp/dd.pgm"
+expect no_ref "no host reference"
+if [ "$(grep -c '^  [^ ]' "$tmp/no_ref.out")" -ge 3 ]; then # two devices or more
+  expect no_ref "0 differing point(s) against the first device"
+fi
+
 # ---- disagreement: a device whose kernel differs makes the exit status 1 -------------------------------
 mkdir "$tmp/cl"
 cp "$src"/cl/*.cl "$tmp/cl/"

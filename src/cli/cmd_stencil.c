@@ -38,8 +38,9 @@ static void help(void) {
          "  --out FILE       the first device's final grid, raw little-endian\n"
          "  --image FILE     the same as an 8-bit .png or .pgm image (scaled to its finite range)\n"
          "  --diff-image F   every point where native differs from reproducible (with --native), else where a\n"
-         "                   device differs from the reference, in red (.png) or white (.pgm); with several\n"
-         "                   devices the device index is added to the name\n\n"
+         "                   device differs from the reference (with --no-reference: from the first device),\n"
+         "                   in red (.png) or white (.pgm); with several devices the device index is added\n"
+         "                   to the name\n\n"
          "Exit status: 0 when every device that ran agrees (and matches the reference), 1 when reproducible\n"
          "results disagree or none could run, 2 for usage and input errors.\n");
 }
@@ -459,6 +460,8 @@ int cmd_stencil(int argc, char **argv) {
       gb.data = nval;
     } else if (reference) {
       gb.data = ref;
+    } else if (i > 0) {
+      gb.data = first; /* without a reference: against the first device */
     }
     if (diff_image && gb.data) {
       size_t differing;
@@ -469,7 +472,7 @@ int cmd_stencil(int argc, char **argv) {
       json_object_set_new(jd, "diff_image", json_pack("{s:s,s:I}", "path", name, "differing", (json_int_t)differing));
       if (!json)
         printf("  %-44s %s: %zu differing point(s) against %s\n", "", name, differing,
-               native ? "native" : "the reference");
+               native ? "native" : reference ? "the reference" : "the first device");
     }
   }
   /* Outputs: the first device's grid, else the reference's. */
