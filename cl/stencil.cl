@@ -96,16 +96,19 @@ __kernel void rcl_stencil_general_tiled(ST_GRID_ARGS, __constant real_t *wt, int
   const int TXH = TX + 2 * ST_R, TYH = TY + 2 * ST_R;
   const int ox = (int)get_group_id(0) * TX, oy = (int)get_group_id(1) * TY;
   st_load_tile(t, TXH, TYH, ox, oy, in, ioff, ipitch, W, H, bc, bval);
+  /* After the barrier nothing else synchronises: work-items past the grid's edge may stop early. */
+  const int cy0 = ly * py, y0 = oy + cy0, rows = min(py, H - y0);
   for (int i = 0; i < px; i++) {
     const int cx = lx + i * (int)get_local_size(0), x = ox + cx;
-    for (int j = 0; j < py; j++) {
-      const int cy = ly * py + j, y = oy + cy;
-      __local const real_t *p = t + (cy + ST_R) * TXH + cx + ST_R;
+    if (x >= W) break;
+    __global real_t *o = out + ooff + (ulong)y0 * opitch + (ulong)x;
+    for (int j = 0; j < rows; j++, o += opitch) {
+      __local const real_t *p = t + (cy0 + j + ST_R) * TXH + cx + ST_R;
 #define ST_GET_LOCAL(dx, dy) p[(dy) * TXH + (dx)]
       real_t acc;
       ST_GENERAL(acc, wt, ST_GET_LOCAL);
 #undef ST_GET_LOCAL
-      if (x < W && y < H) out[ooff + (ulong)y * opitch + (ulong)x] = R_CANON(acc);
+      *o = R_CANON(acc);
     }
   }
 }
@@ -163,17 +166,19 @@ __kernel void rcl_stencil_nine_tiled(ST_GRID_ARGS, real_t wc, real_t wa, real_t 
   const int TXH = TX + 2, TYH = TY + 2;
   const int ox = (int)get_group_id(0) * TX, oy = (int)get_group_id(1) * TY;
   st_load_tile(t, TXH, TYH, ox, oy, in, ioff, ipitch, W, H, bc, bval);
-  const int cy0 = ly * py, y0 = oy + cy0;
+  /* After the barrier nothing else synchronises: work-items past the grid's edge may stop early. */
+  const int cy0 = ly * py, y0 = oy + cy0, rows = min(py, H - y0);
   for (int i = 0; i < px; i++) {
     const int cx = lx + i * (int)get_local_size(0), x = ox + cx;
+    if (x >= W) break;
     __local const real_t *p = t + cy0 * TXH + cx; /* the window's top-left: point (cx, cy0) is p[TXH + 1] */
+    __global real_t *o = out + ooff + (ulong)y0 * opitch + (ulong)x;
     real_t nw = p[0], n = p[1], ne = p[2];
     real_t w = p[TXH], c = p[TXH + 1], e = p[TXH + 2];
-    for (int j = 0; j < py; j++) {
+    for (int j = 0; j < rows; j++, o += opitch) {
       __local const real_t *q = p + (j + 2) * TXH;
       const real_t sw = q[0], s = q[1], se = q[2];
-      const int y = y0 + j;
-      if (x < W && y < H) out[ooff + (ulong)y * opitch + (ulong)x] = R_CANON(st_nine(wc, wa, wd, nw, n, ne, w, c, e, sw, s, se));
+      *o = R_CANON(st_nine(wc, wa, wd, nw, n, ne, w, c, e, sw, s, se));
       nw = w;
       n = c;
       ne = e;
