@@ -435,7 +435,11 @@ int rcl_grid_read(rcl_grid *out, const char *path, rcl_grid_format format, rcl_d
   infile in;
   int rc = open_in(&in, path);
   if (rc) return rc;
-  if (format == RCL_GRID_FORMAT_AUTO) {
+  size_t es = rcl_dtype_size(dtype);
+  if (format == RCL_GRID_FORMAT_AUTO && width && height && width <= RCL_GRID_MAX_DIM && height <= RCL_GRID_MAX_DIM &&
+      in.size / es / width == height && in.size == width * height * es) {
+    format = RCL_GRID_FORMAT_RAW; /* exactly a raw grid of the given size, whatever its first bytes are */
+  } else if (format == RCL_GRID_FORMAT_AUTO) {
     unsigned char sig[8] = {0};
     size_t got = fread(sig, 1, sizeof sig, in.f);
     if (got == 8 && png_sig_cmp(sig, 0, 8) == 0)

@@ -142,6 +142,7 @@ START_TEST(raw_round_trip) {
     rcl_grid g, r;
     rt_ok(rcl_grid_alloc(&g, dt, 13, 7));
     rt_fill(g.data, dt, 91, "special", 4);
+    memcpy(g.data, "P5 1", 4); /* raw data that starts like a PGM header: the size given decides */
     const char *p = tmp_path("g.raw");
     rt_ok(rcl_grid_write_raw(&g, p));
     unsigned char bytes[1024];

@@ -39,7 +39,8 @@ RCL_API int rcl_grid_init_parse(rcl_grid_init *out, const char *name);
 RCL_API int rcl_grid_generate(rcl_grid *g, rcl_grid_init kind, uint64_t seed);
 
 typedef enum {
-  RCL_GRID_FORMAT_AUTO = 0, /* reading: by content (PNG signature, PGM "P2"/"P5"), else raw;
+  RCL_GRID_FORMAT_AUTO = 0, /* reading: raw if width and height are given and the file holds exactly that
+                               many values, else by content (PNG signature, PGM "P1".."P7"), else raw;
                                writing: by extension (.png, .pgm), else raw */
   RCL_GRID_FORMAT_RAW = 1,  /* little-endian f32 or f64 values, row by row, nothing else */
   RCL_GRID_FORMAT_PGM = 2,  /* Netpbm greyscale: P5 (binary, 8 or 16 bits) and P2 (ASCII) */
