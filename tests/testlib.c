@@ -138,26 +138,6 @@ void rt_assert_bits_eq_impl(const char *file, int line, const void *got, const v
   }
 }
 
-int rt_golden(char hex[RCL_SHA256_HEX_SIZE], const char *file, const char *name, const char *computed) {
-  if (getenv("REPROCL_GOLDEN_PRINT")) {
-    printf("%s %s\n", name, computed);
-    snprintf(hex, RCL_SHA256_HEX_SIZE, "%s", computed);
-    return 1;
-  }
-  char path[1024], line[512], key[256], val[RCL_SHA256_HEX_SIZE];
-  snprintf(path, sizeof path, "%s/tests/data/golden/%s", REPROCL_SOURCE_DIR, file);
-  FILE *f = fopen(path, "r");
-  ck_assert_msg(f != NULL, "cannot open %s", path);
-  int found = 0;
-  while (!found && fgets(line, sizeof line, f))
-    if (line[0] != '#' && sscanf(line, "%255s %64s", key, val) == 2 && !strcmp(key, name)) {
-      snprintf(hex, RCL_SHA256_HEX_SIZE, "%s", val);
-      found = 1;
-    }
-  fclose(f);
-  return found;
-}
-
 int rt_supported(size_t i, rcl_family family, rcl_dtype dt) {
   const char *why;
   rcl_context *c = rt_ctx(i);

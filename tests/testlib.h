@@ -64,11 +64,6 @@ void rt_assert_bits_eq_impl(const char *file, int line, const void *got, const v
                   rcl_error_last(), (needle));                                                        \
   } while (0)
 
-/* The golden digest of `name` in tests/data/golden/<file> (lines "<name> <sha256>", '#' comments) into hex;
- * 0 if absent. With REPROCL_GOLDEN_PRINT set it prints "<name> <computed>" to stdout and returns computed
- * instead, to regenerate a file after an intended contract change (review every changed line). */
-int rt_golden(char hex[RCL_SHA256_HEX_SIZE], const char *file, const char *name, const char *computed);
-
 /* Whether device i runs family/dtype; if not, asserts the library refuses cleanly and notes the skip. */
 int rt_supported(size_t i, rcl_family family, rcl_dtype dt);
 
