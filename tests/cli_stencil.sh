@@ -34,7 +34,7 @@ expect() {
   grep -qF -- "$2" "$tmp/$1.out" || { fail "$1: output lacks \"$2\""; sed 's/^/    /' "$tmp/$1.out" >&2; }
 }
 
-golden() { awk -v k="$1" '$1 == k { print $2 }' "$src/tests/data/golden/stencil.txt"; }
+golden() { awk -v k="$1" 'substr($0, 67) == k { print $1 }' "$src/tests/data/golden/stencil.txt"; }
 
 # Every device's digest (JSON) equals the golden digest of the configuration.
 expect_all_digests() {
@@ -46,12 +46,12 @@ expect_all_digests() {
 
 # ---- digests on every device --------------------------------------------------------------------------
 run 0 nine_all stencil --kind nine --grid 97x89 --init shoc --iters 10 --device all --json
-expect_all_digests nine_all "$(golden nine-f32-shoc-97x89-fixed-x10)"
+expect_all_digests nine_all "$(golden "stencil.nine.v1 f32 shoc 97x89 fixed iters=10")"
 expect nine_all '"all_agree": true'
 
 for v in plain tiled task; do
   run 0 "nine_f64_$v" stencil --grid 97x89 --iters 10 --dtype f64 --variant "$v" --device all
-  expect "nine_f64_$v" "$(golden nine-f64-shoc-97x89-fixed-x10 | cut -c1-16)"
+  expect "nine_f64_$v" "$(golden "stencil.nine.v1 f64 shoc 97x89 fixed iters=10" | cut -c1-16)"
   expect "nine_f64_$v" AGREE
 done
 # f64 where a device lacks it: said so, not counted as a disagreement
@@ -64,7 +64,7 @@ fi
 run 0 general5 stencil --kind general --grid 61x67 --init random --seed 42 --boundary periodic --iters 5 \
   --weights "$(awk 'BEGIN { for (k = 0; k < 25; k++) printf "%s%.17g", k ? "," : "", (k % 2 ? 0.0625 : -0.03125) * (1 + k % 7) + 0.01 * k }')" \
   --boundary-value 0.75 --device all --json
-expect_all_digests general5 "$(golden general5-f32-random-61x67-periodic-x5)"
+expect_all_digests general5 "$(golden "stencil.general.v1 5x5 f32 random 61x67 periodic iters=5")"
 
 run 0 tiled_shape stencil --grid 61x53 --iters 3 --variant tiled --local 8x4 --points 2x3 --device all
 expect tiled_shape "tiled 8x4 x 2x3"
@@ -92,7 +92,7 @@ head -c 2 "$tmp/p.pgm" | grep -q P5 || fail "image_out: $tmp/p.pgm is not a PGM"
 
 if [ -r "$camera" ]; then
   run 0 camera stencil --input "$camera" --boundary edge --iters 20 --image "$tmp/cam.png" --device all --json
-  expect_all_digests camera "$(golden nine-f32-camera-edge-x20)"
+  expect_all_digests camera "$(golden "stencil.nine.v1 f32 camera.png edge iters=20")"
   run 0 camera_native stencil --input "$camera" --boundary edge --iters 20 --native --diff-image "$tmp/diff.png" \
     --device all --json
   expect camera_native '"drift"'
