@@ -11,4 +11,6 @@
 #include "reprocl/sparse.h"
 #include "reprocl/reference.h"
 #include "reprocl/datagen.h"
+#include "reprocl/grid.h"
+#include "reprocl/stencil.h"
 #endif
