@@ -191,8 +191,16 @@ void cli_digest(char hex[RCL_SHA256_HEX_SIZE], const void *data, size_t bytes) {
 
 /* Maps a float's bits onto a line where adjacent floats differ by 1, across zero too. */
 static int64_t ordered_f32(uint32_t u) { return (u & 0x80000000u) ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u; }
-static double ordered_f64(uint64_t u) {
-  return (u >> 63) ? -(double)(u & 0x7fffffffffffffffu) : (double)u;
+static int64_t ordered_f64(uint64_t u) {
+  return (u >> 63) ? -(int64_t)(u & 0x7fffffffffffffffu) : (int64_t)u;
+}
+/* |a - b| on that line, exact up to 2^53 ulps: the subtraction happens in integers (a double conversion
+ * first would quantise 64-bit keys to steps of ~1024), and only keys of opposite sign, whose distance can
+ * exceed int64, are added as doubles. */
+static double ulp_distance_f64(uint64_t a, uint64_t b) {
+  int64_t ka = ordered_f64(a), kb = ordered_f64(b);
+  if ((ka < 0) == (kb < 0)) return (double)(ka > kb ? ka - kb : kb - ka);
+  return (double)(ka < 0 ? -ka : ka) + (double)(kb < 0 ? -kb : kb);
 }
 
 void cli_drift_compute(cli_drift *out, const void *a, const void *b, size_t n, rcl_dtype dt) {
@@ -219,7 +227,7 @@ void cli_drift_compute(cli_drift *out, const void *a, const void *b, size_t n, r
       if (ua == ub) continue;
       memcpy(&x, &ua, 8);
       memcpy(&y, &ub, 8);
-      ulp = fabs(ordered_f64(ua) - ordered_f64(ub));
+      ulp = ulp_distance_f64(ua, ub);
     }
     out->differing++;
     xnan = isnan(x);

@@ -106,9 +106,11 @@ void suite_ulp_histogram(size_t bins[SUITE_ULP_BINS], const void *a, const void 
       memcpy(&x, (const char *)a + 8 * i, 8);
       memcpy(&y, (const char *)b + 8 * i, 8);
       special = (((x << 1) >= 0xffe0000000000000u) || ((y << 1) >= 0xffe0000000000000u)) && x != y;
-      double ox = (x >> 63) ? -(double)(x & 0x7fffffffffffffffu) : (double)x;
-      double oy = (y >> 63) ? -(double)(y & 0x7fffffffffffffffu) : (double)y;
-      ulps = fabs(ox - oy);
+      /* In integers: converting 64-bit keys to double first would lose the low bits. */
+      int64_t ox = (x >> 63) ? -(int64_t)(x & 0x7fffffffffffffffu) : (int64_t)x;
+      int64_t oy = (y >> 63) ? -(int64_t)(y & 0x7fffffffffffffffu) : (int64_t)y;
+      ulps = (ox < 0) == (oy < 0) ? (double)(ox > oy ? ox - oy : oy - ox)
+                                  : (double)(ox < 0 ? -ox : ox) + (double)(oy < 0 ? -oy : oy);
     }
     int bin = 0;
     if (special) bin = SUITE_ULP_BINS - 1;
