@@ -574,7 +574,6 @@ static iv enclose(bctx *c, size_t m, const term *t) {
   }
   if (may_overflow) return full(c);
   c->tight = 0;
-  c->enclosed++;
   iv r = {ceil_to(c->f32, dn(slo - err)), floor_to(c->f32, up(shi + err)), 1, 0};
   return r;
 }
@@ -725,22 +724,32 @@ int rcl_bounds_stencil9(rcl_bounds *out, rcl_dtype dtype, const void *w, const v
 }
 
 /* ---- positions --------------------------------------------------------------------------------------- */
-/* The ordered integer line of bit patterns: consecutive values differ by 1, -0 and +0 are both 0. */
-static double line(rcl_dtype dt, double v) {
+/* Steps from a to b on the ordered integer line of bit patterns: consecutive values differ by 1, -0 and
+ * +0 are both 0. Keys are sign-magnitude integers; the difference is exact in int64 for keys of one sign
+ * (a double's keys do not fit a double's 53 bits, so they are never converted before subtracting). */
+static double steps(rcl_dtype dt, double a, double b) {
+  int64_t ka, kb;
   if (dt == RCL_F32) {
-    float f = (float)v;
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (u & 0x80000000u) ? -(double)(u & 0x7fffffffu) : (double)u;
+    float fa = (float)a, fb = (float)b;
+    uint32_t ua, ub;
+    memcpy(&ua, &fa, 4);
+    memcpy(&ub, &fb, 4);
+    ka = (ua >> 31) ? -(int64_t)(ua & 0x7fffffffu) : (int64_t)ua;
+    kb = (ub >> 31) ? -(int64_t)(ub & 0x7fffffffu) : (int64_t)ub;
+  } else {
+    uint64_t ua, ub;
+    memcpy(&ua, &a, 8);
+    memcpy(&ub, &b, 8);
+    ka = (ua >> 63) ? -(int64_t)(ua & 0x7fffffffffffffffu) : (int64_t)ua;
+    kb = (ub >> 63) ? -(int64_t)(ub & 0x7fffffffffffffffu) : (int64_t)ub;
   }
-  uint64_t u;
-  memcpy(&u, &v, 8);
-  return (u >> 63) ? -(double)(u & 0x7fffffffffffffffu) : (double)u;
+  if ((ka < 0) == (kb < 0)) return (double)(kb - ka);
+  return (double)kb - (double)ka; /* opposite signs: |kb - ka| may exceed int64; the distance is huge anyway */
 }
 
 double rcl_bounds_width_ulps(const rcl_bounds *b) {
   if (!b || !b->has_value) return NAN;
-  return line(b->dtype, b->hi) - line(b->dtype, b->lo);
+  return steps(b->dtype, b->lo, b->hi);
 }
 
 int rcl_bounds_locate(const rcl_bounds *b, const void *value, double *from_lo, double *to_hi) {
@@ -757,7 +766,7 @@ int rcl_bounds_locate(const rcl_bounds *b, const void *value, double *from_lo, d
   }
   if (isnan(v)) return b->may_be_nan;
   if (!b->has_value) return 0;
-  if (from_lo) *from_lo = line(b->dtype, v) - line(b->dtype, b->lo);
-  if (to_hi) *to_hi = line(b->dtype, b->hi) - line(b->dtype, v);
+  if (from_lo) *from_lo = steps(b->dtype, b->lo, v);
+  if (to_hi) *to_hi = steps(b->dtype, v, b->hi);
   return !tlt(v, b->lo) && !tlt(b->hi, v);
 }

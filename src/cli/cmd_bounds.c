@@ -1,0 +1,457 @@
+/* reprocl bounds: the interval of values one expression (a reduction, a dot product, ...) can take under
+ * every evaluation order and FMA contraction (include/reprocl/bounds.h), and where concrete evaluations
+ * fall inside it: the host's plain orders, reprocl's contracts, and each device's reproducible and
+ * native results. */
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void help(void) {
+  printf("usage: reprocl bounds --kind sum|dot [--n N] [--dtype f32|f64] [--dist uniform|wide|cancel|special]\n"
+         "                      [--seed S] [--order any|assoc] [--no-fma] [--exact-only] [--max-any M]\n"
+         "                      [--max-assoc M] [--device D|all|none] [--json]\n\n"
+         "Computes the tightest interval [lo, hi] of values that the expression can take under any evaluation\n"
+         "order and any choice of FMA contraction (docs/bounds.md), for inputs rcl_generate(dist, seed) (y uses\n"
+         "seed+1), and shows where concrete evaluations fall inside it: host left-to-right, right-to-left,\n"
+         "pairwise (and an fma chain for dot), reprocl's ordered and exact contracts, and on each device the\n"
+         "reproducible result and the native build's result.\n\n"
+         "  --kind sum     x_1 + ... + x_n                      --kind dot   x_1*y_1 + ... + x_n*y_n\n"
+         "  --n N          terms (default 16)\n"
+         "  --order any    re-association and commutativity (default): every order a parallel reduction uses;\n"
+         "                 exact up to --max-any terms (default %u, at most %u; O(3^n) time)\n"
+         "  --order assoc  re-association of the written order only; exact up to --max-assoc terms\n"
+         "                 (default %u, at most %u; O(n^3) time)\n"
+         "  Larger sums get a rigorous enclosure (marked 'enclosure'), or an error with --exact-only.\n"
+         "  --no-fma       products are always rounded on their own (no contraction choices)\n"
+         "  --device none  host evaluations only\n\n"
+         "Exit status: 0 when every value whose evaluation the interval covers lies inside it, 1 otherwise (a\n"
+         "device computing outside IEEE arithmetic, e.g. flushing subnormals in native mode, or a bug), 2 for\n"
+         "bad usage.\n",
+         RCL_BOUNDS_ANY_DEFAULT, RCL_BOUNDS_ANY_LIMIT, RCL_BOUNDS_ASSOC_DEFAULT, RCL_BOUNDS_ASSOC_LIMIT);
+}
+
+/* One concrete evaluation shown against the interval. */
+typedef struct {
+  char where[160]; /* "host" or the device's name */
+  char what[96];   /* "left-to-right", "reproducible (reduce.ordered)", "native build" */
+  unsigned char value[8];
+  int covered;     /* the interval's evaluation set includes this evaluation */
+  char note[192];  /* why not covered, or a remark */
+  int unsupported; /* a device that cannot run this dtype bit-exactly: no value */
+  int mismatch;    /* a reproducible result that differs from the host reference: always a failure */
+} row;
+
+typedef struct {
+  rcl_dtype dt;
+  rcl_bounds b;
+  row *rows;
+  size_t nrows, cap;
+} report;
+
+static row *add_row(report *r, const char *where, const char *what, const void *value, int covered, const char *note) {
+  if (r->nrows == r->cap) {
+    size_t cap = r->cap ? 2 * r->cap : 16;
+    row *n = realloc(r->rows, cap * sizeof *n);
+    if (!n) return NULL;
+    r->rows = n;
+    r->cap = cap;
+  }
+  row *w = &r->rows[r->nrows++];
+  memset(w, 0, sizeof *w);
+  snprintf(w->where, sizeof w->where, "%s", where);
+  snprintf(w->what, sizeof w->what, "%s", what);
+  if (value) memcpy(w->value, value, rcl_dtype_size(r->dt));
+  w->covered = covered;
+  if (note) snprintf(w->note, sizeof w->note, "%s", note);
+  return w;
+}
+
+/* ---- host evaluations in the dtype (the CLI is built with -ffp-contract=off) ----------------------- */
+typedef struct {
+  rcl_dtype dt;
+  size_t n;
+  const void *x, *y; /* y NULL for a sum */
+} terms;
+static double get(const terms *t, const void *p, size_t i) {
+  return t->dt == RCL_F32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+static double rnd_add(const terms *t, double a, double b) {
+  return t->dt == RCL_F32 ? (double)((float)a + (float)b) : a + b;
+}
+static double term_at(const terms *t, size_t i) {
+  if (!t->y) return get(t, t->x, i);
+  return t->dt == RCL_F32 ? (double)((float)get(t, t->x, i) * (float)get(t, t->y, i))
+                          : get(t, t->x, i) * get(t, t->y, i);
+}
+static double left_to_right(const terms *t) {
+  double s = term_at(t, 0);
+  for (size_t i = 1; i < t->n; i++) s = rnd_add(t, s, term_at(t, i));
+  return s;
+}
+static double right_to_left(const terms *t) {
+  double s = term_at(t, t->n - 1);
+  for (size_t i = t->n - 1; i-- > 0;) s = rnd_add(t, term_at(t, i), s);
+  return s;
+}
+static double pairwise(const terms *t, size_t lo, size_t n) {
+  if (n == 1) return term_at(t, lo);
+  return rnd_add(t, pairwise(t, lo, n / 2), pairwise(t, lo + n / 2, n - n / 2));
+}
+static double fma_chain(const terms *t) { /* s = x0*y0; s = fma(x_i, y_i, s): what a contracting compiler makes */
+  double s = term_at(t, 0);
+  for (size_t i = 1; i < t->n; i++)
+    s = t->dt == RCL_F32 ? (double)fmaf((float)get(t, t->x, i), (float)get(t, t->y, i), (float)s)
+                         : fma(get(t, t->x, i), get(t, t->y, i), s);
+  return s;
+}
+static int add_host(report *r, const char *what, double v, int covered, const char *note) {
+  unsigned char buf[8];
+  if (r->dt == RCL_F32) {
+    float f = (float)v;
+    memcpy(buf, &f, 4);
+  } else {
+    memcpy(buf, &v, 8);
+  }
+  return add_row(r, "host", what, buf, covered, note) ? 0 : cli_error("out of memory");
+}
+
+/* ---- output ------------------------------------------------------------------------------------------ */
+static void hex_of(char *buf, size_t size, const void *v, rcl_dtype dt) {
+  if (dt == RCL_F32) {
+    uint32_t u;
+    memcpy(&u, v, 4);
+    snprintf(buf, size, "0x%08x", u);
+  } else {
+    uint64_t u;
+    memcpy(&u, v, 8);
+    snprintf(buf, size, "0x%016llx", (unsigned long long)u);
+  }
+}
+static void endpoint(unsigned char *out, double v, rcl_dtype dt) {
+  if (dt == RCL_F32) {
+    float f = (float)v;
+    memcpy(out, &f, 4);
+  } else {
+    memcpy(out, &v, 8);
+  }
+}
+
+/* A 22-column picture of the position: [----*-----], or the marker outside the brackets. */
+static void ruler(char *buf, int inside, double from, double width) {
+  enum { W = 20 };
+  if (isnan(from)) {
+    snprintf(buf, 32, "  (NaN)");
+    return;
+  }
+  if (!inside) {
+    snprintf(buf, 32, from < 0 ? "*[--------------------]" : "[--------------------]*");
+    return;
+  }
+  char bar[W + 1];
+  memset(bar, '-', W);
+  bar[W] = '\0';
+  int pos = width > 0 ? (int)floor(from / width * (W - 1) + 0.5) : 0;
+  bar[pos < 0 ? 0 : pos > W - 1 ? W - 1 : pos] = '*';
+  snprintf(buf, 32, "[%s]", bar);
+}
+
+static json_t *num_json(const void *v, rcl_dtype dt) {
+  char buf[64];
+  cli_format_value(buf, sizeof buf, v, dt);
+  return json_string(buf);
+}
+static json_t *ulps_json(double u) { return isnan(u) ? json_null() : json_real(u); }
+
+/* Prints the report (text or JSON); returns the exit status. */
+static int print_report(const report *r, const char *title, json_t *desc, const rcl_bounds_options *o, int json) {
+  const rcl_bounds *b = &r->b;
+  unsigned char lo[8], hi[8];
+  endpoint(lo, b->lo, r->dt);
+  endpoint(hi, b->hi, r->dt);
+  double width = rcl_bounds_width_ulps(b);
+  size_t bad = 0, shown = 0;
+  char slo[64], shi[64], xlo[24], xhi[24];
+  cli_format_value(slo, sizeof slo, lo, r->dt);
+  cli_format_value(shi, sizeof shi, hi, r->dt);
+  hex_of(xlo, sizeof xlo, lo, r->dt);
+  hex_of(xhi, sizeof xhi, hi, r->dt);
+  const char *orders = b->order == RCL_BOUNDS_ANY_ORDER ? "any order (re-association and commutativity)"
+                                                        : "re-association of the written order";
+  json_t *jrows = json_array();
+  int vw = r->dt == RCL_F32 ? 15 : 23; /* the value column: %.9g / %.17g */
+  size_t limit = b->order == RCL_BOUNDS_ANY_ORDER ? (o->max_any ? o->max_any : RCL_BOUNDS_ANY_DEFAULT)
+                                                  : (o->max_assoc ? o->max_assoc : RCL_BOUNDS_ASSOC_DEFAULT);
+  if (!json) {
+    printf("%s\n", title);
+    printf("evaluations: %s, %s\n", orders, b->fma ? "any FMA contraction" : "no FMA contraction");
+    if (b->has_value) {
+      printf("  lo     %-26s %s\n  hi     %-26s %s\n", slo, xlo, shi, xhi);
+      printf("  width  %.0f ulps\n", width);
+    } else {
+      printf("  every evaluation gives NaN\n");
+    }
+    if (b->may_be_nan && b->has_value) printf("  NaN    some evaluations give NaN\n");
+    if (b->tight)
+      printf("  tight  yes: lo and hi are each the value of some evaluation (exact DP; largest sum %zu terms)\n",
+             b->largest_sum);
+    else if (b->enclosed_sums)
+      printf("  tight  no: a rigorous enclosure; a sum of %zu terms exceeds the exact %s-order limit of %zu\n"
+             "         (raise --max-%s up to %u%s; see docs/bounds.md)\n",
+             b->largest_sum, rcl_bounds_order_name(b->order), limit, rcl_bounds_order_name(b->order),
+             b->order == RCL_BOUNDS_ANY_ORDER ? RCL_BOUNDS_ANY_LIMIT : RCL_BOUNDS_ASSOC_LIMIT,
+             b->order == RCL_BOUNDS_ANY_ORDER ? ", or use --order assoc" : "");
+    else
+      printf("  tight  no: a rigorous enclosure (an infinity may meet a zero in a product; see docs/bounds.md)\n");
+    printf("\n  %-36s %-32s %-*s %-22s %s\n", "where", "evaluation", vw, "value", "position", "ulps from lo / to hi");
+  }
+  for (size_t i = 0; i < r->nrows; i++) {
+    const row *w = &r->rows[i];
+    char val[64], bar[32];
+    if (w->unsupported) {
+      if (!json)
+        printf("  %-44.44s unsupported: %s\n", w->where, w->note);
+      else
+        json_array_append_new(
+            jrows, json_pack("{s:s,s:s,s:s}", "where", w->where, "evaluation", "unsupported", "note", w->note));
+      continue;
+    }
+    double from, to;
+    int inside = rcl_bounds_locate(b, w->value, &from, &to);
+    cli_format_value(val, sizeof val, w->value, r->dt);
+    ruler(bar, inside, from, width);
+    if ((w->covered && !inside) || w->mismatch) bad++;
+    shown++;
+    const char *verdict = inside ? "inside" : w->covered ? "OUTSIDE" : "outside";
+    if (!json) {
+      printf("  %-36.36s %-32.32s %-*s %s", w->where, w->what, vw, val, bar);
+      if (!isnan(from)) printf(" %.0f / %.0f", from, to);
+      printf("  %s%s%s\n", verdict, *w->note ? ": " : "", w->note);
+    } else {
+      json_t *jr = json_pack("{s:s,s:s,s:o,s:b,s:b,s:o,s:o}", "where", w->where, "evaluation", w->what, "value",
+                             num_json(w->value, r->dt), "inside", inside, "covered", w->covered, "ulps_from_lo",
+                             ulps_json(from), "ulps_to_hi", ulps_json(to));
+      if (*w->note) json_object_set_new(jr, "note", json_string(w->note));
+      if (w->mismatch) json_object_set_new(jr, "matches_reference", json_false());
+      json_array_append_new(jrows, jr);
+    }
+  }
+  if (json) {
+    json_t *jb = json_pack("{s:o,s:o,s:s,s:s,s:b,s:b,s:b,s:s,s:b,s:o,s:I,s:I}", "lo",
+                           b->has_value ? num_json(lo, r->dt) : json_null(), "hi",
+                           b->has_value ? num_json(hi, r->dt) : json_null(), "lo_bits", xlo, "hi_bits", xhi,
+                           "has_value", b->has_value, "may_be_nan", b->may_be_nan, "tight", b->tight, "order",
+                           rcl_bounds_order_name(b->order), "fma", b->fma, "width_ulps", ulps_json(width),
+                           "largest_sum", (json_int_t)b->largest_sum, "enclosed_sums", (json_int_t)b->enclosed_sums);
+    json_object_set_new(desc, "command", json_string("bounds"));
+    json_object_set_new(desc, "bounds", jb);
+    json_object_set_new(desc, "values", jrows);
+    json_object_set_new(desc, "all_inside", json_boolean(bad == 0));
+    cli_json_print(desc);
+  } else {
+    json_decref(jrows);
+    json_decref(desc);
+    if (bad)
+      printf("FAIL: %zu of %zu value(s) lie outside the interval that covers their evaluation, or differ from\n"
+             "      the host reference of their contract\n",
+             bad, shown);
+    else
+      printf("INSIDE: every value whose evaluation the interval covers lies inside it (%zu shown)\n", shown);
+  }
+  return bad ? 1 : 0;
+}
+
+/* ---- devices ------------------------------------------------------------------------------------------ */
+/* The reproducible and native results of each device for one device computation. run() fills value (the
+ * result bytes) for a context; covered says whether the interval covers the device's evaluation order. */
+typedef int (*device_fn)(unsigned char *value, rcl_context *ctx, void *arg);
+
+static int add_devices(report *r, const char *spec, rcl_family family, device_fn run, void *arg, const char *what,
+                       const unsigned char *ref, int covered, const char *note) {
+  if (spec && !strcmp(spec, "none")) return 0;
+  cli_devices devs, ndevs;
+  int rc = cli_devices_open(&devs, spec, RCL_MODE_REPRODUCIBLE);
+  if (rc) return rc;
+  if ((rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE)) != 0) {
+    cli_devices_close(&devs);
+    return rc;
+  }
+  for (size_t i = 0; i < devs.count && !rc; i++) {
+    const char *why;
+    rcl_support sup = rcl_device_profile_support(rcl_context_profile(devs.ctx[i]), family, r->dt, &why);
+    if (sup == RCL_SUPPORT_NONE) { /* a row without a value, saying why */
+      row *w = add_row(r, devs.name[i], "unsupported", NULL, 0, why);
+      if (!w)
+        rc = cli_error("out of memory");
+      else
+        w->unsupported = 1;
+      continue;
+    }
+    unsigned char v[8], nv[8];
+    if (run(v, devs.ctx[i], arg))
+      rc = cli_fail("%s on %s", what, devs.name[i]);
+    else if (run(nv, ndevs.ctx[i], arg))
+      rc = cli_fail("%s (native build) on %s", what, devs.name[i]);
+    else {
+      char w1[96], w2[96], n1[192], n2[192];
+      size_t es = rcl_dtype_size(r->dt);
+      int same_ref = !ref || !memcmp(v, ref, es), same_native = !memcmp(v, nv, es);
+      snprintf(w1, sizeof w1, "reproducible (%s)", what);
+      snprintf(w2, sizeof w2, "native build (%s)", what);
+      snprintf(n1, sizeof n1, "%s%s%s", same_ref ? "= host reference" : "DIFFERS from the host reference",
+               note ? "; " : "", note ? note : "");
+      snprintf(n2, sizeof n2, "%s%s%s", same_native ? "= reproducible" : "differs from reproducible", note ? "; " : "",
+               note ? note : "");
+      row *a = add_row(r, devs.name[i], w1, v, covered, n1),
+          *b = a ? add_row(r, devs.name[i], w2, nv, covered, n2) : NULL;
+      if (!b)
+        rc = cli_error("out of memory");
+      else
+        r->rows[r->nrows - 2].mismatch = !same_ref;
+    }
+  }
+  cli_devices_close(&ndevs);
+  cli_devices_close(&devs);
+  return rc;
+}
+
+/* ---- kinds ---------------------------------------------------------------------------------------------- */
+typedef struct {
+  const char *kind, *device;
+  rcl_dtype dt;
+  size_t n;
+  uint64_t seed;
+  rcl_gen_kind dist;
+  rcl_bounds_options opts;
+  int json;
+} args;
+
+typedef struct {
+  rcl_reduce_op op;
+  rcl_dtype dt;
+  size_t n;
+  const void *x, *y;
+} reduce_arg;
+static int run_reduce(unsigned char *value, rcl_context *ctx, void *p) {
+  reduce_arg *a = p;
+  return rcl_reduce(value, ctx, a->op, a->dt, a->n, a->x, a->y, NULL);
+}
+
+static int kind_reduce(const args *a) {
+  int dot = !strcmp(a->kind, "dot");
+  size_t es = rcl_dtype_size(a->dt);
+  if (a->n == 0) return cli_error("--n must be at least 1");
+  if (a->n > SIZE_MAX / 16) return cli_error("--n %zu is too large", a->n);
+  unsigned char *x = malloc(a->n * es), *y = malloc(a->n * es);
+  report r = {0};
+  r.dt = a->dt;
+  int rc = (!x || !y) ? cli_error("cannot allocate %zu bytes of host memory for the inputs", 2 * a->n * es) : 0;
+  if (!rc) {
+    rcl_generate(x, a->dt, a->n, a->dist, a->seed);
+    rcl_generate(y, a->dt, a->n, a->dist, a->seed + 1);
+    if (dot ? rcl_bounds_dot(&r.b, a->dt, a->n, x, y, &a->opts) : rcl_bounds_sum(&r.b, a->dt, a->n, x, &a->opts))
+      rc = cli_fail("bounds");
+  }
+  terms t = {a->dt, a->n, x, dot ? y : NULL};
+  /* In written order only consecutive terms are grouped: reprocl's ordered contract strides over 64
+   * lanes beyond 64 terms, so --order assoc does not cover it there. */
+  int assoc = a->opts.order == RCL_BOUNDS_ASSOCIATIVE, strided = assoc && a->n > 64;
+  const char *why_strided = strided ? "the contract's lanes permute terms; --order assoc does not cover it" : NULL;
+  if (!rc) rc = add_host(&r, "left-to-right", left_to_right(&t), 1, NULL);
+  if (!rc) rc = add_host(&r, "right-to-left", right_to_left(&t), 1, NULL);
+  if (!rc) rc = add_host(&r, "pairwise", pairwise(&t, 0, a->n), 1, NULL);
+  if (!rc && dot) rc = add_host(&r, "fma chain (left-to-right)", fma_chain(&t), !a->opts.no_fma, NULL);
+  unsigned char v[8], ref[8];
+  rcl_reduce_op op = dot ? RCL_OP_DOT : RCL_OP_SUM;
+  if (!rc && rcl_ref_reduce(ref, op, a->dt, RCL_REDUCE_ORDERED, a->n, x, y)) rc = cli_fail("host reference");
+  if (!rc && !add_row(&r, "host", "reprocl reduce.ordered", ref, !strided, why_strided))
+    rc = cli_error("out of memory");
+  if (!rc && rcl_ref_reduce(v, op, a->dt, RCL_REDUCE_EXACT, a->n, x, y)) rc = cli_fail("host reference");
+  if (!rc && !add_row(&r, "host", "reprocl reduce.exact", v, 0, "the correctly rounded value, not an evaluation order"))
+    rc = cli_error("out of memory");
+  reduce_arg ra = {op, a->dt, a->n, x, y};
+  if (!rc)
+    rc = add_devices(&r, a->device, RCL_FAMILY_REDUCE, run_reduce, &ra, "reduce.ordered", ref, !strided, why_strided);
+  if (!rc) {
+    char title[256];
+    snprintf(title, sizeof title, "bounds: %s of %zu %s values (dist %s, seed %llu)", dot ? "dot product" : "sum", a->n,
+             rcl_dtype_name(a->dt), rcl_gen_kind_name(a->dist), (unsigned long long)a->seed);
+    json_t *desc = json_pack("{s:s,s:s,s:I,s:s,s:I}", "kind", a->kind, "dtype", rcl_dtype_name(a->dt), "n",
+                             (json_int_t)a->n, "dist", rcl_gen_kind_name(a->dist), "seed", (json_int_t)a->seed);
+    rc = print_report(&r, title, desc, &a->opts, a->json);
+  }
+  free(r.rows);
+  free(x);
+  free(y);
+  return rc;
+}
+
+int cmd_bounds(int argc, char **argv) {
+  static const struct option opts[] = {{"kind", required_argument, 0, 'k'},    {"n", required_argument, 0, 'n'},
+                                       {"dtype", required_argument, 0, 't'},   {"dist", required_argument, 0, 'D'},
+                                       {"seed", required_argument, 0, 's'},    {"order", required_argument, 0, 'o'},
+                                       {"no-fma", no_argument, 0, 'F'},        {"exact-only", no_argument, 0, 'E'},
+                                       {"max-any", required_argument, 0, 'A'}, {"max-assoc", required_argument, 0, 'S'},
+                                       {"device", required_argument, 0, 'd'},  {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+  args a = {"sum", NULL, RCL_F32, 16, 1, RCL_GEN_UNIFORM, RCL_BOUNDS_OPTIONS_INIT, 0};
+  int c, rc = 0;
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+    switch (c) {
+    case 'k':
+      a.kind = optarg;
+      break;
+    case 'n':
+      rc = cli_parse_size(&a.n, "--n", optarg);
+      break;
+    case 't':
+      rc = rcl_dtype_parse(&a.dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0;
+      break;
+    case 'D':
+      rc = rcl_gen_kind_parse(&a.dist, optarg) ? cli_error("--dist: %s", rcl_error_last()) : 0;
+      break;
+    case 's':
+      rc = cli_parse_u64(&a.seed, "--seed", optarg);
+      break;
+    case 'o':
+      rc = rcl_bounds_order_parse(&a.opts.order, optarg) ? cli_error("--order: %s", rcl_error_last()) : 0;
+      break;
+    case 'F':
+      a.opts.no_fma = 1;
+      break;
+    case 'E':
+      a.opts.exact_only = 1;
+      break;
+    case 'A':
+      rc = cli_parse_size(&a.opts.max_any, "--max-any", optarg);
+      break;
+    case 'S':
+      rc = cli_parse_size(&a.opts.max_assoc, "--max-assoc", optarg);
+      break;
+    case 'd':
+      a.device = optarg;
+      break;
+    case 'j':
+      a.json = 1;
+      break;
+    case 'h':
+      help();
+      return 0;
+    default:
+      return 2;
+    }
+    if (rc) return rc;
+  }
+  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
+  if (a.opts.max_any > RCL_BOUNDS_ANY_LIMIT)
+    return cli_error("--max-any %zu exceeds %u (the any-order DP takes O(3^n) time)", a.opts.max_any,
+                     RCL_BOUNDS_ANY_LIMIT);
+  if (a.opts.max_assoc > RCL_BOUNDS_ASSOC_LIMIT)
+    return cli_error("--max-assoc %zu exceeds %u (the associative DP takes O(n^3) time)", a.opts.max_assoc,
+                     RCL_BOUNDS_ASSOC_LIMIT);
+  if (!strcmp(a.kind, "sum") || !strcmp(a.kind, "dot")) return kind_reduce(&a);
+  return cli_error("unknown --kind \"%s\" (expected sum or dot)", a.kind);
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `reprocl bounds`: the interval of an expression's values over every evaluation order and contraction,
+# and where the host's orders, reprocl's contracts and every device's reproducible and native results
+# fall inside it.
+. "$(dirname "$0")/clilib.sh"
+
+expect 0 "bounds --help" -- "$CLI" bounds --help
+contains "$TMP/out" "--order any" "help explains the orders"
+expect 0 "help bounds" -- "$CLI" help bounds
+expect 0 "--help lists bounds" -- "$CLI" --help
+contains "$TMP/out" "bounds" "the command list names bounds"
+
+# Every device, both kinds and dtypes: values inside, reproducible results equal to the host reference.
+for dt in f32 f64; do for kind in sum dot; do for dist in uniform cancel; do
+  expect 0 "$kind $dt $dist n=16 on all devices" -- "$CLI" bounds --kind $kind --dtype $dt --dist $dist --n 16 --device all
+  contains "$TMP/out" "INSIDE:" "$kind $dt $dist: every value inside"
+  contains "$TMP/out" "tight  yes" "$kind $dt $dist: n=16 is exact in any order"
+  contains "$TMP/out" "= host reference" "$kind $dt $dist: device results equal the host reference"
+done; done; done
+expect 0 "f64 on all devices" -- "$CLI" bounds --kind sum --dtype f64 --device all
+if grep -q "rusticl" "$TMP/out"; then contains "$TMP/out" "unsupported: no fp64" "Rusticl's fp64 refusal is shown"; fi
+
+# JSON: the fields, and the values' positions checked independently of the text output.
+expect 0 "bounds --json" -- "$CLI" bounds --kind dot --n 12 --dist cancel --device all --json
+json_ok "$TMP/out" "bounds --json is JSON"
+python3 - "$TMP/out" <<'PY' && pass "JSON: lo <= every value <= hi; reproducible = host reference" || fail "JSON contents"
+import json, struct, sys
+d = json.load(open(sys.argv[1]))
+b = d["bounds"]
+assert d["command"] == "bounds" and d["kind"] == "dot" and d["n"] == 12 and d["all_inside"]
+assert b["tight"] and b["order"] == "any" and b["fma"] and b["largest_sum"] == 12 and b["enclosed_sums"] == 0
+f32 = lambda s: struct.unpack("<f", struct.pack("<f", float(s)))[0]
+lo, hi = f32(b["lo"]), f32(b["hi"])
+assert struct.pack(">f", lo).hex() == b["lo_bits"][2:] and struct.pack(">f", hi).hex() == b["hi_bits"][2:]
+vals = [v for v in d["values"] if v["evaluation"] != "unsupported"]
+ref = [v for v in vals if v["evaluation"] == "reprocl reduce.ordered"][0]["value"]
+for v in vals:
+    x = f32(v["value"])
+    assert v["inside"] == (lo <= x <= hi), v
+    if v["covered"]: assert v["inside"], v
+    if v["evaluation"].startswith("reproducible"): assert v["value"] == ref, v
+assert sum(v["evaluation"].startswith("native") for v in vals) >= 1
+PY
+
+# Large sums: the enclosure (said so), the associative DP, exact-only refusal.
+expect 0 "n=1000 any order: enclosure" -- "$CLI" bounds --kind sum --n 1000 --device none --json
+python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["bounds"]; assert not b["tight"] and b["enclosed_sums"]==1 and b["width_ulps"]>0' "$TMP/out" \
+  && pass "n=1000 any order is an enclosure" || fail "n=1000 enclosure fields"
+expect 0 "n=300 written order: exact" -- "$CLI" bounds --kind dot --dtype f64 --n 300 --order assoc --device all
+contains "$TMP/out" "tight  yes" "n=300 in written order is exact"
+contains "$TMP/out" "--order assoc does not cover it" "the strided contract is marked as not covered"
+expect 1 "exact-only refuses n=17" -- "$CLI" bounds --kind sum --n 17 --exact-only --device none
+contains "$TMP/err" "a sum of 17 terms exceeds the exact any-order limit of 16" "the refusal names size and limit"
+expect 0 "--max-any 17" -- "$CLI" bounds --kind sum --n 17 --max-any 17 --exact-only --device none
+expect 0 "--no-fma" -- "$CLI" bounds --kind dot --n 8 --no-fma --device none
+contains "$TMP/out" "no FMA contraction" "--no-fma is echoed"
+
+# Bad usage.
+expect 2 "unknown kind" -- "$CLI" bounds --kind matmul
+contains "$TMP/err" "unknown --kind \"matmul\"" "the unknown kind is named"
+expect 2 "bad order" -- "$CLI" bounds --order sideways
+contains "$TMP/err" "unknown evaluation order \"sideways\"" "the bad order is named"
+expect 2 "max-any too large" -- "$CLI" bounds --max-any 21
+contains "$TMP/err" "--max-any 21 exceeds 20" "the limit is named"
+expect 2 "max-assoc too large" -- "$CLI" bounds --max-assoc 4096
+expect 2 "n=0" -- "$CLI" bounds --n 0
+contains "$TMP/err" "--n must be at least 1" "n=0 is explained"
+expect 2 "bad dtype" -- "$CLI" bounds --dtype f16
+expect 2 "stray argument" -- "$CLI" bounds extra
+expect 1 "unknown device" -- "$CLI" bounds --device no-such-device
+contains "$TMP/err" "no OpenCL device matches \"no-such-device\"" "the unknown device is named"
+finish
