@@ -454,35 +454,37 @@ static int fast_ok(size_t m, const term *t, int fma) {
     rcl__free(lo);                                                                                                     \
     return over;                                                                                                       \
   }                                                                                                                    \
+  /* Cells (i, k) are read along a row and cells (k + 1, j) along a column, so each is kept twice: row-major           \
+   * in rl/rh and column-major in cl/ch, making both inner-loop streams contiguous. */                                 \
   static int fast_assoc_##SUF(iv *out, size_t m, const term *t, int fuse) {                                            \
-    size_t cells = m * (m + 1) / 2, bytes;                                                                             \
-    if (rcl__mul_size(&bytes, 2 * cells, sizeof(T), "bounds DP table")) return RCL_ERR_OVERFLOW;                       \
-    T *lo = rcl__malloc(bytes), *hi = lo + cells;                                                                      \
-    if (!lo) return RCL_ERR_OUT_OF_MEMORY;                                                                             \
+    size_t bytes;                                                                                                      \
+    if (rcl__mul_size(&bytes, 4 * m, m * sizeof(T), "bounds DP table")) return RCL_ERR_OVERFLOW;                       \
+    T *rl = rcl__malloc(bytes), *rh = rl + m * m, *cl = rh + m * m, *ch = cl + m * m;                                  \
+    if (!rl) return RCL_ERR_OUT_OF_MEMORY;                                                                             \
     int over = 0;                                                                                                      \
     for (size_t i = 0; i < m; i++) {                                                                                   \
-      lo[i * (i + 1) / 2 + i] = (T)t[i].v.lo;                                                                          \
-      hi[i * (i + 1) / 2 + i] = (T)t[i].v.hi;                                                                          \
+      rl[i * m + i] = cl[i * m + i] = (T)t[i].v.lo;                                                                    \
+      rh[i * m + i] = ch[i * m + i] = (T)t[i].v.hi;                                                                    \
     }                                                                                                                  \
     for (size_t len = 2; len <= m && !over; len++)                                                                     \
       for (size_t i = 0; i + len <= m && !over; i++) {                                                                 \
         size_t j = i + len - 1;                                                                                        \
+        const T *al = rl + i * m, *ah = rh + i * m, *bl_ = cl + j * m + 1, *bh_ = ch + j * m + 1;                      \
         T bl = (T)INFINITY, bh = (T)-INFINITY;                                                                         \
-        for (size_t k = i; k < j; k++) {                                                                               \
-          size_t L = k * (k + 1) / 2 + i, R = j * (j + 1) / 2 + k + 1;                                                 \
-          T l = lo[L] + lo[R], h = hi[L] + hi[R];                                                                      \
+        for (size_t k = i; k < j; k++) { /* (i..k) + (k+1..j) */                                                       \
+          T l = al[k] + bl_[k], h = ah[k] + bh_[k];                                                                    \
           if (TLT(l, bl)) bl = l;                                                                                      \
           if (TLT(bh, h)) bh = h;                                                                                      \
-          if (fuse && k == i && t[i].prod) FUSE_INTO(T, FMA, i, lo[R], hi[R]);                                         \
-          if (fuse && k + 1 == j && t[j].prod) FUSE_INTO(T, FMA, j, lo[L], hi[L]);                                     \
         }                                                                                                              \
+        if (fuse && t[i].prod) FUSE_INTO(T, FMA, i, cl[j * m + i + 1], ch[j * m + i + 1]);                             \
+        if (fuse && t[j].prod) FUSE_INTO(T, FMA, j, rl[i * m + j - 1], rh[i * m + j - 1]);                             \
         over = !isfinite(bl) || !isfinite(bh);                                                                         \
-        lo[j * (j + 1) / 2 + i] = bl;                                                                                  \
-        hi[j * (j + 1) / 2 + i] = bh;                                                                                  \
+        rl[i * m + j] = cl[j * m + i] = bl;                                                                            \
+        rh[i * m + j] = ch[j * m + i] = bh;                                                                            \
       }                                                                                                                \
-    iv r = {lo[(m - 1) * m / 2], hi[(m - 1) * m / 2], 1, 0}; /* cell (0, m - 1) */                                     \
+    iv r = {rl[m - 1], rh[m - 1], 1, 0}; /* cell (0, m - 1) */                                                         \
     *out = r;                                                                                                          \
-    rcl__free(lo);                                                                                                     \
+    rcl__free(rl);                                                                                                     \
     return over;                                                                                                       \
   }
 FAST_DP(f32, float, fmaf)
@@ -522,7 +524,10 @@ static double floor_to(int f32, double x) {
  * Numerical Algorithms, 2nd ed., eq. 4.4), where t_c is child c's value as it enters an addition: the
  * child's own value, or for a fused product the exact product. Hence
  * sum lo(t_c) - γ sum |t_c|max <= result <= sum hi(t_c) + γ sum |t_c|max, evaluated with outward rounding,
- * provided no partial sum can overflow, which (1 + γ) sum |t_c|max < MAX guarantees. */
+ * provided no partial sum can overflow, which (1 + γ) sum |t_c|max < MAX guarantees. Additions are
+ * exact when their result is subnormal, but an fma's is not (x*y + c may need more bits than the
+ * subnormal grid holds): each fused product adds at most half a subnormal spacing η, carried by later
+ * additions, so the bound grows by (number of products) * η * (1 + γ). */
 static iv enclose(bctx *c, size_t m, const term *t) {
   double u = c->f32 ? 0x1p-24 : 0x1p-53, maxv = c->f32 ? FLT_MAX : DBL_MAX;
   int pos_inf = 0, neg_inf = 0;
@@ -560,7 +565,10 @@ static iv enclose(bctx *c, size_t m, const term *t) {
   }
   if ((double)(m - 1) * u >= 0.5) return full(c);
   double g = up(((double)(m - 1) * u) / dn(1.0 - (double)(m - 1) * u));
-  double err = up(g * smag), bound = up(smag + err);
+  size_t products = 0;
+  for (size_t i = 0; c->fma && i < m; i++) products += t[i].prod;
+  double eta = c->f32 ? 0x1p-149 : 0x1p-1074; /* a whole spacing: more than half, and representable */
+  double err = up(up(g * smag) + up(up((double)products * eta) * up(1.0 + g))), bound = up(smag + err);
   int may_overflow = !(bound < maxv);
   c->enclosed++;
   if (pos_inf || neg_inf) {
