@@ -131,27 +131,34 @@ static int push_elem(rcl_expr *e, size_t *node, const void *x, size_t i) {
   return rcl_expr_value(e, node, (const char *)x + i * rcl_dtype_size(e->dtype));
 }
 
-/* Builds sum or dot: the n terms' nodes go into a temporary list, then one sum node over them. */
-static int build_flat(rcl_expr **out, rcl_dtype dtype, size_t n, const void *x, const void *y, const char *fn) {
+/* Builds sum, dot or an SpMV row: the terms' nodes (after a +0 node for a row) go into a temporary list,
+ * then one sum node over them. */
+static int build_flat(rcl_expr **out, rcl_dtype dtype, size_t n, const void *x, const void *y, int zero_first,
+                      const char *fn) {
   if (!out || (n && !x)) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: NULL argument", fn);
   *out = NULL;
   rcl_expr *e;
   int rc = rcl_expr_create(&e, dtype);
   if (rc) return rc;
-  size_t bytes, *terms = NULL;
-  if (rcl__mul_size(&bytes, n ? n : 1, sizeof *terms, fn))
+  size_t bytes, *terms = NULL, k = 0;
+  if (n > SIZE_MAX - 1 || rcl__mul_size(&bytes, n + 1, sizeof *terms, fn))
     rc = RCL_ERR_OVERFLOW;
   else if (!(terms = rcl__malloc(bytes)))
     rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc && zero_first) {
+    double zero = 0.0;
+    float zf = 0.0f;
+    rc = rcl_expr_value(e, &terms[k++], dtype == RCL_F32 ? (const void *)&zf : (const void *)&zero);
+  }
   for (size_t i = 0; !rc && i < n; i++) {
     size_t a, b;
     rc = push_elem(e, &a, x, i);
     if (!rc && y) {
       if (!(rc = push_elem(e, &b, y, i))) rc = rcl_expr_product(e, &a, a, b);
     }
-    terms[i] = a;
+    terms[k++] = a;
   }
-  if (!rc) rc = rcl_expr_sum(e, NULL, n, terms);
+  if (!rc) rc = rcl_expr_sum(e, NULL, k, terms);
   rcl__free(terms);
   if (rc)
     rcl_expr_free(e);
@@ -161,12 +168,17 @@ static int build_flat(rcl_expr **out, rcl_dtype dtype, size_t n, const void *x, 
 }
 
 int rcl_expr_sum_of(rcl_expr **out, rcl_dtype dtype, size_t n, const void *x) {
-  return build_flat(out, dtype, n, x, NULL, "rcl_expr_sum_of");
+  return build_flat(out, dtype, n, x, NULL, 0, "rcl_expr_sum_of");
 }
 
 int rcl_expr_dot(rcl_expr **out, rcl_dtype dtype, size_t n, const void *x, const void *y) {
   if (n && !y) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_expr_dot: NULL argument");
-  return build_flat(out, dtype, n, x, y, "rcl_expr_dot");
+  return build_flat(out, dtype, n, x, y, 0, "rcl_expr_dot");
+}
+
+int rcl_expr_spmv_row(rcl_expr **out, rcl_dtype dtype, size_t n, const void *a, const void *x) {
+  if (n && !x) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_expr_spmv_row: NULL argument");
+  return build_flat(out, dtype, n, a, x, 1, "rcl_expr_spmv_row");
 }
 
 int rcl_expr_stencil9(rcl_expr **out, rcl_dtype dtype, const void *w, const void *v) {

@@ -608,6 +608,16 @@ START_TEST(nan_and_inf) {
   double x5[] = {0, 1}, y5[] = {INFINITY, 2};
   rt_ok(rcl_bounds_dot(&b, RCL_F64, 2, x5, y5, NULL));
   ck_assert(b.tight && !b.has_value && b.may_be_nan);
+  /* An SpMV row starts from +0: products of -0 give +0 in every order, while their plain sum is -0. */
+  rcl_expr *row;
+  double ra[] = {-0.0, 2.0}, rx[] = {1.0, -0.0};
+  rt_ok(rcl_expr_spmv_row(&row, RCL_F64, 2, ra, rx));
+  rt_ok(rcl_bounds_compute(&b, row, rcl_expr_size(row) - 1, NULL));
+  ck_assert(b.tight && b.lo == 0 && !signbit(b.lo) && !signbit(b.hi));
+  ck_assert_uint_eq(b.largest_sum, 3);
+  rcl_expr_free(row);
+  rt_ok(rcl_bounds_dot(&b, RCL_F64, 2, ra, rx, NULL));
+  ck_assert(b.tight && b.lo == 0 && signbit(b.lo) && signbit(b.hi));
   /* The empty sum is +0; signed zeros are ordered -0 < +0. */
   rt_ok(rcl_bounds_sum(&b, RCL_F32, 0, NULL, NULL));
   ck_assert(b.tight && b.lo == 0 && !signbit(b.lo) && !signbit(b.hi));

@@ -38,10 +38,13 @@ RCL_API int rcl_expr_sum(rcl_expr *e, size_t *node, size_t count, const size_t *
 /* The expressions of the CLI's kinds (each root is the last node):
  *   rcl_expr_sum_of:   x_0 + ... + x_{n-1}                                  (a reduction)
  *   rcl_expr_dot:      x_0*y_0 + ... + x_{n-1}*y_{n-1}                      (a dot product, one SpMV row)
+ *   rcl_expr_spmv_row: +0 + a_0*x_0 + ... + a_{n-1}*x_{n-1}               (one SpMV row sum: reprocl's
+ *                      SpMV contracts start each row from +0, which only matters for signed zeros)
  *   rcl_expr_stencil9: wc*c + wa*(N + S + E + W) + wd*(NE + SE + NW + SW)   (the 9-point stencil point;
  *                      w = {wc, wa, wd}, v = {c, N, S, E, W, NE, SE, NW, SW}) */
 RCL_API int rcl_expr_sum_of(rcl_expr **out, rcl_dtype dtype, size_t n, const void *x);
 RCL_API int rcl_expr_dot(rcl_expr **out, rcl_dtype dtype, size_t n, const void *x, const void *y);
+RCL_API int rcl_expr_spmv_row(rcl_expr **out, rcl_dtype dtype, size_t n, const void *a, const void *x);
 RCL_API int rcl_expr_stencil9(rcl_expr **out, rcl_dtype dtype, const void *w, const void *v);
 
 /* ---- bounds ----------------------------------------------------------------------------------------- */
