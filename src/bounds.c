@@ -434,8 +434,9 @@ static int fast_ok(size_t m, const term *t, int fma) {
 #define FAST_DP(SUF, T, FMA)                                                                                           \
   static int fast_any_##SUF(iv *out, size_t m, const term *t, int fuse) {                                              \
     size_t nset = (size_t)1 << m;                                                                                      \
-    T *lo = rcl__malloc(2 * nset * sizeof(T)), *hi = lo + nset;                                                        \
+    T *lo = rcl__malloc(2 * nset * sizeof(T)), *hi;                                                                    \
     if (!lo) return RCL_ERR_OUT_OF_MEMORY;                                                                             \
+    hi = lo + nset;                                                                                                    \
     int over = 0;                                                                                                      \
     for (size_t s = 1; s < nset && !over; s++) {                                                                       \
       size_t low = s & (~s + 1), rest = s ^ low, kl = (size_t)__builtin_ctzll(low);                                    \
@@ -471,8 +472,9 @@ static int fast_ok(size_t m, const term *t, int fma) {
   static int fast_assoc_##SUF(iv *out, size_t m, const term *t, int fuse) {                                            \
     size_t bytes;                                                                                                      \
     if (rcl__mul_size(&bytes, 4 * m, m * sizeof(T), "bounds DP table")) return RCL_ERR_OVERFLOW;                       \
-    T *rl = rcl__malloc(bytes), *rh = rl + m * m, *cl = rh + m * m, *ch = cl + m * m;                                  \
+    T *rl = rcl__malloc(bytes), *rh, *cl, *ch;                                                                         \
     if (!rl) return RCL_ERR_OUT_OF_MEMORY;                                                                             \
+    rh = rl + m * m, cl = rh + m * m, ch = cl + m * m;                                                                 \
     int over = 0;                                                                                                      \
     for (size_t i = 0; i < m; i++) {                                                                                   \
       rl[i * m + i] = cl[i * m + i] = (T)t[i].v.lo;                                                                    \

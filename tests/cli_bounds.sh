@@ -55,6 +55,17 @@ expect 0 "--max-any 17" -- "$CLI" bounds --kind sum --n 17 --max-any 17 --exact-
 expect 0 "--no-fma" -- "$CLI" bounds --kind dot --n 8 --no-fma --device none
 contains "$TMP/out" "no FMA contraction" "--no-fma is echoed"
 
+# Every host allocation of the library failing in turn (REPROCL_FAIL_ALLOC=k): a clean error, never a
+# crash, until k passes the number of allocations and the command succeeds.
+ok_alloc=1; k=1
+while [ $k -le 200 ]; do
+  REPROCL_FAIL_ALLOC=$k "$CLI" bounds --kind dot --n 20 --device none >"$TMP/out" 2>"$TMP/err"; st=$?
+  if [ $st = 0 ]; then break; fi
+  if [ $st != 1 ] || ! grep -q "out of host memory" "$TMP/err"; then ok_alloc=0; echo "     allocation $k: exit $st"; sed 's/^/     /' "$TMP/err" | head -3; break; fi
+  k=$((k + 1))
+done
+[ $ok_alloc = 1 ] && [ $k -gt 5 ] && [ $k -le 200 ] && pass "each of $((k - 1)) failing allocations gives a clean error" || fail "failing allocations (stopped at $k)"
+
 # Bad usage.
 expect 2 "unknown kind" -- "$CLI" bounds --kind matmul
 contains "$TMP/err" "unknown --kind \"matmul\"" "the unknown kind is named"
