@@ -8,6 +8,8 @@
 
 const cli_bench_family cli_bench_families[] = {
     {"reduce", cli_bench_reduce},
+    {"spmv", cli_bench_spmv},
+    {"cg", cli_bench_cg},
     {NULL, NULL}};
 
 static void help(void) {
