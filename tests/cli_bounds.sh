@@ -55,6 +55,32 @@ expect 0 "--max-any 17" -- "$CLI" bounds --kind sum --n 17 --max-any 17 --exact-
 expect 0 "--no-fma" -- "$CLI" bounds --kind dot --n 8 --no-fma --device none
 contains "$TMP/out" "no FMA contraction" "--no-fma is echoed"
 
+# One SpMV row (generated and from a Matrix Market file) on every device.
+for dt in f32 f64; do
+  expect 0 "spmv-row $dt on all devices" -- "$CLI" bounds --kind spmv-row --gen poisson2d:16 --row 40 --dtype $dt --dist cancel --device all
+  contains "$TMP/out" "INSIDE:" "spmv-row $dt: every value inside"
+  contains "$TMP/out" "reproducible (spmv.ordered)" "spmv-row $dt: device rows shown"
+done
+printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1.5\n2 1 -2\n2 3 0.1\n3 3 4\n' >"$TMP/m.mtx"
+expect 0 "spmv-row from a file" -- "$CLI" bounds --kind spmv-row --matrix "$TMP/m.mtx" --row 1 --device all --json
+json_ok "$TMP/out" "spmv-row --json is JSON"
+python3 - "$TMP/out" <<'PY' && pass "spmv-row JSON: 2 entries plus the +0 start, reproducible = host reference" || fail "spmv-row JSON"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["kind"] == "spmv-row" and d["row"] == 1 and d["row_entries"] == 2 and d["bounds"]["largest_sum"] == 3
+vals = [v for v in d["values"] if v["evaluation"] != "unsupported"]
+ref = [v for v in vals if v["evaluation"] == "reprocl spmv.ordered"][0]["value"]
+assert d["all_inside"] and all(v["value"] == ref for v in vals if v["evaluation"].startswith("reproducible"))
+PY
+expect 0 "long powerlaw row: enclosure" -- "$CLI" bounds --kind spmv-row --gen powerlaw:1000x1000:4:7 --row 1 --device all
+contains "$TMP/out" "tight  no: a rigorous enclosure" "a 238-entry row gets the enclosure"
+contains "$TMP/out" "INSIDE:" "the long row's values lie inside the enclosure"
+expect 2 "spmv-row without --row" -- "$CLI" bounds --kind spmv-row --gen poisson2d:4
+contains "$TMP/err" "needs --row" "missing --row is explained"
+expect 2 "spmv-row row out of range" -- "$CLI" bounds --kind spmv-row --matrix "$TMP/m.mtx" --row 3
+contains "$TMP/err" "--row 3 is outside the matrix" "the bad row is named"
+expect 2 "spmv-row without a matrix" -- "$CLI" bounds --kind spmv-row --row 0
+
 # Every host allocation of the library failing in turn (REPROCL_FAIL_ALLOC=k): a clean error, never a
 # crash, until k passes the number of allocations and the command succeeds.
 ok_alloc=1; k=1

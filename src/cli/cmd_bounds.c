@@ -8,28 +8,36 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sparse_cli.h"
 
 static void help(void) {
-  printf("usage: reprocl bounds --kind sum|dot [--n N] [--dtype f32|f64] [--dist uniform|wide|cancel|special]\n"
-         "                      [--seed S] [--order any|assoc] [--no-fma] [--exact-only] [--max-any M]\n"
-         "                      [--max-assoc M] [--device D|all|none] [--json]\n\n"
+  printf("usage: reprocl bounds --kind sum|dot [--n N] [options]\n"
+         "       reprocl bounds --kind spmv-row --matrix FILE|--gen SPEC --row I [options]\n"
+         "options: [--dtype f32|f64] [--dist uniform|wide|cancel|special] [--seed S] [--order any|assoc]\n"
+         "         [--no-fma] [--exact-only] [--max-any M] [--max-assoc M] [--device D|all|none] [--json]\n"
+         "\n"
          "Computes the tightest interval [lo, hi] of values that the expression can take under any evaluation\n"
-         "order and any choice of FMA contraction (docs/bounds.md), for inputs rcl_generate(dist, seed) (y uses\n"
-         "seed+1), and shows where concrete evaluations fall inside it: host left-to-right, right-to-left,\n"
-         "pairwise (and an fma chain for dot), reprocl's ordered and exact contracts, and on each device the\n"
-         "reproducible result and the native build's result.\n\n"
-         "  --kind sum     x_1 + ... + x_n                      --kind dot   x_1*y_1 + ... + x_n*y_n\n"
-         "  --n N          terms (default 16)\n"
-         "  --order any    re-association and commutativity (default): every order a parallel reduction uses;\n"
-         "                 exact up to --max-any terms (default %u, at most %u; O(3^n) time)\n"
-         "  --order assoc  re-association of the written order only; exact up to --max-assoc terms\n"
-         "                 (default %u, at most %u; O(n^3) time)\n"
+         "order and any choice of FMA contraction (docs/bounds.md), and shows where concrete evaluations fall\n"
+         "inside it: other orders on the host, reprocl's contracts (host references), and on each device the\n"
+         "reproducible result and the native build's result. Inputs are rcl_generate(dist, seed); y uses seed+1.\n"
+         "\n"
+         "  --kind sum       x_1 + ... + x_n                    --kind dot   x_1*y_1 + ... + x_n*y_n\n"
+         "  --n N            terms (default 16)\n"
+         "  --kind spmv-row  row I of y = A*x: +0 + a_1*x_c1 + ... (contract spmv.ordered starts from +0); A from\n"
+         "                   --matrix (Matrix Market or Harwell-Boeing) or --gen (poisson2d:N, poisson3d:N,\n"
+         "                   random:ROWSxCOLS:PERROW[:SEED], powerlaw:ROWSxCOLS:MINLEN[:SEED]), x from dist/seed\n"
+         "  --order any      re-association and commutativity (default): every order a parallel reduction uses;\n"
+         "                   exact up to --max-any terms (default %u, at most %u; O(3^n) time)\n"
+         "  --order assoc    re-association of the written order only; exact up to --max-assoc terms\n"
+         "                   (default %u, at most %u; O(n^3) time)\n"
          "  Larger sums get a rigorous enclosure (marked 'enclosure'), or an error with --exact-only.\n"
-         "  --no-fma       products are always rounded on their own (no contraction choices)\n"
-         "  --device none  host evaluations only\n\n"
-         "Exit status: 0 when every value whose evaluation the interval covers lies inside it, 1 otherwise (a\n"
-         "device computing outside IEEE arithmetic, e.g. flushing subnormals in native mode, or a bug), 2 for\n"
-         "bad usage.\n",
+         "  --no-fma         products are always rounded on their own (no contraction choices)\n"
+         "  --device none    host evaluations only\n"
+         "\n"
+         "Exit status: 0 when every value whose evaluation the interval covers lies inside it and every\n"
+         "reproducible result equals its host reference; 1 otherwise (a device computing outside IEEE\n"
+         "arithmetic, e.g. flushing subnormals in native mode, or a bug) or when the library refuses; 2 for bad\n"
+         "usage.\n",
          RCL_BOUNDS_ANY_DEFAULT, RCL_BOUNDS_ANY_LIMIT, RCL_BOUNDS_ASSOC_DEFAULT, RCL_BOUNDS_ASSOC_LIMIT);
 }
 
@@ -326,6 +334,9 @@ typedef struct {
   rcl_gen_kind dist;
   rcl_bounds_options opts;
   int json;
+  const char *matrix, *gen; /* spmv-row */
+  size_t row;
+  int have_row;
 } args;
 
 typedef struct {
@@ -388,63 +399,143 @@ static int kind_reduce(const args *a) {
   return rc;
 }
 
+/* ---- spmv-row ----------------------------------------------------------------------------------------- */
+typedef struct {
+  const rcl_csr *A;
+  const void *x;
+  size_t row;
+} spmv_arg;
+
+/* One in the dtype, and +0: y = 1*s + 0*y reads no y (BLAS rule) and 1*s = s exactly. */
+static void dtype_const(unsigned char *out, double v, rcl_dtype dt) { endpoint(out, v, dt); }
+
+static int run_spmv(unsigned char *value, rcl_context *ctx, void *p) {
+  spmv_arg *a = p;
+  size_t es = rcl_dtype_size(a->A->dtype);
+  unsigned char one[8], zero[8];
+  dtype_const(one, 1.0, a->A->dtype);
+  dtype_const(zero, 0.0, a->A->dtype);
+  unsigned char *y = calloc(a->A->nrows ? a->A->nrows : 1, es);
+  if (!y) return RCL_ERR_OUT_OF_MEMORY;
+  rcl_spmv_options o = RCL_SPMV_OPTIONS_INIT;
+  int rc = rcl_spmv(y, ctx, a->A, one, a->x, zero, &o);
+  if (!rc) memcpy(value, y + a->row * es, es);
+  free(y);
+  return rc;
+}
+
+static int kind_spmv(const args *a) {
+  if (!a->have_row) return cli_error("--kind spmv-row needs --row I (the row to bound)");
+  rcl_csr *A = NULL;
+  char label[256];
+  int rc = cli_sparse_load(&A, label, sizeof label, a->matrix, a->gen, a->dt);
+  if (rc) return rc;
+  if (a->row >= A->nrows) {
+    rc = cli_error("--row %zu is outside the matrix %s (%zu rows)", a->row, label, A->nrows);
+    rcl_csr_free(A);
+    return rc;
+  }
+  size_t es = rcl_dtype_size(a->dt), first = (size_t)A->row_ptr[a->row], m = (size_t)A->row_ptr[a->row + 1] - first;
+  unsigned char *x = malloc((A->ncols ? A->ncols : 1) * es), *av = malloc((m + 1) * es), *xv = malloc((m + 1) * es),
+                *y = calloc(A->nrows ? A->nrows : 1, es);
+  report r = {0};
+  r.dt = a->dt;
+  rcl_expr *e = NULL;
+  if (!x || !av || !xv || !y) rc = cli_error("out of host memory for the inputs");
+  if (!rc) {
+    rcl_generate(x, a->dt, A->ncols, a->dist, a->seed);
+    /* The row's terms with a leading 0*1 term, which evaluates like the contract's +0 start (0*1 = +0 and
+     * fma(0, 1, c) = +0 + c), so the host's orders below include it. */
+    dtype_const(av, 0.0, a->dt);
+    dtype_const(xv, 1.0, a->dt);
+    for (size_t k = 0; k < m; k++) {
+      memcpy(av + (k + 1) * es, (const char *)A->values + (first + k) * es, es);
+      memcpy(xv + (k + 1) * es, x + (size_t)A->col_idx[first + k] * es, es);
+    }
+    if (rcl_expr_spmv_row(&e, a->dt, m, av + es, xv + es) ||
+        rcl_bounds_compute(&r.b, e, rcl_expr_size(e) - 1, &a->opts))
+      rc = cli_fail("bounds");
+  }
+  terms t = {a->dt, m + 1, av, xv};
+  unsigned char ref[8], one[8], zero[8];
+  dtype_const(one, 1.0, a->dt);
+  dtype_const(zero, 0.0, a->dt);
+  if (!rc) rc = add_host(&r, "right-to-left", right_to_left(&t), 1, NULL);
+  if (!rc) rc = add_host(&r, "pairwise", pairwise(&t, 0, m + 1), 1, NULL);
+  if (!rc) rc = add_host(&r, "fma chain (contracted loop)", fma_chain(&t), !a->opts.no_fma, NULL);
+  if (!rc && rcl_ref_spmv(y, A, RCL_SPMV_ORDERED, one, x, zero)) rc = cli_fail("host reference");
+  if (!rc) memcpy(ref, y + a->row * es, es);
+  if (!rc && !add_row(&r, "host", "reprocl spmv.ordered", ref, 1, "left-to-right from +0"))
+    rc = cli_error("out of memory");
+  if (!rc && rcl_ref_spmv(y, A, RCL_SPMV_EXACT, one, x, zero)) rc = cli_fail("host reference");
+  if (!rc && !add_row(&r, "host", "reprocl spmv.exact", y + a->row * es, 0,
+                      "the correctly rounded value, not an evaluation order"))
+    rc = cli_error("out of memory");
+  spmv_arg sa = {A, x, a->row};
+  if (!rc) rc = add_devices(&r, a->device, RCL_FAMILY_SPMV, run_spmv, &sa, "spmv.ordered", ref, 1, NULL);
+  if (!rc) {
+    char title[512];
+    snprintf(title, sizeof title, "bounds: row %zu of %s (%zu entries) times x, %s (dist %s, seed %llu)", a->row, label,
+             m, rcl_dtype_name(a->dt), rcl_gen_kind_name(a->dist), (unsigned long long)a->seed);
+    json_t *desc =
+        json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:s,s:I}", "kind", a->kind, "dtype", rcl_dtype_name(a->dt), "matrix",
+                  label, "rows", (json_int_t)A->nrows, "nnz", (json_int_t)A->nnz, "row", (json_int_t)a->row,
+                  "row_entries", (json_int_t)m, "dist", rcl_gen_kind_name(a->dist), "seed", (json_int_t)a->seed);
+    rc = print_report(&r, title, desc, &a->opts, a->json);
+  }
+  rcl_expr_free(e);
+  free(r.rows);
+  free(x);
+  free(av);
+  free(xv);
+  free(y);
+  rcl_csr_free(A);
+  return rc;
+}
+
+// clang-format off
 int cmd_bounds(int argc, char **argv) {
-  static const struct option opts[] = {{"kind", required_argument, 0, 'k'},    {"n", required_argument, 0, 'n'},
-                                       {"dtype", required_argument, 0, 't'},   {"dist", required_argument, 0, 'D'},
-                                       {"seed", required_argument, 0, 's'},    {"order", required_argument, 0, 'o'},
-                                       {"no-fma", no_argument, 0, 'F'},        {"exact-only", no_argument, 0, 'E'},
-                                       {"max-any", required_argument, 0, 'A'}, {"max-assoc", required_argument, 0, 'S'},
-                                       {"device", required_argument, 0, 'd'},  {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-  args a = {"sum", NULL, RCL_F32, 16, 1, RCL_GEN_UNIFORM, RCL_BOUNDS_OPTIONS_INIT, 0};
+  static const struct option opts[] = {
+      {"kind", required_argument, 0, 'k'},     {"n", required_argument, 0, 'n'},
+      {"dtype", required_argument, 0, 't'},    {"dist", required_argument, 0, 'D'},
+      {"seed", required_argument, 0, 's'},     {"order", required_argument, 0, 'o'},
+      {"no-fma", no_argument, 0, 'F'},         {"exact-only", no_argument, 0, 'E'},
+      {"max-any", required_argument, 0, 'A'},  {"max-assoc", required_argument, 0, 'S'},
+      {"device", required_argument, 0, 'd'},   {"json", no_argument, 0, 'j'},
+      {"matrix", required_argument, 0, 'M'},   {"gen", required_argument, 0, 'G'},
+      {"row", required_argument, 0, 'r'},      {"help", no_argument, 0, 'h'},
+      {0, 0, 0, 0}};
+  args a = {.kind = "sum",
+            .dt = RCL_F32,
+            .n = 16,
+            .seed = 1,
+            .dist = RCL_GEN_UNIFORM,
+            .opts = RCL_BOUNDS_OPTIONS_INIT};
   int c, rc = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case 'k':
-      a.kind = optarg;
-      break;
-    case 'n':
-      rc = cli_parse_size(&a.n, "--n", optarg);
-      break;
-    case 't':
-      rc = rcl_dtype_parse(&a.dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0;
-      break;
-    case 'D':
-      rc = rcl_gen_kind_parse(&a.dist, optarg) ? cli_error("--dist: %s", rcl_error_last()) : 0;
-      break;
-    case 's':
-      rc = cli_parse_u64(&a.seed, "--seed", optarg);
-      break;
-    case 'o':
-      rc = rcl_bounds_order_parse(&a.opts.order, optarg) ? cli_error("--order: %s", rcl_error_last()) : 0;
-      break;
-    case 'F':
-      a.opts.no_fma = 1;
-      break;
-    case 'E':
-      a.opts.exact_only = 1;
-      break;
-    case 'A':
-      rc = cli_parse_size(&a.opts.max_any, "--max-any", optarg);
-      break;
-    case 'S':
-      rc = cli_parse_size(&a.opts.max_assoc, "--max-assoc", optarg);
-      break;
-    case 'd':
-      a.device = optarg;
-      break;
-    case 'j':
-      a.json = 1;
-      break;
-    case 'h':
-      help();
-      return 0;
-    default:
-      return 2;
+    case 'k': a.kind = optarg; break;
+    case 'n': rc = cli_parse_size(&a.n, "--n", optarg); break;
+    case 't': rc = rcl_dtype_parse(&a.dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0; break;
+    case 'D': rc = rcl_gen_kind_parse(&a.dist, optarg) ? cli_error("--dist: %s", rcl_error_last()) : 0; break;
+    case 's': rc = cli_parse_u64(&a.seed, "--seed", optarg); break;
+    case 'o': rc = rcl_bounds_order_parse(&a.opts.order, optarg) ? cli_error("--order: %s", rcl_error_last()) : 0; break;
+    case 'F': a.opts.no_fma = 1; break;
+    case 'E': a.opts.exact_only = 1; break;
+    case 'A': rc = cli_parse_size(&a.opts.max_any, "--max-any", optarg); break;
+    case 'S': rc = cli_parse_size(&a.opts.max_assoc, "--max-assoc", optarg); break;
+    case 'd': a.device = optarg; break;
+    case 'j': a.json = 1; break;
+    case 'M': a.matrix = optarg; break;
+    case 'G': a.gen = optarg; break;
+    case 'r': rc = cli_parse_size(&a.row, "--row", optarg), a.have_row = 1; break;
+    case 'h': help(); return 0;
+    default: return 2;
     }
     if (rc) return rc;
   }
+  // clang-format on
   if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
   if (a.opts.max_any > RCL_BOUNDS_ANY_LIMIT)
     return cli_error("--max-any %zu exceeds %u (the any-order DP takes O(3^n) time)", a.opts.max_any,
@@ -453,5 +544,6 @@ int cmd_bounds(int argc, char **argv) {
     return cli_error("--max-assoc %zu exceeds %u (the associative DP takes O(n^3) time)", a.opts.max_assoc,
                      RCL_BOUNDS_ASSOC_LIMIT);
   if (!strcmp(a.kind, "sum") || !strcmp(a.kind, "dot")) return kind_reduce(&a);
-  return cli_error("unknown --kind \"%s\" (expected sum or dot)", a.kind);
+  if (!strcmp(a.kind, "spmv-row")) return kind_spmv(&a);
+  return cli_error("unknown --kind \"%s\" (expected sum, dot or spmv-row)", a.kind);
 }
