@@ -12,4 +12,6 @@
 #include "reprocl/reference.h"
 #include "reprocl/datagen.h"
 #include "reprocl/bounds.h"
+#include "reprocl/grid.h"
+#include "reprocl/stencil.h"
 #endif

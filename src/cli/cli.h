@@ -23,6 +23,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_bounds(int argc, char **argv);
 int cmd_spmv(int argc, char **argv);
 int cmd_cg(int argc, char **argv);
+int cmd_stencil(int argc, char **argv);
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */
@@ -108,6 +109,7 @@ extern const cli_bench_family cli_bench_families[]; /* cmd_bench.c; NULL-termina
 int cli_bench_reduce(cli_bench *b);
 int cli_bench_spmv(cli_bench *b);
 int cli_bench_cg(cli_bench *b);
+int cli_bench_stencil(cli_bench *b);
 
 /* Times fn(arg) `repeats` times after one warm-up; each call must finish its work (clFinish).
  * Returns 0 and fills median/min/max seconds, or the failing call's status. */
