@@ -55,11 +55,14 @@ expect 0 "--max-any 17" -- "$CLI" bounds --kind sum --n 17 --max-any 17 --exact-
 expect 0 "--no-fma" -- "$CLI" bounds --kind dot --n 8 --no-fma --device none
 contains "$TMP/out" "no FMA contraction" "--no-fma is echoed"
 
-# One SpMV row (generated and from a Matrix Market file) on every device.
+# One SpMV row (generated and from a Matrix Market file) and one stencil point, on every device.
 for dt in f32 f64; do
   expect 0 "spmv-row $dt on all devices" -- "$CLI" bounds --kind spmv-row --gen poisson2d:16 --row 40 --dtype $dt --dist cancel --device all
   contains "$TMP/out" "INSIDE:" "spmv-row $dt: every value inside"
   contains "$TMP/out" "reproducible (spmv.ordered)" "spmv-row $dt: device rows shown"
+  expect 0 "stencil $dt on all devices" -- "$CLI" bounds --kind stencil --grid 40x30 --point 0,29 --weights=-1,0.5,0.25 --boundary periodic --dtype $dt --device all
+  contains "$TMP/out" "INSIDE:" "stencil $dt: every value inside"
+  contains "$TMP/out" "tight  yes" "stencil $dt: exact"
 done
 printf '%%%%MatrixMarket matrix coordinate real general\n3 3 4\n1 1 1.5\n2 1 -2\n2 3 0.1\n3 3 4\n' >"$TMP/m.mtx"
 expect 0 "spmv-row from a file" -- "$CLI" bounds --kind spmv-row --matrix "$TMP/m.mtx" --row 1 --device all --json
@@ -80,6 +83,10 @@ contains "$TMP/err" "needs --row" "missing --row is explained"
 expect 2 "spmv-row row out of range" -- "$CLI" bounds --kind spmv-row --matrix "$TMP/m.mtx" --row 3
 contains "$TMP/err" "--row 3 is outside the matrix" "the bad row is named"
 expect 2 "spmv-row without a matrix" -- "$CLI" bounds --kind spmv-row --row 0
+expect 2 "stencil point outside" -- "$CLI" bounds --kind stencil --grid 8x8 --point 8,0
+contains "$TMP/err" "--point 8,0 is outside the 8x8 grid" "the bad point is named"
+expect 2 "stencil bad weights" -- "$CLI" bounds --kind stencil --weights 1,2
+contains "$TMP/err" "three numbers" "bad weights are explained"
 
 # Every host allocation of the library failing in turn (REPROCL_FAIL_ALLOC=k): a clean error, never a
 # crash, until k passes the number of allocations and the command succeeds.

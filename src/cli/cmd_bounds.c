@@ -13,6 +13,8 @@
 static void help(void) {
   printf("usage: reprocl bounds --kind sum|dot [--n N] [options]\n"
          "       reprocl bounds --kind spmv-row --matrix FILE|--gen SPEC --row I [options]\n"
+         "       reprocl bounds --kind stencil [--grid WxH] [--point X,Y] [--weights WC,WA,WD]\n"
+         "                      [--boundary fixed|periodic|edge] [--boundary-value V] [options]\n"
          "options: [--dtype f32|f64] [--dist uniform|wide|cancel|special] [--seed S] [--order any|assoc]\n"
          "         [--no-fma] [--exact-only] [--max-any M] [--max-assoc M] [--device D|all|none] [--json]\n"
          "\n"
@@ -26,6 +28,9 @@ static void help(void) {
          "  --kind spmv-row  row I of y = A*x: +0 + a_1*x_c1 + ... (contract spmv.ordered starts from +0); A from\n"
          "                   --matrix (Matrix Market or Harwell-Boeing) or --gen (poisson2d:N, poisson3d:N,\n"
          "                   random:ROWSxCOLS:PERROW[:SEED], powerlaw:ROWSxCOLS:MINLEN[:SEED]), x from dist/seed\n"
+         "  --kind stencil   the 9-point stencil (stencil.nine) at one point: wc*C + wa*(N+S+E+W) +\n"
+         "                   wd*(NE+SE+NW+SW) on a grid from dist/seed (default 64x64, the centre, SHOC's\n"
+         "                   weights 0.25,0.15,0.05, fixed boundary 0; negative weights: --weights=-1,0.5,0.25)\n"
          "  --order any      re-association and commutativity (default): every order a parallel reduction uses;\n"
          "                   exact up to --max-any terms (default %u, at most %u; O(3^n) time)\n"
          "  --order assoc    re-association of the written order only; exact up to --max-assoc terms\n"
@@ -337,6 +342,10 @@ typedef struct {
   const char *matrix, *gen; /* spmv-row */
   size_t row;
   int have_row;
+  size_t w, h, px, py; /* stencil */
+  int have_point;
+  double weights[3], boundary_value;
+  rcl_boundary boundary;
 } args;
 
 typedef struct {
@@ -493,6 +502,142 @@ static int kind_spmv(const args *a) {
   return rc;
 }
 
+/* ---- stencil ------------------------------------------------------------------------------------------- */
+typedef struct {
+  const rcl_stencil_desc *st;
+  rcl_dtype dt;
+  size_t w, h, px, py;
+  const void *in;
+} stencil_arg;
+
+static int run_stencil(unsigned char *value, rcl_context *ctx, void *p) {
+  stencil_arg *a = p;
+  size_t es = rcl_dtype_size(a->dt);
+  unsigned char *out = malloc(a->w * a->h * es);
+  if (!out) return RCL_ERR_OUT_OF_MEMORY;
+  int rc = rcl_stencil(out, ctx, a->st, a->dt, a->w, a->h, 1, a->in, NULL);
+  if (!rc) memcpy(value, out + (a->py * a->w + a->px) * es, es);
+  free(out);
+  return rc;
+}
+
+/* v(x, y) by the contract's boundary rule (docs/contracts-stencil.md). */
+static double neighbour(const args *a, const void *in, long x, long y) {
+  long W = (long)a->w, H = (long)a->h;
+  if (x < 0 || y < 0 || x >= W || y >= H) {
+    if (a->boundary == RCL_BOUNDARY_FIXED)
+      return a->dt == RCL_F32 ? (double)(float)a->boundary_value : a->boundary_value;
+    if (a->boundary == RCL_BOUNDARY_PERIODIC)
+      x = ((x % W) + W) % W, y = ((y % H) + H) % H;
+    else
+      x = x < 0 ? 0 : x >= W ? W - 1 : x, y = y < 0 ? 0 : y >= H ? H - 1 : y;
+  }
+  size_t i = (size_t)y * a->w + (size_t)x;
+  return a->dt == RCL_F32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
+}
+
+static int kind_stencil(const args *a) {
+  size_t es = rcl_dtype_size(a->dt), px = a->have_point ? a->px : a->w / 2, py = a->have_point ? a->py : a->h / 2;
+  if (px >= a->w || py >= a->h) return cli_error("--point %zu,%zu is outside the %zux%zu grid", px, py, a->w, a->h);
+  if (a->w > SIZE_MAX / a->h / 8) return cli_error("--grid %zux%zu is too large", a->w, a->h);
+  unsigned char *in = malloc(a->w * a->h * es), *out = malloc(a->w * a->h * es);
+  report r = {0};
+  r.dt = a->dt;
+  int rc = (!in || !out) ? cli_error("cannot allocate the %zux%zu grid", a->w, a->h) : 0;
+  rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
+  for (int i = 0; i < 3; i++) st.weights[i] = a->weights[i];
+  st.boundary = a->boundary;
+  st.boundary_value = a->boundary_value;
+  /* C, N, S, E, W, NE, SE, NW, SW, with N = v(x, y-1) (row 0 at the top); weights rounded to the dtype. */
+  static const int d[9][2] = {{0, 0}, {0, -1}, {0, 1}, {1, 0}, {-1, 0}, {1, -1}, {1, 1}, {-1, -1}, {-1, 1}};
+  double v[9], w[3];
+  unsigned char vb[9 * 8], wb[3 * 8];
+  if (!rc) {
+    rcl_generate(in, a->dt, a->w * a->h, a->dist, a->seed);
+    for (int i = 0; i < 9; i++) {
+      v[i] = neighbour(a, in, (long)px + d[i][0], (long)py + d[i][1]);
+      endpoint(vb + i * es, v[i], a->dt);
+    }
+    for (int i = 0; i < 3; i++) {
+      w[i] = a->dt == RCL_F32 ? (double)(float)a->weights[i] : a->weights[i];
+      endpoint(wb + i * es, w[i], a->dt);
+    }
+    if (rcl_bounds_stencil9(&r.b, a->dt, wb, vb, &a->opts)) rc = cli_fail("bounds");
+  }
+  /* Host evaluations in the dtype: other groupings and a fully contracted form. */
+  terms t = {a->dt, 0, NULL, NULL};
+  double as = 0, ds = 0, as2 = 0, ds2 = 0;
+  if (!rc) {
+    as = rnd_add(&t, rnd_add(&t, rnd_add(&t, v[1], v[2]), v[3]), v[4]);
+    ds = rnd_add(&t, rnd_add(&t, rnd_add(&t, v[5], v[6]), v[7]), v[8]);
+    as2 = rnd_add(&t, rnd_add(&t, v[1], v[2]), rnd_add(&t, v[3], v[4]));
+    ds2 = rnd_add(&t, rnd_add(&t, v[5], v[6]), rnd_add(&t, v[7], v[8]));
+  }
+#define MULD(p, q) (a->dt == RCL_F32 ? (double)((float)(p) * (float)(q)) : (p) * (q))
+#define FMAD(p, q, o) (a->dt == RCL_F32 ? (double)fmaf((float)(p), (float)(q), (float)(o)) : fma(p, q, o))
+  if (!rc)
+    rc = add_host(&r, "pairs: (N+S)+(E+W), ...",
+                  rnd_add(&t, rnd_add(&t, MULD(w[0], v[0]), MULD(w[1], as2)), MULD(w[2], ds2)), 1, NULL);
+  if (!rc)
+    rc = add_host(&r, "reversed: wd*d + wa*a + wc*C",
+                  rnd_add(&t, rnd_add(&t, MULD(w[2], ds), MULD(w[1], as)), MULD(w[0], v[0])), 1, NULL);
+  if (!rc)
+    rc = add_host(&r, "fma(wd,d,fma(wa,a,wc*C))", FMAD(w[2], ds, FMAD(w[1], as, MULD(w[0], v[0]))), !a->opts.no_fma,
+                  NULL);
+#undef MULD
+#undef FMAD
+  unsigned char ref[8];
+  if (!rc && rcl_ref_stencil(out, &st, a->dt, a->w, a->h, 1, in)) rc = cli_fail("host reference");
+  if (!rc) memcpy(ref, out + (py * a->w + px) * es, es);
+  if (!rc && !add_row(&r, "host", "reprocl stencil.nine", ref, 1, NULL)) rc = cli_error("out of memory");
+  stencil_arg sa = {&st, a->dt, a->w, a->h, px, py, in};
+  if (!rc) rc = add_devices(&r, a->device, RCL_FAMILY_STENCIL, run_stencil, &sa, "stencil.nine", ref, 1, NULL);
+  if (!rc) {
+    char title[512];
+    snprintf(title, sizeof title,
+             "bounds: 9-point stencil at (%zu, %zu) of a %zux%zu %s grid (dist %s, seed %llu), weights %.9g %.9g "
+             "%.9g, boundary %s",
+             px, py, a->w, a->h, rcl_dtype_name(a->dt), rcl_gen_kind_name(a->dist), (unsigned long long)a->seed, w[0],
+             w[1], w[2], rcl_boundary_name(a->boundary));
+    json_t *desc =
+        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:[f,f,f],s:s,s:s,s:I}", "kind", a->kind, "dtype", rcl_dtype_name(a->dt),
+                  "width", (json_int_t)a->w, "height", (json_int_t)a->h, "x", (json_int_t)px, "y", (json_int_t)py,
+                  "weights", w[0], w[1], w[2], "boundary", rcl_boundary_name(a->boundary), "dist",
+                  rcl_gen_kind_name(a->dist), "seed", (json_int_t)a->seed);
+    rc = print_report(&r, title, desc, &a->opts, a->json);
+  }
+  free(r.rows);
+  free(in);
+  free(out);
+  return rc;
+}
+
+/* "X,Y" */
+static int parse_point(size_t *x, size_t *y, const char *s) {
+  const char *comma = strchr(s, ',');
+  char first[64];
+  if (!comma || (size_t)(comma - s) >= sizeof first)
+    return cli_error("--point expects X,Y (e.g. 10,20), got \"%s\"", s);
+  memcpy(first, s, (size_t)(comma - s));
+  first[comma - s] = '\0';
+  int rc = cli_parse_size(x, "--point", first);
+  return rc ? rc : cli_parse_size(y, "--point", comma + 1);
+}
+
+/* "WC,WA,WD" */
+static int parse_weights(double *w, const char *s) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", s);
+  char *save = NULL, *tok = strtok_r(buf, ",", &save);
+  int k = 0;
+  for (; tok && k < 3; tok = strtok_r(NULL, ",", &save), k++) {
+    int rc = cli_parse_double(&w[k], "--weights", tok);
+    if (rc) return rc;
+  }
+  if (k != 3 || tok) return cli_error("--weights expects three numbers WC,WA,WD, got \"%s\"", s);
+  return 0;
+}
+
 // clang-format off
 int cmd_bounds(int argc, char **argv) {
   static const struct option opts[] = {
@@ -503,14 +648,20 @@ int cmd_bounds(int argc, char **argv) {
       {"max-any", required_argument, 0, 'A'},  {"max-assoc", required_argument, 0, 'S'},
       {"device", required_argument, 0, 'd'},   {"json", no_argument, 0, 'j'},
       {"matrix", required_argument, 0, 'M'},   {"gen", required_argument, 0, 'G'},
-      {"row", required_argument, 0, 'r'},      {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
+      {"row", required_argument, 0, 'r'},      {"grid", required_argument, 0, 'g'},
+      {"point", required_argument, 0, 'p'},    {"weights", required_argument, 0, 'w'},
+      {"boundary", required_argument, 0, 'b'}, {"boundary-value", required_argument, 0, 'B'},
+      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
   args a = {.kind = "sum",
             .dt = RCL_F32,
             .n = 16,
             .seed = 1,
             .dist = RCL_GEN_UNIFORM,
-            .opts = RCL_BOUNDS_OPTIONS_INIT};
+            .opts = RCL_BOUNDS_OPTIONS_INIT,
+            .w = 64,
+            .h = 64,
+            .weights = {0.25, 0.15, 0.05},
+            .boundary = RCL_BOUNDARY_FIXED};
   int c, rc = 0;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
@@ -530,6 +681,11 @@ int cmd_bounds(int argc, char **argv) {
     case 'M': a.matrix = optarg; break;
     case 'G': a.gen = optarg; break;
     case 'r': rc = cli_parse_size(&a.row, "--row", optarg), a.have_row = 1; break;
+    case 'g': rc = cli_parse_dims(&a.w, &a.h, "--grid", optarg); break;
+    case 'p': rc = parse_point(&a.px, &a.py, optarg), a.have_point = 1; break;
+    case 'w': rc = parse_weights(a.weights, optarg); break;
+    case 'b': rc = rcl_boundary_parse(&a.boundary, optarg) ? cli_error("--boundary: %s", rcl_error_last()) : 0; break;
+    case 'B': rc = cli_parse_double(&a.boundary_value, "--boundary-value", optarg); break;
     case 'h': help(); return 0;
     default: return 2;
     }
@@ -545,5 +701,6 @@ int cmd_bounds(int argc, char **argv) {
                      RCL_BOUNDS_ASSOC_LIMIT);
   if (!strcmp(a.kind, "sum") || !strcmp(a.kind, "dot")) return kind_reduce(&a);
   if (!strcmp(a.kind, "spmv-row")) return kind_spmv(&a);
-  return cli_error("unknown --kind \"%s\" (expected sum, dot or spmv-row)", a.kind);
+  if (!strcmp(a.kind, "stencil")) return kind_stencil(&a);
+  return cli_error("unknown --kind \"%s\" (expected sum, dot, spmv-row or stencil)", a.kind);
 }
