@@ -11,6 +11,7 @@
 #include "reprocl/sparse.h"
 #include "reprocl/reference.h"
 #include "reprocl/datagen.h"
+#include "reprocl/bounds.h"
 #include "reprocl/grid.h"
 #include "reprocl/stencil.h"
 #endif

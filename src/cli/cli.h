@@ -20,6 +20,7 @@ extern const cli_command cli_commands[]; /* main.c; NULL-terminated */
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_bounds(int argc, char **argv);
 int cmd_spmv(int argc, char **argv);
 int cmd_cg(int argc, char **argv);
 int cmd_stencil(int argc, char **argv);

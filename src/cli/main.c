@@ -15,6 +15,7 @@ const cli_command cli_commands[] = {
     {"fingerprint", cmd_fingerprint, "write the suite's digests per device to a JSON fingerprint"},
     {"compare", cmd_compare, "compare fingerprints made on different machines"},
     {"bench", cmd_bench, "benchmark kernels (reproducible vs native vs peers), JSON output"},
+    {"bounds", cmd_bounds, "the interval of values an expression can take under any evaluation order and FMA"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {
