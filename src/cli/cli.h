@@ -20,6 +20,9 @@ extern const cli_command cli_commands[]; /* main.c; NULL-terminated */
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */

@@ -8,6 +8,9 @@ const cli_command cli_commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and what each guarantees"},
     {"run", cmd_run, "run a kernel on one or all devices and compare digests"},
     {"bench", cmd_bench, "benchmark kernels (reproducible vs native vs peers), JSON output"},
+    {"tune", cmd_tune, "tune launch parameters per device and store them in the tuning cache"},
+    {"cache", cmd_cache, "show, list or clear the tuning and program-binary caches"},
+    {"compile", cmd_compile, "write program binaries for offline use (FPGA flow)"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {
@@ -15,7 +18,8 @@ static void usage(FILE *f) {
   for (const cli_command *c = cli_commands; c->name; c++) fprintf(f, "  %-12s %s\n", c->name, c->summary);
   fprintf(f,
           "\nenvironment: REPROCL_DEVICE (default device), REPROCL_KERNEL_DIR (kernels from disk),\n"
-          "             REPROCL_TUNING=on|off|force, REPROCL_CACHE_DIR, RUSTICL_ENABLE=llvmpipe (Mesa's CPU device)\n");
+          "             REPROCL_TUNING=on|off|force, REPROCL_TUNE_BUDGET_MS, REPROCL_CACHE_DIR,\n"
+          "             REPROCL_BINARIES (offline program bundle), RUSTICL_ENABLE=llvmpipe (Mesa's CPU device)\n");
 }
 
 int main(int argc, char **argv) {
