@@ -460,7 +460,8 @@ static void describe(char *buf, size_t size, const rcl_tune_kernel *k, const siz
 
 /* One launch of candidate c: prepare (untimed), run captured, wait; *seconds from the profiling events
  * (host time where the queue cannot profile). */
-static int launch(double *seconds, const rcl_tune_kernel *k, void *st, const rcl_tune_point *p, cl_command_queue q) {
+static int launch(double *seconds, int *host_timing, const rcl_tune_kernel *k, void *st, const rcl_tune_point *p,
+                  cl_command_queue q) {
   int rc = k->prepare ? k->prepare(st, q) : 0;
   if (rc) return rc;
   if (clFinish(q) != CL_SUCCESS) return rcl__fail(RCL_ERR_OPENCL, "clFinish before a tuning launch");
@@ -476,11 +477,12 @@ static int launch(double *seconds, const rcl_tune_kernel *k, void *st, const rcl
     rc = rcl__fail(RCL_ERR_INTERNAL, "%s's tuning run enqueued nothing through rcl__chain_*", k->name);
   if (!rc) {
     cl_ulong t0 = 0, t1 = 0;
-    if (clGetEventProfilingInfo(cap.first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
-        clGetEventProfilingInfo(cap.last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS && t1 > t0)
-      *seconds = (double)(t1 - t0) * 1e-9;
-    else
-      *seconds = h1 - h0;
+    int ok = clGetEventProfilingInfo(cap.first, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
+             clGetEventProfilingInfo(cap.last, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS && t1 > t0;
+    /* Counters that cannot be real (Rusticl 22.3 reports 0, 1, 2, 3 ns) switch the whole search to host
+     * time: a launch the host waited over a millisecond for did not take under a microsecond. */
+    if (*host_timing < 0) *host_timing = !ok || ((double)(t1 - t0) * 1e-9 < 1e-6 && h1 - h0 > 1e-3);
+    *seconds = *host_timing || !ok ? h1 - h0 : (double)(t1 - t0) * 1e-9;
   }
   rcl__capture_release(&cap);
   return rc;
@@ -494,6 +496,7 @@ static int defaults_of(size_t v[RCL_TUNE_MAX_PARAMS], const rcl_context *ctx, co
 static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt, size_t n,
                     double budget_ms, int samples, void (*progress)(void *, size_t, size_t), void *puser) {
   memset(rep, 0, sizeof *rep);
+  rep->host_timing = -1;
   double start = now_s(), deadline = start + budget_ms * 1e-3;
   if (samples < 3) samples = 3;
   if (samples > MAX_SAMPLES) samples = MAX_SAMPLES;
@@ -574,7 +577,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
     }
     double t;
     char hex[RCL_SHA256_HEX_SIZE];
-    rc = launch(&t, k, st, &cands[i].p, q);
+    rc = launch(&t, &rep->host_timing, k, st, &cands[i].p, q);
     if (!rc) rc = k->digest(st, q, hex);
     rep->launches++;
     if (rc) break;
@@ -603,7 +606,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
         rep->budget_exhausted = 1;
         break;
       }
-      rc = launch(&cands[i].t[cands[i].nt], k, st, &cands[i].p, q);
+      rc = launch(&cands[i].t[cands[i].nt], &rep->host_timing, k, st, &cands[i].p, q);
       rep->launches++;
       if (!rc) cands[i].nt++;
       if (progress) progress(puser, ++done, est);
@@ -676,6 +679,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
     memcpy(rep->reference_digest, ref, sizeof ref);
   }
   rep->tuning_s = now_s() - start;
+  if (rep->host_timing < 0) rep->host_timing = 0;
   if (st) k->teardown(st);
   rcl__free(cands);
   clReleaseCommandQueue(q);

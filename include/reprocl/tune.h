@@ -91,6 +91,7 @@ typedef struct {
   double tuning_s;          /* wall time spent */
   int budget_exhausted;     /* stopped by the budget */
   int improved;             /* the choice replaced the default */
+  int host_timing;          /* the device's profiling counters were unusable: host wall time was used */
   char reference_digest[RCL_SHA256_HEX_SIZE]; /* SHA-256 of the default configuration's output */
 } rcl_tune_report;
 
