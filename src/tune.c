@@ -686,6 +686,14 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
   return rc;
 }
 
+int rcl__tune_search(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt, size_t n,
+                     double budget_ms, int samples) {
+  in_search = 1;
+  int rc = tune_now(rep, ctx, k, dt, n, budget_ms, samples, NULL, NULL);
+  in_search = 0;
+  return rc;
+}
+
 /* Stores a finished search in the context and, when asked and possible, in the cache file. */
 static void keep_result(rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt, const rcl_tune_report *rep,
                         int store) {

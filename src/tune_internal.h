@@ -173,6 +173,14 @@ RCL_INTERNAL int rcl__program_unit(char **text, size_t *len, char **options, cha
 RCL_INTERNAL void rcl__program_key(char hex[RCL_SHA256_HEX_SIZE], cl_uint nstrings, const char **strings,
                                    const size_t *lengths, const char *options);
 
+/* Recomputes p->fingerprint from p's identity fields (device_profile.c): the SHA-256 of platform name and
+ * version, device vendor, name, driver version, device version and compute units. */
+RCL_INTERNAL void rcl__profile_fingerprint(rcl_device_profile *p);
+
+/* The search itself, for any descriptor (rcl_tune goes through the registry; tests pass their own). */
+RCL_INTERNAL int rcl__tune_search(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt,
+                                  size_t n, double budget_ms, int samples);
+
 /* ---- per-context state (tune.c) ------------------------------------------------------------------ */
 typedef struct rcl_tune_ctx rcl_tune_ctx;
 RCL_INTERNAL int rcl__tune_ctx_create(rcl_context *ctx, const char *configured_dir);
