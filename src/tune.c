@@ -27,6 +27,9 @@
 #define MAX_SAMPLES 31
 #define DEFAULT_BUDGET_MS 1000.0
 #define DEFAULT_SAMPLES 7
+/* Tuning on first use stops at this problem size: one launch of a larger problem can take the whole
+ * budget (and its scratch copies the memory); `reprocl tune --size N` tunes any size explicitly. */
+#define FIRST_USE_MAX_N ((size_t)1 << 24)
 
 /* ---- registry helpers ------------------------------------------------------------------------------- */
 
@@ -781,7 +784,7 @@ int rcl__tune_lookup(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const
       return rc;
     }
   }
-  int want = !in_search && !e->attempted && !e->has_pin && n >= k->min_tune_n &&
+  int want = !in_search && !e->attempted && !e->has_pin && n >= k->min_tune_n && n <= FIRST_USE_MAX_N &&
              (ctx->tuning == RCL_TUNING_FORCE || (ctx->tuning == RCL_TUNING_ON && !e->has_choice));
   if (!want) {
     overlay(values, e, k->nparams);
