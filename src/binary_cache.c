@@ -550,6 +550,18 @@ int rcl_cache_clear(const char *dir, const char *fingerprint, size_t *removed) {
   }
   int rc = rcl__tcache_merge(dir, NULL, 0, fingerprint ? fingerprint : "*", &n);
   if (!rc && !fingerprint) {
+    /* Temporary files of writers that were killed mid-write (.tuning-1.txt.XXXXXX). */
+    DIR *td = opendir(dir);
+    struct dirent *e;
+    while (td && (e = readdir(td)) != NULL) {
+      if (strncmp(e->d_name, "." RCL_TCACHE_FILE ".", sizeof RCL_TCACHE_FILE + 1) != 0) continue;
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      if (unlink(path) == 0) n++;
+    }
+    if (td) closedir(td);
+  }
+  if (!rc && !fingerprint) {
     /* Binaries are named by a hash that includes the fingerprint, so they are cleared for all devices. */
     char *bdir = bin_dir(dir);
     DIR *d = bdir ? opendir(bdir) : NULL;

@@ -124,6 +124,8 @@ typedef struct tentry {
   unsigned samples;
   int has_pin;
   size_t pin[RCL_TUNE_MAX_PARAMS];
+  int has_defaults; /* the platform files' values, read once per context */
+  size_t defaults[RCL_TUNE_MAX_PARAMS];
 } tentry;
 
 /* The key hashes of one kernel/dtype in this context's mode. */
@@ -719,9 +721,9 @@ static void keep_result(rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt
   }
   t->stats[RCL_STAT_TUNE_RUN]++;
   const tkey *key;
-  if (store && t->dir && key_of(&key, ctx, k, dt) == 0) {
+  if (store && e && t->dir && key_of(&key, ctx, k, dt) == 0) {
     record_key(&rec, ctx, k, key, dt, bucket);
-    format_params(rec.params, sizeof rec.params, k, e ? e->v : NULL);
+    format_params(rec.params, sizeof rec.params, k, e->v);
     char dev[160];
     snprintf(dev, sizeof dev, "%s", ctx->profile.device_name);
     for (char *c = dev; *c; c++)
@@ -764,18 +766,28 @@ static void overlay(size_t values[RCL_TUNE_MAX_PARAMS], const tentry *e, size_t 
   }
 }
 
+/* The platform defaults of an entry, read once (t->lock held). */
+static int entry_defaults(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, tentry *e) {
+  if (!e->has_defaults) {
+    int rc = rcl__platform_defaults(e->defaults, NULL, &ctx->profile, e->k);
+    if (rc) return rc;
+    e->has_defaults = 1;
+  }
+  memcpy(values, e->defaults, sizeof e->defaults);
+  return 0;
+}
+
 int rcl__tune_lookup(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt,
                      size_t n) {
-  int rc = rcl__platform_defaults(values, NULL, &ctx->profile, k);
-  if (rc) return rc;
   rcl_tune_ctx *t = ctx->tune;
   unsigned bucket = rcl__tune_bucket(n);
   pthread_mutex_lock(&t->lock);
   load_disk(ctx);
   tentry *e = entry_find(t, k, dt, bucket, 1);
-  if (!e) {
+  int rc = e ? entry_defaults(values, ctx, e) : RCL_ERR_OUT_OF_MEMORY;
+  if (rc) {
     pthread_mutex_unlock(&t->lock);
-    return RCL_ERR_OUT_OF_MEMORY;
+    return rc;
   }
   if (!e->has_choice && !e->attempted && ctx->tuning != RCL_TUNING_FORCE) {
     rc = entry_from_disk(ctx, e);

@@ -381,6 +381,12 @@ START_TEST(killed_writer) {
     double s = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
     ck_assert_msg(s < 2.0, "a merge after a killed writer took %.2f s (stale lock?)", s);
   }
+  /* Temporaries of killed writers are removed by clear. */
+  size_t removed;
+  rt_ok(rcl_cache_clear(d, NULL, &removed));
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "ls -A '%s' | grep -q '^\\.tuning' && exit 1 || exit 0", d);
+  ck_assert_msg(system(cmd) == 0, "temporary files left in %s after clear", d);
   free(batch);
   rm_rf(d);
   free(d);
