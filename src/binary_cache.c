@@ -257,20 +257,38 @@ void rcl__binary_store(rcl_context *ctx, cl_program prog, cl_uint n, const char 
 /* The programs of every tunable kernel (unique source/defines pairs) for each dtype the device runs. */
 typedef int (*program_fn)(void *user, rcl_context *ctx, const char *file, rcl_dtype dt, const char *defines);
 
+/* Whether file/defines is a program of a kernel listed before k (k->source may name several files). */
+static int seen_before(const rcl_tune_kernel *const *k, const char *file, size_t fl) {
+  for (const rcl_tune_kernel *const *j = rcl__tune_kernels; j < k; j++) {
+    if (strcmp((*j)->defines ? (*j)->defines : "", (*k)->defines ? (*k)->defines : "")) continue;
+    for (const char *p = (*j)->source; *p;) {
+      const char *c = strchr(p, ',');
+      size_t l = c ? (size_t)(c - p) : strlen(p);
+      if (l == fl && !strncmp(p, file, l)) return 1;
+      p += l + (c != NULL);
+    }
+  }
+  return 0;
+}
+
 static int for_each_program(rcl_context *ctx, program_fn fn, void *user, size_t *count) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   size_t n = 0;
   int rc = 0;
   for (const rcl_tune_kernel *const *k = rcl__tune_kernels; *k && !rc; k++) {
-    int seen = 0;
-    for (const rcl_tune_kernel *const *j = rcl__tune_kernels; j < k && !seen; j++)
-      seen = !strcmp((*j)->source, (*k)->source) &&
-             !strcmp((*j)->defines ? (*j)->defines : "", (*k)->defines ? (*k)->defines : "");
-    if (seen) continue;
-    for (int d = 0; d < 2 && !rc; d++) {
-      if (rcl_device_profile_support(&ctx->profile, (*k)->family, dts[d], NULL) == RCL_SUPPORT_NONE) continue;
-      rc = fn(user, ctx, (*k)->source, dts[d], (*k)->defines);
-      n++;
+    for (const char *p = (*k)->source; *p && !rc;) {
+      const char *c = strchr(p, ',');
+      size_t l = c ? (size_t)(c - p) : strlen(p);
+      char file[128];
+      snprintf(file, sizeof file, "%.*s", (int)l, p);
+      p += l + (c != NULL);
+      if (seen_before(k, file, l)) continue;
+      /* also once per kernel: the same file twice in one list */
+      for (int d = 0; d < 2 && !rc; d++) {
+        if (rcl_device_profile_support(&ctx->profile, (*k)->family, dts[d], NULL) == RCL_SUPPORT_NONE) continue;
+        rc = fn(user, ctx, file, dts[d], (*k)->defines);
+        n++;
+      }
     }
   }
   if (count) *count = n;

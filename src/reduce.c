@@ -133,7 +133,7 @@ static const char *task_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode) {
 static int plan_task(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
                      size_t n) {
   const char *name = task_kernel_name(op, mode);
-  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce.cl", dt, NULL, name);
+  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce_task.cl", dt, NULL, name);
   if (rc) return rc;
   size_t budget = rcl__loop_budget(ctx);
   pl->task = 1;

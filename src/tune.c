@@ -276,18 +276,32 @@ static int key_of(const tkey **out, rcl_context *ctx, const rcl_tune_kernel *k, 
       *out = e;
       return 0;
     }
-  static const char *const parts[] = {"rcl_portable.cl", "rcl_softfloat.cl", "rcl_exact.cl", "prelude.cl", NULL};
+  static const char *const parts[] = {"rcl_portable.cl", "rcl_softfloat.cl", "rcl_exact.cl", "prelude.cl"};
   rcl_sha256_ctx h;
   rcl_sha256_init(&h);
   int rc = 0;
-  for (size_t i = 0; i < 5 && !rc; i++) {
+  /* The prelude parts, then every file of the kernel's programs (k->source: "a.cl,b.cl"). */
+  for (size_t i = 0; i < 4 && !rc; i++) {
     char *text;
     size_t size;
-    rc = rcl__kernel_source(&text, &size, parts[i] ? parts[i] : k->source);
+    rc = rcl__kernel_source(&text, &size, parts[i]);
     if (!rc) {
       rcl_sha256_update(&h, text, size + 1);
       rcl__free(text);
     }
+  }
+  for (const char *p = k->source; *p && !rc;) {
+    const char *c = strchr(p, ',');
+    size_t l = c ? (size_t)(c - p) : strlen(p);
+    char name[128], *text;
+    size_t size;
+    snprintf(name, sizeof name, "%.*s", (int)l, p);
+    rc = rcl__kernel_source(&text, &size, name);
+    if (!rc) {
+      rcl_sha256_update(&h, text, size + 1);
+      rcl__free(text);
+    }
+    p += l + (c != NULL);
   }
   if (rc) return rc;
   tkey *e = rcl__calloc(1, sizeof *e);

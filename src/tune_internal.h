@@ -32,7 +32,8 @@ typedef struct rcl_tune_kernel rcl_tune_kernel;
 struct rcl_tune_kernel {
   const char *name;           /* "reduce.sum.ordered": unique; the kernel part of every cache key */
   rcl_family family;          /* for the support check */
-  const char *source;         /* cl/<source>: its text (and the prelude) is hashed into the key */
+  const char *source;         /* its program files, "a.cl" or "a.cl,a_task.cl": their text and the prelude's
+                               * are hashed into the key; bundles hold each for every supported dtype */
   const char *defines;        /* extra defines of its program (as passed to rcl__program_get), or NULL */
   unsigned contract_version;  /* the contract's version: a new contract is a cache miss */
   size_t min_tune_n;          /* problems below this size use the defaults, never tuned on first use */

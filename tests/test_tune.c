@@ -42,10 +42,10 @@ static size_t param(const rcl_tune_choice *c, const char *name) {
   return 0;
 }
 
-/* The tuning data of reduce_tune.c, rebuilt here: x is "cancel" data (seed 0x7e57), y "wide" (0x7e58). */
+/* The tuning data of reduce_tune.c, rebuilt here: uniform x (seed 0x7e57) and y (0x7e58). */
 static void tuning_data(void *x, void *y, rcl_dtype dt, size_t n) {
-  ck_assert_int_eq(rcl_generate(x, dt, n, RCL_GEN_CANCEL, 0x7e57), 0);
-  ck_assert_int_eq(rcl_generate(y, dt, n, RCL_GEN_WIDE, 0x7e58), 0);
+  ck_assert_int_eq(rcl_generate(x, dt, n, RCL_GEN_UNIFORM, 0x7e57), 0);
+  ck_assert_int_eq(rcl_generate(y, dt, n, RCL_GEN_UNIFORM, 0x7e58), 0);
 }
 
 /* Every reduction kernel tuned (small budget) on every device: no candidate may differ from the default
