@@ -35,6 +35,20 @@ static rcl_context *make_ctx(int dev, const char *dir, rcl_tuning_mode mode) {
   return c;
 }
 
+/* Sets an environment variable for one test and puts the previous value back afterwards. */
+static char *env_saved;
+static void env_push(const char *name, const char *value) {
+  const char *old = getenv(name);
+  env_saved = old ? strdup(old) : NULL;
+  setenv(name, value, 1);
+}
+static void env_pop(const char *name) {
+  if (env_saved) setenv(name, env_saved, 1);
+  else unsetenv(name);
+  free(env_saved);
+  env_saved = NULL;
+}
+
 static size_t param(const rcl_tune_choice *c, const char *name) {
   for (size_t i = 0; i < c->count; i++)
     if (!strcmp(c->params[i].name, name)) return c->params[i].value;
@@ -235,7 +249,7 @@ END_TEST
 START_TEST(modes) {
   if (!rt_supported(_i, RCL_FAMILY_REDUCE, RCL_F32)) return;
   char *d = tmpdir("modes");
-  setenv("REPROCL_TUNE_BUDGET_MS", "300", 1);
+  env_push("REPROCL_TUNE_BUDGET_MS", "300");
   size_t n = 1u << 16;
   float *x = malloc(n * 4), want, got;
   rt_fill(x, RCL_F32, n, "uniform", 9);
@@ -289,7 +303,7 @@ START_TEST(modes) {
   rcl_context_options o = RCL_CONTEXT_OPTIONS_INIT;
   rt_fails(rcl_context_create(&c, &o), RCL_ERR_INVALID_ARG, "REPROCL_TUNING=\"sometimes\"");
   unsetenv("REPROCL_TUNING");
-  unsetenv("REPROCL_TUNE_BUDGET_MS");
+  env_pop("REPROCL_TUNE_BUDGET_MS");
   free(x);
   rm_rf(d);
   free(d);
@@ -300,7 +314,7 @@ END_TEST
  * updated exactly once. */
 START_TEST(in_place_tuned_on_scratch) {
   if (!rt_supported(_i, RCL_FAMILY_REDUCE, RCL_F32)) return;
-  setenv("REPROCL_TUNE_BUDGET_MS", "300", 1);
+  env_push("REPROCL_TUNE_BUDGET_MS", "300");
   rcl_context *c = make_ctx(_i, NULL, RCL_TUNING_FORCE);
   size_t n = (1u << 16) + 1;
   float *x = malloc(n * 4), *y = malloc(n * 4), *want = malloc(n * 4), alpha = 0.75f;
@@ -317,7 +331,7 @@ START_TEST(in_place_tuned_on_scratch) {
   rcl_cache_stats_get(&st, c);
   ck_assert_uint_eq(st.tunings, 2);
   rcl_context_free(c);
-  unsetenv("REPROCL_TUNE_BUDGET_MS");
+  env_pop("REPROCL_TUNE_BUDGET_MS");
   free(x);
   free(y);
   free(want);
