@@ -203,8 +203,10 @@ static cl_program bundle_load(rcl_context *ctx, rcl_bundle *b, const char *pkey,
   for (size_t i = 0; i < b->count; i++) {
     if (strcmp(b->entries[i].key, pkey)) continue;
     cl_program p = from_binary(ctx, (const unsigned char *)b->data + b->entries[i].offset, b->entries[i].size, options);
-    if (p) rcl__stat_add(ctx, RCL_STAT_BUNDLE_HIT);
-    else rcl__cache_warn(ctx, "the bundle's binary for program %.16s failed to load; building from source", pkey);
+    if (p)
+      rcl__stat_add(ctx, RCL_STAT_BUNDLE_HIT);
+    else
+      rcl__cache_warn(ctx, "the bundle's binary for program %.16s failed to load; building from source", pkey);
     return p;
   }
   return NULL;
@@ -240,8 +242,10 @@ void rcl__binary_store(rcl_context *ctx, cl_program prog, cl_uint n, const char 
     if (file) {
       memcpy(file, head, (size_t)hl);
       memcpy(file + hl, bin, bsz);
-      if (rcl__cache_write_atomic(bdir, name, file, (size_t)hl + bsz) == 0) rcl__stat_add(ctx, RCL_STAT_BINARY_STORED);
-      else rcl__cache_warn(ctx, "%s", rcl_error_last());
+      if (rcl__cache_write_atomic(bdir, name, file, (size_t)hl + bsz) == 0)
+        rcl__stat_add(ctx, RCL_STAT_BINARY_STORED);
+      else
+        rcl__cache_warn(ctx, "%s", rcl_error_last());
     }
   } else if (bin && bdir) {
     rcl__cache_warn(ctx, "%s", rcl_error_last());
@@ -296,7 +300,7 @@ static int for_each_program(rcl_context *ctx, program_fn fn, void *user, size_t 
 }
 
 typedef struct {
-  char *head;   /* the header text being built */
+  char *head; /* the header text being built */
   size_t hlen, hcap;
   unsigned char *body;
   size_t blen, bcap;
@@ -339,8 +343,9 @@ static int bundle_one(void *user, rcl_context *ctx, const char *file, rcl_dtype 
   rc = rcl__program_get(&prog, ctx, file, dt, defines); /* built (or loaded) and owned by the context */
   size_t bsz = 0;
   unsigned char *bin = rc ? NULL : binary_of(&bsz, ctx, prog);
-  if (!rc && !bin) rc = rcl__fail(RCL_ERR_UNSUPPORTED, "%s does not return program binaries (CL_PROGRAM_BINARIES)",
-                                  ctx->profile.device_name);
+  if (!rc && !bin)
+    rc = rcl__fail(RCL_ERR_UNSUPPORTED, "%s does not return program binaries (CL_PROGRAM_BINARIES)",
+                   ctx->profile.device_name);
   char label[128];
   snprintf(label, sizeof label, "%s:%s%s%s", file, rcl_dtype_name(dt), defines ? ":" : "", defines ? defines : "");
   for (char *c = label; *c; c++)
@@ -386,7 +391,8 @@ static int write_text(const char *dir, const char *name, const char *text, size_
   snprintf(path, pl, "%s/%s", dir, name);
   FILE *f = fopen(path, "wb");
   int rc = 0;
-  if (!f) rc = rcl__fail(RCL_ERR_IO, "cannot open %s for writing: %s", path, strerror(errno));
+  if (!f)
+    rc = rcl__fail(RCL_ERR_IO, "cannot open %s for writing: %s", path, strerror(errno));
   else {
     int bad = fwrite(text, 1, len, f) != len;
     if (fclose(f) != 0 || bad) rc = rcl__fail(RCL_ERR_IO, "cannot write %s: %s", path, strerror(errno));
@@ -409,7 +415,8 @@ static int source_one(void *user, rcl_context *ctx, const char *file, rcl_dtype 
     int l = snprintf(line, sizeof line, "%s\n", opts);
     rc = write_text(w->dir, name, line, (size_t)l);
   }
-  if (!rc) fprintf(w->manifest, "%s %s %s%s%s\n", key, file, rcl_dtype_name(dt), defines ? " " : "", defines ? defines : "");
+  if (!rc)
+    fprintf(w->manifest, "%s %s %s%s%s\n", key, file, rcl_dtype_name(dt), defines ? " " : "", defines ? defines : "");
   rcl__free(text);
   rcl__free(opts);
   return rc;
@@ -428,14 +435,16 @@ static FILE *open_manifest(const char *dir, const char *mode) {
 
 int rcl_program_sources_write(rcl_context *ctx, const char *dir, size_t *programs) {
   if (!ctx || !dir) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_sources_write: NULL argument");
-  if (mkdir(dir, 0755) != 0 && errno != EEXIST) return rcl__fail(RCL_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+    return rcl__fail(RCL_ERR_IO, "cannot create %s: %s", dir, strerror(errno));
   writer w;
   memset(&w, 0, sizeof w);
   w.dir = dir;
   w.manifest = open_manifest(dir, "w");
   if (!w.manifest) return RCL_ERR_IO;
-  fprintf(w.manifest, "# reprocl offline programs for %s (fingerprint %s)\n# key file dtype [defines]: compile "
-                      "<key>.cl with the options in <key>.options into <key>.bin\n",
+  fprintf(w.manifest,
+          "# reprocl offline programs for %s (fingerprint %s)\n# key file dtype [defines]: compile "
+          "<key>.cl with the options in <key>.options into <key>.bin\n",
           ctx->profile.device_name, ctx->profile.fingerprint);
   int rc = for_each_program(ctx, source_one, &w, programs);
   if (fclose(w.manifest) != 0 && !rc) rc = rcl__fail(RCL_ERR_IO, "cannot write %s/manifest.txt", dir);
@@ -503,7 +512,8 @@ int rcl_program_bundle_load(rcl_context *ctx, const char *path) {
     text[l] = '\0';
     off = (size_t)(nl - b->data) + 1;
     if (line == 1) {
-      if (strcmp(text, BUNDLE_MAGIC)) rc = rcl__fail(RCL_ERR_PARSE, "%s:1: not a reprocl program bundle (expected \"%s\")", path, BUNDLE_MAGIC);
+      if (strcmp(text, BUNDLE_MAGIC))
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:1: not a reprocl program bundle (expected \"%s\")", path, BUNDLE_MAGIC);
     } else if (line == 2) {
       char fp[80];
       if (sscanf(text, "device %79s", fp) != 1 || strlen(fp) != 64)
@@ -546,7 +556,8 @@ int rcl_program_bundle_load(rcl_context *ctx, const char *path) {
     b->entries[i].offset += off;
     char hex[RCL_SHA256_HEX_SIZE];
     rcl_sha256_hex(hex, b->data + b->entries[i].offset, b->entries[i].size);
-    if (strcmp(hex, b->entries[i].sum)) rc = rcl__fail(RCL_ERR_PARSE, "%s: the binary of program %.16s does not match its hash", path, b->entries[i].key);
+    if (strcmp(hex, b->entries[i].sum))
+      rc = rcl__fail(RCL_ERR_PARSE, "%s: the binary of program %.16s does not match its hash", path, b->entries[i].key);
   }
   if (rc) {
     rcl__bundle_free(b);
@@ -586,7 +597,8 @@ int rcl_cache_clear(const char *dir, const char *fingerprint, size_t *removed) {
     struct dirent *e;
     while (d && (e = readdir(d)) != NULL) {
       size_t l = strlen(e->d_name);
-      if (e->d_name[0] == '.' && strncmp(e->d_name, ".", 2) && strncmp(e->d_name, "..", 3) && strstr(e->d_name, ".bin."))
+      if (e->d_name[0] == '.' && strncmp(e->d_name, ".", 2) && strncmp(e->d_name, "..", 3) &&
+          strstr(e->d_name, ".bin."))
         ; /* a temporary file of an interrupted write: removed below like a binary */
       else if (l < 5 || strcmp(e->d_name + l - 4, ".bin"))
         continue;

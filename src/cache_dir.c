@@ -111,8 +111,7 @@ int rcl__cache_dir_writable(const char *dir) {
     if (rc) return rc;
   }
   char why[512];
-  if (!check_owner(dir, 0, why, sizeof why))
-    return rcl__fail(RCL_ERR_IO, "cache directory not written: %s", why);
+  if (!check_owner(dir, 0, why, sizeof why)) return rcl__fail(RCL_ERR_IO, "cache directory not written: %s", why);
   if (access(dir, W_OK | X_OK) != 0)
     return rcl__fail(RCL_ERR_IO, "cache directory %s is read-only: %s", dir, strerror(errno));
   return 0;

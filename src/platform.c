@@ -21,7 +21,7 @@ static int contains_ci(const char *hay, const char *needle, size_t nl) {
 }
 
 typedef struct {
-  const char *name;        /* file name, for messages */
+  const char *name;              /* file name, for messages */
   const rcl_device_profile *dev; /* NULL: only check the syntax */
   const rcl_tune_kernel *k;      /* the kernel whose defaults are wanted, or NULL */
   size_t *values;
@@ -80,10 +80,14 @@ static int parse_file(apply_ctx *a, const char *text, size_t size) {
                            a->name, line, (int)tl, tok);
         size_t kl = (size_t)(tilde - tok), vl = tl - kl - 1;
         const char *field = NULL;
-        if (kl == 6 && !strncmp(tok, "vendor", 6)) field = a->dev ? a->dev->device_vendor : "";
-        else if (kl == 8 && !strncmp(tok, "platform", 8)) field = a->dev ? a->dev->platform_name : "";
-        else if (kl == 6 && !strncmp(tok, "device", 6)) field = a->dev ? a->dev->device_name : "";
-        else return rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown match key \"%.*s\"", a->name, line, (int)kl, tok);
+        if (kl == 6 && !strncmp(tok, "vendor", 6))
+          field = a->dev ? a->dev->device_vendor : "";
+        else if (kl == 8 && !strncmp(tok, "platform", 8))
+          field = a->dev ? a->dev->platform_name : "";
+        else if (kl == 6 && !strncmp(tok, "device", 6))
+          field = a->dev ? a->dev->device_name : "";
+        else
+          return rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown match key \"%.*s\"", a->name, line, (int)kl, tok);
         if (a->dev && !contains_ci(field, tilde + 1, vl)) all = 0;
       }
       if (!any) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: 'match' needs * or KEY~TEXT", a->name, line);

@@ -18,8 +18,8 @@ typedef struct {
 /* What a configuration launches, with its kernels. */
 typedef struct {
   int task;
-  size_t W, WT, groups, nsuper;   /* NDRange: work-group sizes of the passes, first-pass groups */
-  size_t per_launch, launches;    /* task: blocks (ordered) or terms (exact) per launch */
+  size_t W, WT, groups, nsuper; /* NDRange: work-group sizes of the passes, first-pass groups */
+  size_t per_launch, launches;  /* task: blocks (ordered) or terms (exact) per launch */
   cl_kernel k1, k2;
 } rcl_red_plan;
 

@@ -24,12 +24,12 @@ static const rcl_tune_param_def blas1_params[] = {
 
 typedef struct {
   rcl_context *ctx;
-  int blas1;       /* 0: a reduction; 1: axpy; 2: scal */
+  int blas1; /* 0: a reduction; 1: axpy; 2: scal */
   rcl_reduce_op op;
   rcl_reduce_mode mode;
   rcl_dtype dt;
   size_t n;
-  cl_mem x, y, r;  /* inputs and output (for axpy/scal: y is the pristine copy, r the scratch one) */
+  cl_mem x, y, r; /* inputs and output (for axpy/scal: y is the pristine copy, r the scratch one) */
 } red_state;
 
 static int make_input(cl_mem *out, rcl_context *ctx, rcl_dtype dt, size_t n, rcl_gen_kind kind, uint64_t seed) {
@@ -69,8 +69,7 @@ static int setup_common(void **out, rcl_context *ctx, rcl_dtype dt, size_t n, in
   size_t es = rcl_dtype_size(dt);
   int rc = make_input(&s->x, ctx, dt, s->n, RCL_GEN_UNIFORM, 0x7e57);
   if (!rc && (blas1 || op == RCL_OP_DOT)) rc = make_input(&s->y, ctx, dt, s->n, RCL_GEN_UNIFORM, 0x7e58);
-  if (!rc)
-    rc = rcl__buffer_create(&s->r, ctx, CL_MEM_READ_WRITE, blas1 ? s->n * es : es, NULL, "tuning output");
+  if (!rc) rc = rcl__buffer_create(&s->r, ctx, CL_MEM_READ_WRITE, blas1 ? s->n * es : es, NULL, "tuning output");
   if (rc) {
     state_free(s);
     return rc;
@@ -185,9 +184,9 @@ static int blas1_digest(void *st, cl_command_queue q, char hex[RCL_SHA256_HEX_SI
 
 /* ---- descriptors ----------------------------------------------------------------------------------- */
 
-#define RED_SETUP(NAME, OP, MODE)                                                         \
-  static int NAME(void **out, rcl_context *ctx, rcl_dtype dt, size_t n) {                 \
-    return setup_common(out, ctx, dt, n, 0, OP, MODE);                                    \
+#define RED_SETUP(NAME, OP, MODE)                                                                                      \
+  static int NAME(void **out, rcl_context *ctx, rcl_dtype dt, size_t n) {                                              \
+    return setup_common(out, ctx, dt, n, 0, OP, MODE);                                                                 \
   }
 RED_SETUP(setup_sum_ordered, RCL_OP_SUM, RCL_REDUCE_ORDERED)
 RED_SETUP(setup_dot_ordered, RCL_OP_DOT, RCL_REDUCE_ORDERED)
@@ -203,10 +202,22 @@ static int setup_scal(void **out, rcl_context *ctx, rcl_dtype dt, size_t n) {
 }
 
 /* Problems below 2^16 elements are launch-bound: they keep the defaults. */
-#define RED_KERNEL(VAR, NAME, SETUP, CONTRACT)                                                          \
-  const rcl_tune_kernel VAR = {NAME,      RCL_FAMILY_REDUCE, "reduce.cl,reduce_task.cl", NULL, CONTRACT, \
-                               1u << 16,  1u << 22,          3,           reduce_params, SETUP,         \
-                               red_check, NULL,              red_run,     red_digest, state_free};
+#define RED_KERNEL(VAR, NAME, SETUP, CONTRACT)                                                                         \
+  const rcl_tune_kernel VAR = {NAME,                                                                                   \
+                               RCL_FAMILY_REDUCE,                                                                      \
+                               "reduce.cl,reduce_task.cl",                                                             \
+                               NULL,                                                                                   \
+                               CONTRACT,                                                                               \
+                               1u << 16,                                                                               \
+                               1u << 22,                                                                               \
+                               3,                                                                                      \
+                               reduce_params,                                                                          \
+                               SETUP,                                                                                  \
+                               red_check,                                                                              \
+                               NULL,                                                                                   \
+                               red_run,                                                                                \
+                               red_digest,                                                                             \
+                               state_free};
 RED_KERNEL(rcl__tk_reduce_sum_ordered, "reduce.sum.ordered", setup_sum_ordered, 1)
 RED_KERNEL(rcl__tk_reduce_dot_ordered, "reduce.dot.ordered", setup_dot_ordered, 1)
 RED_KERNEL(rcl__tk_reduce_nrm2_ordered, "reduce.nrm2.ordered", setup_nrm2_ordered, 1)
@@ -214,14 +225,12 @@ RED_KERNEL(rcl__tk_reduce_sum_exact, "reduce.sum.exact", setup_sum_exact, 1)
 RED_KERNEL(rcl__tk_reduce_dot_exact, "reduce.dot.exact", setup_dot_exact, 1)
 RED_KERNEL(rcl__tk_reduce_nrm2_exact, "reduce.nrm2.exact", setup_nrm2_exact, 1)
 
-const rcl_tune_kernel rcl__tk_reduce_axpy = {"reduce.axpy", RCL_FAMILY_REDUCE, "reduce.cl",  NULL,
-                                             1,             1u << 16,          1u << 22,     1,
-                                             blas1_params,  setup_axpy,        blas1_check,  blas1_prepare,
-                                             blas1_run,     blas1_digest,      state_free};
-const rcl_tune_kernel rcl__tk_reduce_scal = {"reduce.scal", RCL_FAMILY_REDUCE, "reduce.cl",  NULL,
-                                             1,             1u << 16,          1u << 22,     1,
-                                             blas1_params,  setup_scal,        blas1_check,  blas1_prepare,
-                                             blas1_run,     blas1_digest,      state_free};
+const rcl_tune_kernel rcl__tk_reduce_axpy = {"reduce.axpy", RCL_FAMILY_REDUCE, "reduce.cl", NULL,         1,
+                                             1u << 16,      1u << 22,          1,           blas1_params, setup_axpy,
+                                             blas1_check,   blas1_prepare,     blas1_run,   blas1_digest, state_free};
+const rcl_tune_kernel rcl__tk_reduce_scal = {"reduce.scal", RCL_FAMILY_REDUCE, "reduce.cl", NULL,         1,
+                                             1u << 16,      1u << 22,          1,           blas1_params, setup_scal,
+                                             blas1_check,   blas1_prepare,     blas1_run,   blas1_digest, state_free};
 
 const rcl_tune_kernel *rcl__reduce_tune_kernel(rcl_reduce_op op, rcl_reduce_mode mode) {
   static const rcl_tune_kernel *const table[2][3] = {

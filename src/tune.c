@@ -142,7 +142,7 @@ struct rcl_tune_ctx {
   char *dir;                 /* NULL: memory only */
   char *warning;
   int disk_loaded;
-  rcl_tcache_record *disk;   /* records of this device, library and schema */
+  rcl_tcache_record *disk; /* records of this device, library and schema */
   size_t ndisk;
   tentry *entries;
   tkey *keys;
@@ -475,7 +475,9 @@ static size_t distance(const rcl_tune_point *a, const rcl_tune_point *b, size_t 
   return d;
 } /* the families' launches during a search never tune */
 
-static void describe(char *buf, size_t size, const rcl_tune_kernel *k, const size_t *v) { format_params(buf, size, k, v); }
+static void describe(char *buf, size_t size, const rcl_tune_kernel *k, const size_t *v) {
+  format_params(buf, size, k, v);
+}
 
 /* One launch of candidate c: prepare (untimed), run captured, wait; *seconds from the profiling events
  * (host time where the queue cannot profile). */
@@ -540,8 +542,10 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
     rc = defaults_of(cands[0].p.v, ctx, k);
     if (!rc) {
       int ok = k->check(st, &cands[0].p, 1, why, sizeof why);
-      if (ok < 0) rc = ok;
-      else if (ok == 0) rc = rcl__fail(RCL_ERR_INTERNAL, "%s: the default configuration cannot launch: %s", k->name, why);
+      if (ok < 0)
+        rc = ok;
+      else if (ok == 0)
+        rc = rcl__fail(RCL_ERR_INTERNAL, "%s: the default configuration cannot launch: %s", k->name, why);
     }
     if (!rc) {
       cands[0].alive = 1;
@@ -610,7 +614,8 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
         describe(b, sizeof b, k, cands[0].p.v);
         snprintf(rep->mismatch, sizeof rep->mismatch,
                  "%s %s n=%zu: candidate %s gave output digest %.16s, the default %s gave %.16s (a bug: the "
-                 "candidate is excluded; please report)", k->name, rcl_dtype_name(dt), n, a, hex, b, ref);
+                 "candidate is excluded; please report)",
+                 k->name, rcl_dtype_name(dt), n, a, hex, b, ref);
       }
     }
     if (progress) progress(puser, ++done, est);
@@ -744,7 +749,8 @@ static void keep_result(rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt
       if (*c == '"' || *c == '#') *c = '\'';
     /* A search the budget stopped before any timed round still records the default, so later
      * processes do not pay for it again; `reprocl tune --budget-ms` can measure it properly. */
-    snprintf(rec.comment, sizeof rec.comment, "%s"
+    snprintf(rec.comment, sizeof rec.comment,
+             "%s"
              "time=%.4fms spread=%.1f%% samples=%u default=%.4fms speedup=%.2f tuned-in=%.2fs mode=%s device=\"%s\"",
              rep->choice.samples ? "" : "unmeasured (budget) ", rep->choice.time_s * 1e3, rep->choice.spread * 100,
              rep->choice.samples, rep->choice.default_time_s * 1e3,
@@ -904,12 +910,15 @@ int rcl_tune_set(rcl_context *ctx, const rcl_tune_choice *c) {
   const rcl_tune_kernel *k;
   int rc = kernel_arg(&k, ctx, c->kernel, c->dtype);
   if (rc) return rc;
-  if (c->size_log2 >= 64) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_tune_set: size_log2 %u is out of range", c->size_log2);
-  if (c->count > RCL_TUNE_MAX_PARAMS) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_tune_set: count %zu is too large", c->count);
+  if (c->size_log2 >= 64)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_tune_set: size_log2 %u is out of range", c->size_log2);
+  if (c->count > RCL_TUNE_MAX_PARAMS)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_tune_set: count %zu is too large", c->count);
   size_t pin[RCL_TUNE_MAX_PARAMS] = {0};
   for (size_t i = 0; i < c->count; i++) {
     int idx = rcl__tune_param_index(k, c->params[i].name);
-    if (idx < 0) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_tune_set: %s has no parameter \"%s\"", k->name, c->params[i].name);
+    if (idx < 0)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_tune_set: %s has no parameter \"%s\"", k->name, c->params[i].name);
     size_t v = c->params[i].value;
     if (!v && c->params[i].label[0] && (rc = rcl__tune_param_parse(&v, &k->params[idx], c->params[i].label)) != 0)
       return rc;
@@ -955,7 +964,8 @@ int rcl_tune(rcl_tune_report *report, rcl_context *ctx, const char *kernel, rcl_
   int samples = opts && opts->samples > 0 ? opts->samples : DEFAULT_SAMPLES;
   pthread_mutex_lock(&ctx->tune->tune_lock);
   in_search = 1;
-  rc = tune_now(report, ctx, k, dt, n, budget, samples, opts ? opts->progress : NULL, opts ? opts->progress_user : NULL);
+  rc =
+      tune_now(report, ctx, k, dt, n, budget, samples, opts ? opts->progress : NULL, opts ? opts->progress_user : NULL);
   in_search = 0;
   if (!rc) keep_result(ctx, k, dt, report, opts ? opts->store : 1);
   pthread_mutex_unlock(&ctx->tune->tune_lock);
@@ -972,8 +982,9 @@ int rcl_tune_export(char **text, rcl_context *ctx) {
   size_t cap = 256 + n * 1100, len = 0;
   char *out = malloc(cap);
   int rc = out ? 0 : rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of memory");
-  if (!rc) len = (size_t)snprintf(out, cap, "reprocl-tuning-cache %d\n# exported from %s\n", RCL_TCACHE_FORMAT,
-                                  ctx->profile.device_name);
+  if (!rc)
+    len = (size_t)snprintf(out, cap, "reprocl-tuning-cache %d\n# exported from %s\n", RCL_TCACHE_FORMAT,
+                           ctx->profile.device_name);
   for (tentry *e = t->entries; e && !rc; e = e->next) {
     if (!e->has_choice && !e->has_pin) continue;
     const tkey *key;

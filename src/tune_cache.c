@@ -123,11 +123,11 @@ static int parse_line(rcl_tcache_record *r, const char *line, size_t len) {
       plen += (size_t)snprintf(r->params + plen, sizeof r->params - plen, "%s%s=%s", plen ? " " : "", name, val);
       continue;
     }
-#define KEY(str, bit, ok)                    \
-  if (nl == strlen(str) && !strncmp(tok, str, nl)) { \
-    if (!(ok)) return 0;                     \
-    seen |= 1u << (bit);                     \
-    continue;                                \
+#define KEY(str, bit, ok)                                                                                              \
+  if (nl == strlen(str) && !strncmp(tok, str, nl)) {                                                                   \
+    if (!(ok)) return 0;                                                                                               \
+    seen |= 1u << (bit);                                                                                               \
+    continue;                                                                                                          \
   }
     KEY("fp", 0, vl == 64 && is_hex(v, 64) && take(r->fingerprint, sizeof r->fingerprint, v, vl))
     KEY("lib", 1, take(r->lib, sizeof r->lib, v, vl))

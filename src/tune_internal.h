@@ -30,14 +30,14 @@ typedef struct {
 
 typedef struct rcl_tune_kernel rcl_tune_kernel;
 struct rcl_tune_kernel {
-  const char *name;           /* "reduce.sum.ordered": unique; the kernel part of every cache key */
-  rcl_family family;          /* for the support check */
-  const char *source;         /* its program files, "a.cl" or "a.cl,a_task.cl": their text and the prelude's
-                               * are hashed into the key; bundles hold each for every supported dtype */
-  const char *defines;        /* extra defines of its program (as passed to rcl__program_get), or NULL */
-  unsigned contract_version;  /* the contract's version: a new contract is a cache miss */
-  size_t min_tune_n;          /* problems below this size use the defaults, never tuned on first use */
-  size_t tune_n;              /* the problem size `reprocl tune` tunes by default */
+  const char *name;          /* "reduce.sum.ordered": unique; the kernel part of every cache key */
+  rcl_family family;         /* for the support check */
+  const char *source;        /* its program files, "a.cl" or "a.cl,a_task.cl": their text and the prelude's
+                              * are hashed into the key; bundles hold each for every supported dtype */
+  const char *defines;       /* extra defines of its program (as passed to rcl__program_get), or NULL */
+  unsigned contract_version; /* the contract's version: a new contract is a cache miss */
+  size_t min_tune_n;         /* problems below this size use the defaults, never tuned on first use */
+  size_t tune_n;             /* the problem size `reprocl tune` tunes by default */
   size_t nparams;
   const rcl_tune_param_def *params;
   /* Sets up a tuning problem of n elements: builds the programs, allocates scratch buffers and fills
@@ -154,8 +154,8 @@ RCL_INTERNAL int rcl__tcache_read(rcl_tcache_record **recs, size_t *count, size_
  * the file, replaces records of the same key, drops corrupt lines, writes a temporary file in dir,
  * fsyncs and renames it over the file. remove_fp (optional) drops every record of that fingerprint
  * ("*": all) instead of adding. The old file is intact on any failure. */
-RCL_INTERNAL int rcl__tcache_merge(const char *dir, const rcl_tcache_record *recs, size_t count,
-                                   const char *remove_fp, size_t *removed);
+RCL_INTERNAL int rcl__tcache_merge(const char *dir, const rcl_tcache_record *recs, size_t count, const char *remove_fp,
+                                   size_t *removed);
 
 /* ---- program binaries (binary_cache.c) ----------------------------------------------------------- */
 /* Called by program.c's build(): a program for these source strings and options from a loaded bundle

@@ -3,8 +3,7 @@
 #include "reduce_internal.h"
 
 const rcl_tune_kernel *const rcl__tune_kernels[] = {
-    &rcl__tk_reduce_sum_ordered, &rcl__tk_reduce_dot_ordered, &rcl__tk_reduce_nrm2_ordered,
-    &rcl__tk_reduce_sum_exact,   &rcl__tk_reduce_dot_exact,   &rcl__tk_reduce_nrm2_exact,
-    &rcl__tk_reduce_axpy,        &rcl__tk_reduce_scal,
+    &rcl__tk_reduce_sum_ordered, &rcl__tk_reduce_dot_ordered, &rcl__tk_reduce_nrm2_ordered, &rcl__tk_reduce_sum_exact,
+    &rcl__tk_reduce_dot_exact, &rcl__tk_reduce_nrm2_exact, &rcl__tk_reduce_axpy, &rcl__tk_reduce_scal,
     /* stencil, spmv and md add theirs here */
     NULL};

@@ -43,8 +43,10 @@ static void env_push(const char *name, const char *value) {
   setenv(name, value, 1);
 }
 static void env_pop(const char *name) {
-  if (env_saved) setenv(name, env_saved, 1);
-  else unsetenv(name);
+  if (env_saved)
+    setenv(name, env_saved, 1);
+  else
+    unsetenv(name);
   free(env_saved);
   env_saved = NULL;
 }
@@ -70,9 +72,10 @@ START_TEST(tuned_parameters_are_bit_identical) {
     const char *kernel;
     rcl_reduce_op op;
     rcl_reduce_mode mode;
-  } ks[] = {{"reduce.sum.ordered", RCL_OP_SUM, RCL_REDUCE_ORDERED}, {"reduce.dot.ordered", RCL_OP_DOT, RCL_REDUCE_ORDERED},
-            {"reduce.nrm2.ordered", RCL_OP_NRM2, RCL_REDUCE_ORDERED}, {"reduce.sum.exact", RCL_OP_SUM, RCL_REDUCE_EXACT},
-            {"reduce.dot.exact", RCL_OP_DOT, RCL_REDUCE_EXACT},       {"reduce.nrm2.exact", RCL_OP_NRM2, RCL_REDUCE_EXACT}};
+  } ks[] = {
+      {"reduce.sum.ordered", RCL_OP_SUM, RCL_REDUCE_ORDERED},   {"reduce.dot.ordered", RCL_OP_DOT, RCL_REDUCE_ORDERED},
+      {"reduce.nrm2.ordered", RCL_OP_NRM2, RCL_REDUCE_ORDERED}, {"reduce.sum.exact", RCL_OP_SUM, RCL_REDUCE_EXACT},
+      {"reduce.dot.exact", RCL_OP_DOT, RCL_REDUCE_EXACT},       {"reduce.nrm2.exact", RCL_OP_NRM2, RCL_REDUCE_EXACT}};
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   rcl_context *c = make_ctx(_i, NULL, RCL_TUNING_OFF);
   size_t n = (1u << 16) + 77;
@@ -211,8 +214,9 @@ static void fake_teardown(void *st) {
   /* kept for inspection: fake_last; freed by the test */
 }
 
-static const rcl_tune_kernel fake_kernel = {"test.fake", RCL_FAMILY_REDUCE, "reduce.cl", NULL, 1, 1, 1, 2, fake_params,
-                                            fake_setup, fake_check, fake_prepare, fake_run, fake_digest, fake_teardown};
+static const rcl_tune_kernel fake_kernel = {
+    "test.fake",  RCL_FAMILY_REDUCE, "reduce.cl", NULL,         1, 1, 1, 2, fake_params, fake_setup, fake_check,
+    fake_prepare, fake_run,          fake_digest, fake_teardown};
 
 START_TEST(search_rules) {
   rcl_context *c = make_ctx(_i, NULL, RCL_TUNING_OFF);
@@ -220,7 +224,7 @@ START_TEST(search_rules) {
   rt_ok(rcl__tune_search(&rep, c, &fake_kernel, RCL_F32, 1000, 5000, 5));
   fake_state *s = fake_last;
   ck_assert_uint_eq(rep.candidates, 8);
-  ck_assert_uint_eq(rep.invalid, 2);    /* (4,10), (4,20): never launched */
+  ck_assert_uint_eq(rep.invalid, 2); /* (4,10), (4,20): never launched */
   ck_assert_uint_eq(s->invalid_launched, 0);
   ck_assert_uint_eq(rep.duplicates, 4); /* (1,10) is the default; (1,20), (2,20), (3,20) are clamped copies */
   ck_assert_uint_eq(rep.mismatches, 1);
@@ -433,7 +437,8 @@ START_TEST(binary_cache) {
   char cmd[700];
   snprintf(cmd, sizeof cmd,
            "for f in '%s'/binaries/*.bin; do s=$(stat -c %%s \"$f\"); printf '\\377' | dd of=\"$f\" bs=1 seek=$((s-7)) "
-           "conv=notrunc 2>/dev/null; done", d);
+           "conv=notrunc 2>/dev/null; done",
+           d);
   ck_assert_int_eq(system(cmd), 0);
   c = make_ctx(_i, d, RCL_TUNING_OFF);
   rt_ok(rcl_sum_f32(&got, c, x, 100, NULL));

@@ -184,8 +184,9 @@ static int make_read_only(const char *dir, int *mounted) {
   *mounted = 0;
   if (geteuid() != 0) return chmod(dir, 0555) == 0;
   char cmd[600];
-  snprintf(cmd, sizeof cmd, "cp -a '%s' '%s.src' && mount -t tmpfs -o size=1m tmpfs '%s' 2>/dev/null && "
-                            "cp -a '%s.src/.' '%s/' && mount -o remount,ro '%s' 2>/dev/null",
+  snprintf(cmd, sizeof cmd,
+           "cp -a '%s' '%s.src' && mount -t tmpfs -o size=1m tmpfs '%s' 2>/dev/null && "
+           "cp -a '%s.src/.' '%s/' && mount -o remount,ro '%s' 2>/dev/null",
            dir, dir, dir, dir, dir, dir);
   if (system(cmd) != 0) {
     snprintf(cmd, sizeof cmd, "umount '%s' 2>/dev/null; rm -rf '%s.src'", dir, dir);
@@ -198,8 +199,10 @@ static int make_read_only(const char *dir, int *mounted) {
 
 static void undo_read_only(const char *dir, int mounted) {
   char cmd[600];
-  if (mounted) snprintf(cmd, sizeof cmd, "umount '%s' && rm -rf '%s.src'", dir, dir);
-  else snprintf(cmd, sizeof cmd, "chmod 0700 '%s'", dir);
+  if (mounted)
+    snprintf(cmd, sizeof cmd, "umount '%s' && rm -rf '%s.src'", dir, dir);
+  else
+    snprintf(cmd, sizeof cmd, "chmod 0700 '%s'", dir);
   ck_assert_int_eq(system(cmd), 0);
 }
 
@@ -237,8 +240,8 @@ START_TEST(read_only_directory) {
     to.budget_ms = 50;
     rt_ok(rcl_tune(&rep, c, "reduce.scal", RCL_F32, 1 << 16, &to));
     ck_assert_ptr_nonnull(rcl_cache_warning(c));
-    ck_assert_msg(strstr(rcl_cache_warning(c), "read-only") || strstr(rcl_cache_warning(c), "Read-only"),
-                  "warning: %s", rcl_cache_warning(c));
+    ck_assert_msg(strstr(rcl_cache_warning(c), "read-only") || strstr(rcl_cache_warning(c), "Read-only"), "warning: %s",
+                  rcl_cache_warning(c));
     rcl_tune_choice ch;
     rt_ok(rcl_tune_get(&ch, c, "reduce.scal", RCL_F32, 1 << 16));
     ck_assert_int_eq(ch.origin, RCL_TUNE_FROM_TUNING);
@@ -270,8 +273,10 @@ START_TEST(disk_full) {
   char cmd[700];
   if (geteuid() == 0) {
     /* A real full file system: a 64 KiB tmpfs holding the cache (the batch needs ~1.5 MB). */
-    snprintf(cmd, sizeof cmd, "cp '%s/%s' '%s.keep' && mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null && "
-                              "cp '%s.keep' '%s/%s'", d, RCL_TCACHE_FILE, d, d, d, d, RCL_TCACHE_FILE);
+    snprintf(cmd, sizeof cmd,
+             "cp '%s/%s' '%s.keep' && mount -t tmpfs -o size=64k tmpfs '%s' 2>/dev/null && "
+             "cp '%s.keep' '%s/%s'",
+             d, RCL_TCACHE_FILE, d, d, d, d, RCL_TCACHE_FILE);
     mounted = system(cmd) == 0;
   }
   if (mounted) {
@@ -439,8 +444,10 @@ START_TEST(symlink_refusal) {
 END_TEST
 
 static void set_or_unset(const char *name, const char *value) {
-  if (value) setenv(name, value, 1);
-  else unsetenv(name);
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
 }
 
 START_TEST(location_rules) {
@@ -503,14 +510,16 @@ START_TEST(fingerprint_fields) {
   rcl_device_profile q = *p;
   rcl__profile_fingerprint(&q);
   ck_assert_str_eq(q.fingerprint, p->fingerprint);
-  char *fields[] = {q.platform_name, q.platform_version, q.device_vendor, q.device_name, q.driver_version,
-                    q.device_version};
+  char *fields[] = {q.platform_name, q.platform_version, q.device_vendor,
+                    q.device_name,   q.driver_version,   q.device_version};
   for (int f = 0; f < 7; f++) {
     rcl_device_profile m = *p;
-    char *mf[] = {m.platform_name, m.platform_version, m.device_vendor, m.device_name, m.driver_version,
-                  m.device_version};
-    if (f < 6) strcat(mf[f], "+1");
-    else m.compute_units++;
+    char *mf[] = {m.platform_name, m.platform_version, m.device_vendor,
+                  m.device_name,   m.driver_version,   m.device_version};
+    if (f < 6)
+      strcat(mf[f], "+1");
+    else
+      m.compute_units++;
     rcl__profile_fingerprint(&m);
     ck_assert_msg(strcmp(m.fingerprint, p->fingerprint) != 0, "field %d is not in the fingerprint", f);
   }
@@ -617,8 +626,9 @@ START_TEST(platform_files) {
   rt_ok(rcl__platform_defaults(v, &src, p, k));
   ck_assert_uint_ne(v[1], 0);
   char *d = tmpdir("plat");
-  write_text(d, "generic.conf", "reprocl-platform 1\nmatch *\n[all]\nreduce.* local_size=128\n"
-                                "reduce.*.ordered groups_per_cu=3 variant=ndrange\n[accelerator]\nreduce.*.ordered variant=task\n");
+  write_text(d, "generic.conf",
+             "reprocl-platform 1\nmatch *\n[all]\nreduce.* local_size=128\n"
+             "reduce.*.ordered groups_per_cu=3 variant=ndrange\n[accelerator]\nreduce.*.ordered variant=task\n");
   char over[512];
   snprintf(over, sizeof over, "reprocl-platform 1\nmatch device~%.*s\n[all]\nreduce.sum.* local_size=64\n", 6,
            p->device_name);

@@ -41,8 +41,8 @@ typedef struct {
   size_t count;       /* parameters */
   struct {
     char name[32];
-    size_t value;    /* 0: the family's built-in fallback */
-    char label[24];  /* the value as text ("256", "task") */
+    size_t value;   /* 0: the family's built-in fallback */
+    char label[24]; /* the value as text ("256", "task") */
   } params[RCL_TUNE_MAX_PARAMS];
   rcl_tune_origin origin;
   /* Measurements behind a tuned or cached choice (0 when none): median seconds of the choice and of the
@@ -76,22 +76,23 @@ typedef struct {
   void (*progress)(void *user, size_t done, size_t total);
   void *progress_user;
 } rcl_tune_options;
-#define RCL_TUNE_OPTIONS_INIT {RCL_TUNE_OPTIONS_VERSION, 0.0, 0, 1, NULL, NULL}
+#define RCL_TUNE_OPTIONS_INIT                                                                                          \
+  { RCL_TUNE_OPTIONS_VERSION, 0.0, 0, 1, NULL, NULL }
 
 typedef struct {
-  rcl_tune_choice choice;   /* what was chosen (the default unless a candidate was clearly faster) */
-  size_t candidates;        /* points of the search space */
-  size_t invalid;           /* refused by the validity predicate: never launched */
-  size_t duplicates;        /* the same launch as an earlier candidate after clamping: timed once */
-  size_t timed;             /* candidates launched and timed */
-  size_t pruned;            /* dropped after the first round for being several times slower */
-  size_t mismatches;        /* outputs that differ from the default configuration's: excluded */
-  char mismatch[512];       /* the first mismatch, described ("" if none) */
-  size_t launches;          /* every launch, warm-ups included */
-  double tuning_s;          /* wall time spent */
-  int budget_exhausted;     /* stopped by the budget */
-  int improved;             /* the choice replaced the default */
-  int host_timing;          /* the device's profiling counters were unusable: host wall time was used */
+  rcl_tune_choice choice; /* what was chosen (the default unless a candidate was clearly faster) */
+  size_t candidates;      /* points of the search space */
+  size_t invalid;         /* refused by the validity predicate: never launched */
+  size_t duplicates;      /* the same launch as an earlier candidate after clamping: timed once */
+  size_t timed;           /* candidates launched and timed */
+  size_t pruned;          /* dropped after the first round for being several times slower */
+  size_t mismatches;      /* outputs that differ from the default configuration's: excluded */
+  char mismatch[512];     /* the first mismatch, described ("" if none) */
+  size_t launches;        /* every launch, warm-ups included */
+  double tuning_s;        /* wall time spent */
+  int budget_exhausted;   /* stopped by the budget */
+  int improved;           /* the choice replaced the default */
+  int host_timing;        /* the device's profiling counters were unusable: host wall time was used */
   char reference_digest[RCL_SHA256_HEX_SIZE]; /* SHA-256 of the default configuration's output */
 } rcl_tune_report;
 

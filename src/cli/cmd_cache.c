@@ -27,18 +27,23 @@ static void device_of(char *buf, size_t size, const char *comment) {
 }
 
 int cmd_cache(int argc, char **argv) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+  static const struct option opts[] = {{"device", required_argument, 0, 'd'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   const char *device = NULL;
   int json = 0, c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    if (c == 'd') device = optarg;
-    else if (c == 'j') json = 1;
+    if (c == 'd')
+      device = optarg;
+    else if (c == 'j')
+      json = 1;
     else if (c == 'h') {
       help();
       return 0;
-    } else return 2;
+    } else
+      return 2;
   }
   if (optind >= argc) {
     help();
@@ -52,9 +57,12 @@ int cmd_cache(int argc, char **argv) {
   if (rcl_cache_default_dir(&dir, &why)) return cli_fail("cache directory");
   int rc = 0;
   if (!strcmp(action, "path")) {
-    if (json) cli_json_print(json_pack("{s:s?,s:s?}", "cache_dir", dir, "warning", why));
-    else if (dir) printf("%s\n", dir);
-    else printf("(none: %s)\n", why);
+    if (json)
+      cli_json_print(json_pack("{s:s?,s:s?}", "cache_dir", dir, "warning", why));
+    else if (dir)
+      printf("%s\n", dir);
+    else
+      printf("(none: %s)\n", why);
     free(dir);
     free(why);
     return 0;
@@ -79,10 +87,13 @@ int cmd_cache(int argc, char **argv) {
   }
   if (!strcmp(action, "clear")) {
     size_t removed = 0;
-    if (rcl_cache_clear(dir, *fp ? fp : NULL, &removed)) rc = cli_fail("clearing %s", dir);
-    else if (json) cli_json_print(json_pack("{s:s,s:I}", "cache_dir", dir, "removed", (json_int_t)removed));
-    else printf("removed %zu %s from %s%s%s\n", removed, *fp ? "tuning records" : "records and binaries", dir,
-                *fp ? " for " : "", devname);
+    if (rcl_cache_clear(dir, *fp ? fp : NULL, &removed))
+      rc = cli_fail("clearing %s", dir);
+    else if (json)
+      cli_json_print(json_pack("{s:s,s:I}", "cache_dir", dir, "removed", (json_int_t)removed));
+    else
+      printf("removed %zu %s from %s%s%s\n", removed, *fp ? "tuning records" : "records and binaries", dir,
+             *fp ? " for " : "", devname);
   } else {
     rcl_cache_entry *list = NULL;
     size_t n = 0, skipped = 0;
@@ -93,12 +104,12 @@ int cmd_cache(int argc, char **argv) {
       for (size_t i = 0; i < n; i++) {
         char dn[160];
         device_of(dn, sizeof dn, list[i].comment);
-        json_array_append_new(arr, json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I}", "device", dn,
-                                             "fingerprint", list[i].fingerprint, "library", list[i].lib, "kernel",
-                                             list[i].kernel, "dtype", list[i].dtype, "size_log2",
-                                             (json_int_t)list[i].size_log2, "params", list[i].params, "measurements",
-                                             list[i].comment, "source_hash", list[i].src, "options_hash", list[i].opts,
-                                             "contract", (json_int_t)list[i].contract));
+        json_array_append_new(arr,
+                              json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:s,s:s,s:I}", "device", dn, "fingerprint",
+                                        list[i].fingerprint, "library", list[i].lib, "kernel", list[i].kernel, "dtype",
+                                        list[i].dtype, "size_log2", (json_int_t)list[i].size_log2, "params",
+                                        list[i].params, "measurements", list[i].comment, "source_hash", list[i].src,
+                                        "options_hash", list[i].opts, "contract", (json_int_t)list[i].contract));
       }
       cli_json_print(json_pack("{s:s,s:I,s:I,s:o}", "cache_dir", dir, "records", (json_int_t)n, "skipped",
                                (json_int_t)skipped, "entries", arr));

@@ -18,20 +18,34 @@ static void help(void) {
 }
 
 int cmd_compile(int argc, char **argv) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"output", required_argument, 0, 'o'},
-                                       {"emit-source", required_argument, 0, 'e'}, {"pack", required_argument, 0, 'p'},
-                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+  static const struct option opts[] = {{"device", required_argument, 0, 'd'},
+                                       {"output", required_argument, 0, 'o'},
+                                       {"emit-source", required_argument, 0, 'e'},
+                                       {"pack", required_argument, 0, 'p'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   const char *device = NULL, *out = NULL, *emit = NULL, *pack = NULL;
   int c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'd': device = optarg; break;
-    case 'o': out = optarg; break;
-    case 'e': emit = optarg; break;
-    case 'p': pack = optarg; break;
-    case 'h': help(); return 0;
-    default: return 2;
+    case 'd':
+      device = optarg;
+      break;
+    case 'o':
+      out = optarg;
+      break;
+    case 'e':
+      emit = optarg;
+      break;
+    case 'p':
+      pack = optarg;
+      break;
+    case 'h':
+      help();
+      return 0;
+    default:
+      return 2;
     }
   }
   if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
@@ -43,14 +57,20 @@ int cmd_compile(int argc, char **argv) {
   if (rc) return rc;
   size_t n = 0;
   if (emit) {
-    if (rcl_program_sources_write(d.ctx[0], emit, &n)) rc = cli_fail("writing sources to %s", emit);
-    else printf("wrote %zu program sources for %s to %s (see %s/manifest.txt)\n", n, d.name[0], emit, emit);
+    if (rcl_program_sources_write(d.ctx[0], emit, &n))
+      rc = cli_fail("writing sources to %s", emit);
+    else
+      printf("wrote %zu program sources for %s to %s (see %s/manifest.txt)\n", n, d.name[0], emit, emit);
   } else if (pack) {
-    if (rcl_program_bundle_pack(d.ctx[0], pack, out, &n)) rc = cli_fail("packing %s", pack);
-    else printf("packed %zu offline-compiled programs for %s into %s\n", n, d.name[0], out);
+    if (rcl_program_bundle_pack(d.ctx[0], pack, out, &n))
+      rc = cli_fail("packing %s", pack);
+    else
+      printf("packed %zu offline-compiled programs for %s into %s\n", n, d.name[0], out);
   } else {
-    if (rcl_program_bundle_write(d.ctx[0], out, &n)) rc = cli_fail("compiling for %s", d.name[0]);
-    else printf("wrote %zu program binaries for %s to %s (load with REPROCL_BINARIES=%s)\n", n, d.name[0], out, out);
+    if (rcl_program_bundle_write(d.ctx[0], out, &n))
+      rc = cli_fail("compiling for %s", d.name[0]);
+    else
+      printf("wrote %zu program binaries for %s to %s (load with REPROCL_BINARIES=%s)\n", n, d.name[0], out, out);
   }
   cli_devices_close(&d);
   return rc;

@@ -40,11 +40,16 @@ static void on_progress(void *user, size_t done, size_t total) {
 }
 
 int cmd_tune(int argc, char **argv) {
-  static const struct option opts[] = {{"kernel", required_argument, 0, 'k'}, {"device", required_argument, 0, 'd'},
-                                       {"budget-ms", required_argument, 0, 'b'}, {"dtype", required_argument, 0, 't'},
-                                       {"size", required_argument, 0, 'n'},   {"samples", required_argument, 0, 's'},
-                                       {"no-store", no_argument, 0, 'S'},     {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+  static const struct option opts[] = {{"kernel", required_argument, 0, 'k'},
+                                       {"device", required_argument, 0, 'd'},
+                                       {"budget-ms", required_argument, 0, 'b'},
+                                       {"dtype", required_argument, 0, 't'},
+                                       {"size", required_argument, 0, 'n'},
+                                       {"samples", required_argument, 0, 's'},
+                                       {"no-store", no_argument, 0, 'S'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
   const char *kernels = "all", *device = NULL, *dtypes = "all";
   double budget = 10000;
   size_t size = 0;
@@ -52,19 +57,36 @@ int cmd_tune(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
-    case 'k': kernels = optarg; break;
-    case 'd': device = optarg; break;
+    case 'k':
+      kernels = optarg;
+      break;
+    case 'd':
+      device = optarg;
+      break;
     case 'b':
       rc = cli_parse_double(&budget, "--budget-ms", optarg);
       if (!rc && !(budget > 0)) rc = cli_error("--budget-ms must be positive, got %s", optarg);
       break;
-    case 't': dtypes = optarg; break;
-    case 'n': rc = cli_parse_size(&size, "--size", optarg); break;
-    case 's': rc = cli_parse_int(&samples, "--samples", optarg, 3, 31); break;
-    case 'S': store = 0; break;
-    case 'j': json = 1; break;
-    case 'h': help(); return 0;
-    default: return 2;
+    case 't':
+      dtypes = optarg;
+      break;
+    case 'n':
+      rc = cli_parse_size(&size, "--size", optarg);
+      break;
+    case 's':
+      rc = cli_parse_int(&samples, "--samples", optarg, 3, 31);
+      break;
+    case 'S':
+      store = 0;
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'h':
+      help();
+      return 0;
+    default:
+      return 2;
     }
     if (rc) return rc;
   }
@@ -120,16 +142,15 @@ int cmd_tune(int argc, char **argv) {
           json_object_set_new(jp, r.choice.params[j].name, json_string(r.choice.params[j].label));
         }
         double speedup = r.choice.time_s > 0 ? r.choice.default_time_s / r.choice.time_s : 1.0;
-        json_t *o = json_pack("{s:s,s:s,s:s,s:I,s:I,s:o,s:f,s:f,s:f,s:f,s:I,s:b,s:b,s:f,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:s}",
-                              "device", devs.name[d], "kernel", kn, "dtype", rcl_dtype_name(dts[t]), "n", (json_int_t)n,
-                              "size_log2", (json_int_t)r.choice.size_log2, "choice", jp, "default_time_s",
-                              r.choice.default_time_s, "tuned_time_s", r.choice.time_s, "speedup", speedup, "spread",
-                              r.choice.spread, "samples", (json_int_t)r.choice.samples, "improved", r.improved,
-                              "budget_exhausted", r.budget_exhausted, "tuning_s", r.tuning_s, "candidates", "space",
-                              (json_int_t)r.candidates, "invalid", (json_int_t)r.invalid, "duplicates",
-                              (json_int_t)r.duplicates, "timed", (json_int_t)r.timed, "pruned", (json_int_t)r.pruned,
-                              "mismatches", (json_int_t)r.mismatches, "launches", (json_int_t)r.launches,
-                              "reference_digest", r.reference_digest);
+        json_t *o = json_pack(
+            "{s:s,s:s,s:s,s:I,s:I,s:o,s:f,s:f,s:f,s:f,s:I,s:b,s:b,s:f,s:{s:I,s:I,s:I,s:I,s:I,s:I,s:I},s:s}", "device",
+            devs.name[d], "kernel", kn, "dtype", rcl_dtype_name(dts[t]), "n", (json_int_t)n, "size_log2",
+            (json_int_t)r.choice.size_log2, "choice", jp, "default_time_s", r.choice.default_time_s, "tuned_time_s",
+            r.choice.time_s, "speedup", speedup, "spread", r.choice.spread, "samples", (json_int_t)r.choice.samples,
+            "improved", r.improved, "budget_exhausted", r.budget_exhausted, "tuning_s", r.tuning_s, "candidates",
+            "space", (json_int_t)r.candidates, "invalid", (json_int_t)r.invalid, "duplicates", (json_int_t)r.duplicates,
+            "timed", (json_int_t)r.timed, "pruned", (json_int_t)r.pruned, "mismatches", (json_int_t)r.mismatches,
+            "launches", (json_int_t)r.launches, "reference_digest", r.reference_digest);
         if (r.mismatches) json_object_set_new(o, "mismatch", json_string(r.mismatch));
         json_object_set_new(o, "timing", json_string(r.host_timing ? "host" : "profiling events"));
         json_array_append_new(results, o);
@@ -144,8 +165,8 @@ int cmd_tune(int argc, char **argv) {
             snprintf(dt, sizeof dt, "-");
             snprintf(tt, sizeof tt, "-");
           }
-          printf("%-30.30s %-20s %-4s %-6s %10s %10s %6.2fx %6.1fs  %s%s\n", devs.name[d], kn,
-                 rcl_dtype_name(dts[t]), sz, dt, tt, speedup, r.tuning_s, choice,
+          printf("%-30.30s %-20s %-4s %-6s %10s %10s %6.2fx %6.1fs  %s%s\n", devs.name[d], kn, rcl_dtype_name(dts[t]),
+                 sz, dt, tt, speedup, r.tuning_s, choice,
                  r.budget_exhausted && !r.choice.samples ? " (budget too small to measure: default kept)" : "");
           if (r.mismatches) printf("  MISMATCH: %s\n", r.mismatch);
           fflush(stdout);
@@ -166,8 +187,10 @@ int cmd_tune(int argc, char **argv) {
   json_decref(results);
   cli_devices_close(&devs);
   if (!rc && mismatches) {
-    fprintf(stderr, "reprocl tune: %zu candidate(s) gave different bits than the default configuration (a bug; "
-                    "they were excluded)\n", mismatches);
+    fprintf(stderr,
+            "reprocl tune: %zu candidate(s) gave different bits than the default configuration (a bug; "
+            "they were excluded)\n",
+            mismatches);
     rc = 1;
   }
   return rc;
