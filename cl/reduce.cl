@@ -112,29 +112,47 @@ __kernel void rcl_ordered_tree(__global const real_t *in, ulong m, __global real
 #define XIS_F64 0
 #endif
 
-/* Pass 1: every work-item adds its grid-stride terms into its own column of a [D][W] local
- * superaccumulator; the group then sums the columns, carry-normalises (digits < 2^32, the top one
- * signed) and writes D digits and its flags. The host keeps each group below 2^29 terms. */
+/* Pass 1: every work-item adds its grid-stride terms into a window of K = CHUNKS + 2 digits held in
+ * registers; only when a term falls outside the window is the window added into the work-item's column
+ * of a [D][W] local superaccumulator and moved to the term. Data of similar magnitude (the common case)
+ * thus never touches local memory per term. The group then sums the columns, carry-normalises (digits
+ * < 2^32, the top one signed) and writes D digits and its flags. Integer sums: the result does not
+ * depend on how terms meet the window. The host keeps each group below 2^29 terms (slot headroom). */
 #define RCL_EXACT_PASS1(NAME, TERM, D, CHUNKS)                                                         \
   __kernel void NAME(__global const real_t *x, ulong xoff, __global const real_t *y, ulong yoff, ulong n,   \
                      __global long *gdigits, __global uint *gflags, __local long *slots,                 \
                      __local uint *lflags) {                                                           \
     const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);                                \
+    const int K = (CHUNKS) + 2;                                                                        \
     x += xoff;                                                                                         \
     y += yoff;                                                                                         \
     for (uint k = 0; k < (D); k++) slots[k * W + lid] = 0;                                             \
     uint flags = 0;                                                                                    \
+    long r[(CHUNKS) + 2];                                                                              \
+    for (int k = 0; k < K; k++) r[k] = 0;                                                              \
+    int wb = 0;                                                                                        \
     for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {                                 \
       rcl_xterm t = TERM(i);                                                                           \
       rcl_i32 d;                                                                                       \
       rcl_u64 c[5];                                                                                    \
       flags |= t.flags;                                                                                \
       rcl_xterm_chunks(t, &d, c);                                                                      \
-      for (uint j = 0; j < (CHUNKS); j++) {                                                            \
-        long v = (long)c[j];                                                                           \
-        slots[((uint)d + j) * W + lid] += t.neg ? -v : v;                                              \
+      int o = d - wb;                                                                                  \
+      if (o < 0 || o > K - (CHUNKS)) {                                                                 \
+        for (int k = 0; k < K; k++) {                                                                  \
+          slots[(uint)(wb + k) * W + lid] += r[k];                                                     \
+          r[k] = 0;                                                                                    \
+        }                                                                                              \
+        wb = d > 0 ? d - 1 : 0;                                                                        \
+        if (wb > (D) - K) wb = (D) - K;                                                                \
+        o = d - wb;                                                                                    \
+      }                                                                                                \
+      for (int j = 0; j < (CHUNKS); j++) {                                                             \
+        long v = t.neg ? -(long)c[j] : (long)c[j];                                                     \
+        for (int k = 0; k < K; k++) r[k] += (k == o + j) ? v : 0;                                      \
       }                                                                                                \
     }                                                                                                  \
+    for (int k = 0; k < K; k++) slots[(uint)(wb + k) * W + lid] += r[k];                               \
     lflags[lid] = flags;                                                                               \
     /* Columns summed by a tree over the (power-of-two) work-group: integer sums, so any order. */      \
     for (uint stride = W / 2u; stride > 0u; stride >>= 1) {                                            \

@@ -209,9 +209,10 @@ static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_
   if (cfg->groups_strict && groups < min_groups)
     return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too few for %zu terms: each group takes at most 2^29",
                      groups, n);
-  /* On drivers with a loop limit, also bound the terms per work-item (each costs up to 1 + chunks
-   * iterations where the compiler does not unroll the chunk loop). */
-  size_t budget = rcl__loop_budget(ctx), per_term = dot ? 6 : 4;
+  /* On drivers with a loop limit, also bound the terms per work-item: counted as if the compiler
+   * unrolled none of the per-term loops (1 + chunks x window + window iterations, see reduce.cl). */
+  size_t chunks = dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2);
+  size_t budget = rcl__loop_budget(ctx), per_term = 1 + chunks * (chunks + 2) + (chunks + 2);
   if (budget != SIZE_MAX) {
     size_t fixed = D * 12 + 64, lg = budget > fixed ? (budget - fixed) / per_term : 1;
     size_t need = ceil_div(n, W * lg);

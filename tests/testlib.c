@@ -218,3 +218,41 @@ void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const v
   }
   mpfr_clears(acc, a, b, prod, (mpfr_ptr)0);
 }
+
+void rt_golden(const char *file, const char *key, const void *data, size_t bytes) {
+  char path[1024], hex[RCL_SHA256_HEX_SIZE];
+  snprintf(path, sizeof path, "%s/tests/data/golden/%s", REPROCL_SOURCE_DIR, file);
+  rcl_sha256_hex(hex, data, bytes);
+  /* Read every line; find the key. */
+  FILE *f = fopen(path, "r");
+  char **lines = NULL, line[1024];
+  size_t n = 0, found = (size_t)-1;
+  while (f && fgets(line, sizeof line, f)) {
+    line[strcspn(line, "\n")] = '\0';
+    lines = realloc(lines, (n + 1) * sizeof *lines);
+    lines[n] = strdup(line);
+    if (strlen(line) > 66 && strcmp(line + 66, key) == 0) found = n;
+    n++;
+  }
+  if (f) fclose(f);
+  if (getenv("REPROCL_UPDATE_GOLDEN")) {
+    char rec[1024];
+    snprintf(rec, sizeof rec, "%s  %s", hex, key);
+    if (found == (size_t)-1) {
+      lines = realloc(lines, (n + 1) * sizeof *lines);
+      lines[n++] = strdup(rec);
+    } else {
+      free(lines[found]);
+      lines[found] = strdup(rec);
+    }
+    f = fopen(path, "w");
+    ck_assert_msg(f != NULL, "cannot write %s", path);
+    for (size_t i = 0; i < n; i++) fprintf(f, "%s\n", lines[i]);
+    fclose(f);
+  } else {
+    ck_assert_msg(found != (size_t)-1, "no golden digest for \"%s\" in %s (record with REPROCL_UPDATE_GOLDEN=1)", key, path);
+    ck_assert_msg(strncmp(lines[found], hex, 64) == 0, "%s: digest %s, golden %.64s (%s)", key, hex, lines[found], path);
+  }
+  for (size_t i = 0; i < n; i++) free(lines[i]);
+  free(lines);
+}

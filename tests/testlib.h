@@ -66,3 +66,9 @@ int rt_supported(size_t i, rcl_family family, rcl_dtype dt);
  * independent oracle of the exact contract. nrm2 is sqrt of the rounded dot, rounded. NaN/inf follow
  * the contract's rules (canonical NaN). */
 void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const void *x, const void *y);
+
+/* Golden digests: tests/data/golden/<file> holds lines "<sha256>  <key>". rt_golden checks that the
+ * SHA-256 of data equals the recorded digest for key (failing with both digests shown). With
+ * REPROCL_UPDATE_GOLDEN=1 it records the digest instead: do that only from the host reference, and only
+ * together with a contract version bump (docs/contracts.md). */
+void rt_golden(const char *file, const char *key, const void *data, size_t bytes);

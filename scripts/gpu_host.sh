@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Builds reprocl and runs named steps on the NVIDIA GPU host (see ../shared/device/README.md), writing
+# logs under $OUT (or ./gpu-out). Used to produce the cross-vendor records in docs/; each step is also a
+# plain command anyone can run on their own GPU machine.
+#   source .device/setup.sh; bash scripts/gpu_host.sh build test reduce bench-reduce
+set -uo pipefail
+out=${OUT:-gpu-out}
+mkdir -p "$out"
+export PATH=/tmp/ocl/usr/bin:$PATH
+# Debian puts gmp.h under the multiarch include directory.
+export CPATH=/tmp/ocl/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
+build=build-gpu
+cli=$build/reprocl
+step_build() {
+  cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log" 2>&1 || { tail -40 "$out/cmake.log"; return 1; }
+  cmake --build $build >>"$out/cmake.log" 2>&1 || { grep -E "error|Error" -A5 "$out/cmake.log" | head -60; return 1; }
+  { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; clinfo -l; $cli devices; } 2>&1 | tee "$out/devices.txt"
+  $cli devices --json >"$out/devices.json"
+}
+step_test() {
+  # Every test on every device of the host: the H100 and PoCL on the Xeon.
+  REPROCL_TEST_MIN_DEVICES=2 ctest --test-dir $build --output-on-failure -j1 ${CTEST_ARGS:-} 2>&1 | tee "$out/ctest.log" | tail -40
+}
+step_reduce() {
+  # The foundation's acceptance: one digest per op/dtype/mode on every device, plus native drift.
+  : >"$out/reduce.txt"
+  for dt in f32 f64; do for op in sum dot nrm2; do for mode in ordered exact; do
+    for dist in uniform cancel; do
+      echo "\$ reprocl run reduce --op $op --dtype $dt --mode $mode --n 16777259 --dist $dist --device all --native" >>"$out/reduce.txt"
+      $cli run reduce --op $op --dtype $dt --mode $mode --n 16777259 --dist $dist --device all --native >>"$out/reduce.txt" 2>&1
+      echo "exit status $?" >>"$out/reduce.txt"
+    done
+  done; done; done
+  grep -E "AGREE|DISAGREE|differs|exit status [^0]" "$out/reduce.txt" | sort | uniq -c
+}
+step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }
+for s in "$@"; do
+  echo "=== $s"
+  "step_$s" || { echo "step $s failed"; exit 1; }
+done

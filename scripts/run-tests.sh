@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds reprocl and runs every test on every OpenCL device found (PoCL and Rusticl at least).
+#   scripts/run-tests.sh            install dependencies, build, test
+#   scripts/run-tests.sh --no-deps  skip the apt-get step
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ "${1:-}" = "--no-deps" ] || scripts/install-deps.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build
+# Rusticl exposes its CPU device only when asked; CI must see both drivers, so a missing one fails.
+export RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe}
+export REPROCL_TEST_MIN_DEVICES=${REPROCL_TEST_MIN_DEVICES:-2}
+ctest --test-dir build --output-on-failure --timeout 1800

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Installs reprocl into a temporary prefix and builds two consumers against it: one with
+# find_package(reprocl) (CMake), one with pkg-config; both must build and run.
+. "$(dirname "$0")/clilib.sh"
+prefix="$TMP/prefix"
+expect 0 "cmake --install" -- cmake --install "$BUILD" --prefix "$prefix"
+for f in include/reprocl/reprocl.h include/reprocl/version.h bin/reprocl; do
+  [ -e "$prefix/$f" ] && pass "installed $f" || fail "missing $f"
+done
+libdir=$(ls -d "$prefix"/lib*/ | head -1)
+ls "$libdir"libreprocl.so.0* >/dev/null 2>&1 && pass "versioned soname installed" || fail "no libreprocl.so.0"
+[ -f "$libdir/pkgconfig/reprocl.pc" ] && pass "reprocl.pc installed" || fail "no reprocl.pc"
+
+mkdir -p "$TMP/consumer"
+cat >"$TMP/consumer/main.c" <<'C'
+#include <reprocl/reprocl.h>
+#include <stdio.h>
+int main(void) {
+  double x[4] = {1e16, 1.0, -1e16, 1.0}, r = 0;
+  rcl_context *c;
+  if (rcl_context_create(&c, NULL)) { fprintf(stderr, "%s\n", rcl_error_last()); return 1; }
+  rcl_reduce_options o = RCL_REDUCE_OPTIONS_INIT;
+  o.mode = RCL_REDUCE_EXACT;
+  int rc = rcl_reduce(&r, c, RCL_OP_SUM, RCL_F64, 4, x, NULL, &o);
+  if (rc == RCL_ERR_UNSUPPORTED) { float xf[3] = {1, 2, 4}, rf; rc = rcl_sum_f32(&rf, c, xf, 3, NULL); r = rf == 7.0f ? 2.0 : -1; }
+  rcl_context_free(c);
+  if (rc) { fprintf(stderr, "%s\n", rcl_error_last()); return 1; }
+  printf("%.17g\n", r);
+  return r == 2.0 ? 0 : 1;
+}
+C
+cat >"$TMP/consumer/CMakeLists.txt" <<'C'
+cmake_minimum_required(VERSION 3.16...4.1)
+project(consumer C)
+find_package(reprocl REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer PRIVATE reprocl::reprocl)
+C
+# The generator the project itself was configured with (Ninja in CI; make may not be installed).
+gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+expect 0 "consumer configures with find_package(reprocl)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
+expect 0 "consumer builds" -- cmake --build "$TMP/consumer/build"
+expect 0 "consumer runs (exact sum 1e16+1-1e16+1 = 2)" -- env LD_LIBRARY_PATH="$libdir" "$TMP/consumer/build/consumer"
+expect 0 "pkg-config --cflags --libs reprocl" -- env PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs reprocl
+flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs reprocl)
+expect 0 "consumer builds with pkg-config" -- sh -c "cc -std=c11 -o '$TMP/pc' '$TMP/consumer/main.c' $flags"
+expect 0 "pkg-config consumer runs" -- env LD_LIBRARY_PATH="$libdir" "$TMP/pc"
+finish
