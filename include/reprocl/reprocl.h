@@ -8,7 +8,10 @@
 #include "reprocl/program.h"
 #include "reprocl/digest.h"
 #include "reprocl/reduce.h"
+#include "reprocl/sparse.h"
 #include "reprocl/reference.h"
 #include "reprocl/datagen.h"
+#include "reprocl/grid.h"
+#include "reprocl/stencil.h"
 #include "reprocl/tune.h"
 #endif
