@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "tune_internal.h"
 
 static int options_ok(const rcl_context_options *opts) {
   if (opts && opts->version != RCL_CONTEXT_OPTIONS_VERSION)
@@ -50,6 +51,8 @@ static int context_new(rcl_context **out, cl_context c, cl_device_id d, cl_comma
   if (!rc) rc = rcl_device_profile_query(&ctx->profile, d);
   if (!rc && pthread_mutex_init(&ctx->lock, NULL) != 0)
     rc = rcl__fail(RCL_ERR_INTERNAL, "pthread_mutex_init failed");
+  else if (!rc && (rc = rcl__tune_ctx_create(ctx, ctx->cache_dir)) != 0)
+    pthread_mutex_destroy(&ctx->lock);
   if (rc) {
     if (ctx) rcl__free(ctx->cache_dir);
     rcl__free(ctx);
@@ -120,6 +123,7 @@ int rcl_context_clone(rcl_context **out, const rcl_context *ctx, rcl_mode mode) 
 void rcl_context_free(rcl_context *ctx) {
   if (!ctx) return;
   rcl__programs_free(ctx);
+  rcl__tune_ctx_free(ctx);
   pthread_mutex_destroy(&ctx->lock);
   if (ctx->queue) clReleaseCommandQueue(ctx->queue);
   clReleaseContext(ctx->cl_ctx);

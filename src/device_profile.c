@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "internal.h"
+#include "tune_internal.h"
 
 /* Reads a string property; an unreadable one becomes "" (a profile is still useful without it). */
 static void info_str(char *dst, size_t cap, cl_int (*get)(void *, cl_uint, size_t, void *, size_t *),
@@ -250,6 +251,11 @@ int rcl_device_profile_query(rcl_device_profile *out, cl_device_id device) {
   p->fp32_emulate_subnormals = !p->fp32_denormals;
   p->fp32_emulate_div_sqrt = !p->fp32_correctly_rounded_div_sqrt;
 
+  rcl__profile_fingerprint(p);
+  return 0;
+}
+
+void rcl__profile_fingerprint(rcl_device_profile *p) {
   rcl_sha256_ctx h;
   rcl_sha256_init(&h);
   const char *ids[] = {p->platform_name, p->platform_version, p->device_vendor,
@@ -259,7 +265,6 @@ int rcl_device_profile_query(rcl_device_profile *out, cl_device_id device) {
   int cul = snprintf(cu, sizeof cu, "cu=%u", (unsigned)p->compute_units);
   rcl_sha256_update(&h, cu, (size_t)cul);
   rcl_sha256_final_hex(&h, p->fingerprint);
-  return 0;
 }
 
 rcl_support rcl_device_profile_support(const rcl_device_profile *p, rcl_family family, rcl_dtype dtype,

@@ -53,6 +53,7 @@ struct rcl_context {
   char *cache_dir;
   pthread_mutex_t lock; /* guards programs */
   rcl_program_entry *programs;
+  struct rcl_tune_ctx *tune; /* tuning choices, cache state and statistics (tune.c) */
 };
 
 /* ---- programs (program.c) --------------------------------------------------------------------- */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tune_internal.h"
 
 int rcl__set_args(cl_kernel k, const char *name, unsigned int nargs, ...) {
   va_list ap;
@@ -38,8 +39,36 @@ void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args
   c->last = NULL;
 }
 
+/* The tuner's capture of this thread (tune_internal.h), or NULL. */
+static _Thread_local rcl_capture *tl_capture;
+
+void rcl__capture_begin(rcl_capture *c) {
+  c->first = c->last = NULL;
+  c->count = 0;
+  tl_capture = c;
+}
+
+void rcl__capture_end(rcl_capture *c) {
+  if (tl_capture == c) tl_capture = NULL;
+}
+
+void rcl__capture_release(rcl_capture *c) {
+  if (c->first) clReleaseEvent(c->first);
+  if (c->last) clReleaseEvent(c->last);
+  c->first = c->last = NULL;
+  c->count = 0;
+}
+
 /* After an enqueue: the new event becomes the one the next command waits on. */
 static void chain_advance(rcl_chain *c, cl_event ev) {
+  if (tl_capture && ev) {
+    if (!tl_capture->first && clRetainEvent(ev) == CL_SUCCESS) tl_capture->first = ev;
+    if (clRetainEvent(ev) == CL_SUCCESS) {
+      if (tl_capture->last) clReleaseEvent(tl_capture->last);
+      tl_capture->last = ev;
+    }
+    tl_capture->count++;
+  }
   if (c->last) clReleaseEvent(c->last);
   c->last = ev;
   c->nwait = 1;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "tune_internal.h"
 
 /* The prelude parts, in order: portable types first, then the integer-exact numerics, then the policy. */
 static const char *const prelude_parts[] = {"rcl_portable.cl", "rcl_softfloat.cl", "rcl_exact.cl", "prelude.cl"};
@@ -164,61 +165,137 @@ int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtyp
   return 0;
 }
 
-/* Builds prelude + body. `body_name` names the body in #line directives and messages. */
-static int build(cl_program *out, rcl_context *ctx, const char *body, size_t body_len, const char *body_name,
-                 const char *options) {
+/* The strings of a translation unit: [pragma] then per prelude part [#line, text], then [#line, body].
+ * parts[] receives the prelude texts (the caller frees them with free_unit). */
+#define NSTRINGS (2 + 2 * NPRELUDE + 2)
+typedef struct {
   char *parts[NPRELUDE];
-  size_t sizes[NPRELUDE];
-  size_t nparts = 0;
+  size_t nparts;
+  const char *strs[NSTRINGS];
+  size_t lens[NSTRINGS];
+  char lines[NPRELUDE + 1][160];
+  cl_uint ns;
+} unit;
+
+static void free_unit(unit *u) {
+  for (size_t i = 0; i < u->nparts; i++) rcl__free(u->parts[i]);
+  u->nparts = 0;
+}
+
+static int compose(unit *u, const rcl_context *ctx, const char *body, size_t body_len, const char *body_name) {
   int rc = 0;
-  for (; nparts < NPRELUDE; nparts++) {
-    rc = rcl__kernel_source(&parts[nparts], &sizes[nparts], prelude_parts[nparts]);
+  u->nparts = 0;
+  u->ns = 0;
+  for (; u->nparts < NPRELUDE; u->nparts++) {
+    rc = rcl__kernel_source(&u->parts[u->nparts], &u->lens[0], prelude_parts[u->nparts]);
     if (rc) break;
   }
-  /* strings: [header] then per part [#line, text], then [#line, body]. */
-  const char *strs[2 + 2 * NPRELUDE + 2];
-  size_t lens[2 + 2 * NPRELUDE + 2];
-  char lines[NPRELUDE + 1][160];
-  cl_uint ns = 0;
-  if (!rc) {
-    /* The pragma comes first, before any code of any part. */
-    strs[ns] = ctx->mode == RCL_MODE_REPRODUCIBLE ? "#pragma OPENCL FP_CONTRACT OFF\n" : "\n";
-    lens[ns] = strlen(strs[ns]);
-    ns++;
-    for (size_t i = 0; i <= NPRELUDE; i++) {
-      snprintf(lines[i], sizeof lines[i], "\n#line 1 \"%s\"\n", i < NPRELUDE ? prelude_parts[i] : body_name);
-      strs[ns] = lines[i];
-      lens[ns++] = strlen(lines[i]);
-      strs[ns] = i < NPRELUDE ? parts[i] : body;
-      lens[ns++] = i < NPRELUDE ? sizes[i] : body_len;
-    }
-    cl_int err;
-    cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, ns, strs, lens, &err);
-    if (!prog) {
-      rc = rcl__fail_cl(err, "clCreateProgramWithSource(%s)", body_name);
-    } else {
-      err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
-      if (err != CL_SUCCESS) {
-        size_t loglen = 0;
-        rc = err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS ? RCL_ERR_BUILD : RCL_ERR_OPENCL;
-        rcl__fail(rc, "building %s for %s failed: %s (%d)\noptions: %s\nbuild log:\n", body_name,
-                  ctx->profile.device_name, rcl_cl_error_name(err), (int)err, options);
-        if (clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen) == CL_SUCCESS &&
-            loglen > 1) {
-          char *log = malloc(loglen + 1); /* not rcl__malloc: failing here must not replace the message */
-          if (log && clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, loglen, log, NULL) == CL_SUCCESS) {
-            log[loglen] = '\0';
-            rcl__error_append("%s", log);
-          }
-          free(log);
+  if (rc) {
+    free_unit(u);
+    return rc;
+  }
+  /* The pragma comes first, before any code of any part. */
+  u->strs[u->ns] = ctx->mode == RCL_MODE_REPRODUCIBLE ? "#pragma OPENCL FP_CONTRACT OFF\n" : "\n";
+  u->lens[u->ns] = strlen(u->strs[u->ns]);
+  u->ns++;
+  for (size_t i = 0; i <= NPRELUDE; i++) {
+    snprintf(u->lines[i], sizeof u->lines[i], "\n#line 1 \"%s\"\n", i < NPRELUDE ? prelude_parts[i] : body_name);
+    u->strs[u->ns] = u->lines[i];
+    u->lens[u->ns++] = strlen(u->lines[i]);
+    u->strs[u->ns] = i < NPRELUDE ? u->parts[i] : body;
+    u->lens[u->ns++] = i < NPRELUDE ? strlen(u->parts[i]) : body_len;
+  }
+  return 0;
+}
+
+/* Builds prelude + body. `body_name` names the body in #line directives and messages. A program whose
+ * binary is in a loaded bundle or the binary cache comes from there (binary_cache.c) instead. */
+static int build(cl_program *out, rcl_context *ctx, const char *body, size_t body_len, const char *body_name,
+                 const char *options) {
+  unit u;
+  int rc = compose(&u, ctx, body, body_len, body_name);
+  if (rc) return rc;
+  cl_program cached = rcl__binary_lookup(ctx, u.ns, u.strs, u.lens, options);
+  if (cached) {
+    *out = cached;
+    free_unit(&u);
+    return 0;
+  }
+  cl_int err;
+  cl_program prog = clCreateProgramWithSource(ctx->cl_ctx, u.ns, u.strs, u.lens, &err);
+  if (!prog) {
+    rc = rcl__fail_cl(err, "clCreateProgramWithSource(%s)", body_name);
+  } else {
+    err = clBuildProgram(prog, 1, &ctx->device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+      size_t loglen = 0;
+      rc = err == CL_BUILD_PROGRAM_FAILURE || err == CL_INVALID_BUILD_OPTIONS ? RCL_ERR_BUILD : RCL_ERR_OPENCL;
+      rcl__fail(rc, "building %s for %s failed: %s (%d)\noptions: %s\nbuild log:\n", body_name,
+                ctx->profile.device_name, rcl_cl_error_name(err), (int)err, options);
+      if (clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &loglen) == CL_SUCCESS &&
+          loglen > 1) {
+        char *log = malloc(loglen + 1); /* not rcl__malloc: failing here must not replace the message */
+        if (log && clGetProgramBuildInfo(prog, ctx->device, CL_PROGRAM_BUILD_LOG, loglen, log, NULL) == CL_SUCCESS) {
+          log[loglen] = '\0';
+          rcl__error_append("%s", log);
         }
-        clReleaseProgram(prog);
-      } else {
-        *out = prog;
+        free(log);
       }
+      clReleaseProgram(prog);
+    } else {
+      rcl__binary_store(ctx, prog, u.ns, u.strs, u.lens, options);
+      *out = prog;
     }
   }
-  for (size_t i = 0; i < nparts; i++) rcl__free(parts[i]);
+  free_unit(&u);
+  return rc;
+}
+
+/* The full options of reprocl's own cl/<file> for dtype (policy options plus extra defines). */
+static int library_options(char *opts, size_t size, const rcl_context *ctx, const char *file, rcl_dtype dtype,
+                           const char *extra) {
+  int rc = rcl__policy_options(opts, size - 256, ctx, dtype, 1);
+  if (rc) return rc;
+  if (extra && *extra) {
+    size_t ol = strlen(opts);
+    if (ol + 1 + strlen(extra) + 1 > size)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "extra build defines for %s are too long", file);
+    snprintf(opts + ol, size - ol, " %s", extra);
+  }
+  return 0;
+}
+
+int rcl__program_unit(char **text, size_t *len, char **options, char key[RCL_SHA256_HEX_SIZE], rcl_context *ctx,
+                      const char *file, rcl_dtype dtype, const char *extra) {
+  char opts[1024];
+  int rc = library_options(opts, sizeof opts, ctx, file, dtype, extra);
+  char *src = NULL;
+  size_t slen = 0;
+  unit u;
+  if (!rc) rc = rcl__kernel_source(&src, &slen, file);
+  if (!rc && (rc = compose(&u, ctx, src, slen, file)) == 0) {
+    size_t total = 0;
+    for (cl_uint i = 0; i < u.ns; i++) total += u.lens[i];
+    char *t = rcl__malloc(total + 1);
+    char *o = t ? rcl__strdup(opts) : NULL;
+    if (!o) {
+      rcl__free(t);
+      rc = RCL_ERR_OUT_OF_MEMORY;
+    } else {
+      size_t at = 0;
+      for (cl_uint i = 0; i < u.ns; i++) {
+        memcpy(t + at, u.strs[i], u.lens[i]);
+        at += u.lens[i];
+      }
+      t[at] = '\0';
+      rcl__program_key(key, u.ns, u.strs, u.lens, opts);
+      *text = t;
+      *len = total;
+      *options = o;
+    }
+    free_unit(&u);
+  }
+  rcl__free(src);
   return rc;
 }
 
@@ -232,14 +309,8 @@ struct rcl_program_entry {
 
 int rcl__program_get(cl_program *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra) {
   char opts[1024], key[1200];
-  int rc = rcl__policy_options(opts, sizeof opts - 256, ctx, dtype, 1);
+  int rc = library_options(opts, sizeof opts, ctx, file, dtype, extra);
   if (rc) return rc;
-  if (extra && *extra) {
-    size_t ol = strlen(opts);
-    if (ol + 1 + strlen(extra) + 1 > sizeof opts)
-      return rcl__fail(RCL_ERR_INVALID_ARG, "extra build defines for %s are too long", file);
-    snprintf(opts + ol, sizeof opts - ol, " %s", extra);
-  }
   snprintf(key, sizeof key, "%s|%s", file, opts);
   pthread_mutex_lock(&ctx->lock);
   for (rcl_program_entry *e = ctx->programs; e; e = e->next) {

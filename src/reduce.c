@@ -3,10 +3,11 @@
 #include <string.h>
 #include <strings.h>
 
-#include "internal.h"
+#include "reduce_internal.h"
 
 /* Keep in sync with cl/reduce.cl and cl/rcl_exact.cl. */
 #define RED_L 64u
+#define RED_B (RED_L * 32u)
 #define XACC_F32_SUM 10u
 #define XACC_F32_DOT 19u
 #define XACC_F64_SUM 67u
@@ -23,6 +24,23 @@ int rcl_reduce_mode_parse(rcl_reduce_mode *out, const char *name) {
   else if (!strcasecmp(name, "exact")) *out = RCL_REDUCE_EXACT;
   else return rcl__fail(RCL_ERR_INVALID_ARG, "unknown reduction mode \"%s\" (expected ordered or exact)", name);
   return 0;
+}
+
+const char *rcl_reduce_variant_name(rcl_reduce_variant v) {
+  return v == RCL_REDUCE_VARIANT_DEFAULT ? "default"
+         : v == RCL_REDUCE_VARIANT_NDRANGE ? "ndrange"
+         : v == RCL_REDUCE_VARIANT_TASK    ? "task"
+                                           : "unknown-variant";
+}
+
+int rcl_reduce_variant_parse(rcl_reduce_variant *out, const char *name) {
+  if (!out || !name) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_variant_parse: NULL argument");
+  for (int i = 0; i <= RCL_REDUCE_VARIANT_TASK; i++)
+    if (!strcasecmp(name, rcl_reduce_variant_name((rcl_reduce_variant)i))) {
+      *out = (rcl_reduce_variant)i;
+      return 0;
+    }
+  return rcl__fail(RCL_ERR_INVALID_ARG, "unknown reduction variant \"%s\" (expected default, ndrange or task)", name);
 }
 
 const char *rcl_reduce_op_name(rcl_reduce_op op) {
@@ -57,6 +75,9 @@ static int pick_local(size_t *out, size_t requested, size_t fallback, size_t kma
     if (requested > kmax)
       return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds %s's limit of %zu on %s", requested, kname, kmax,
                        ctx->profile.device_name);
+    if (requested > ctx->profile.max_work_item_sizes[0])
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds the maximum work-item size %zu of %s", requested,
+                       ctx->profile.max_work_item_sizes[0], ctx->profile.device_name);
     if (bytes_per_item * requested + fixed > lmem)
       return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu needs %zu bytes of local memory, %s has %zu", requested,
                        bytes_per_item * requested + fixed, ctx->profile.device_name, lmem);
@@ -76,9 +97,11 @@ static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t 
                     cl_mem x, size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts) {
   if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: NULL context");
   if ((unsigned)op > RCL_OP_NRM2) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: unknown op %d", (int)op);
-  if (opts && opts->version != RCL_REDUCE_OPTIONS_VERSION)
+  if (opts && opts->version != RCL_REDUCE_OPTIONS_VERSION && opts->version != 1)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.version is %u, expected %u (use RCL_REDUCE_OPTIONS_INIT)",
                      opts->version, RCL_REDUCE_OPTIONS_VERSION);
+  if (opts && opts->version >= 2 && (unsigned)opts->variant > RCL_REDUCE_VARIANT_TASK)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.variant %d is not an rcl_reduce_variant", (int)opts->variant);
   if (opts && opts->mode != RCL_REDUCE_ORDERED && opts->mode != RCL_REDUCE_EXACT)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.mode %d is neither ordered nor exact", (int)opts->mode);
   int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dtype);
@@ -95,78 +118,95 @@ static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t 
   return 0;
 }
 
-static int enqueue_ordered(rcl_chain *ch, cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op,
-                           rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
-                           const rcl_reduce_options *opts, cl_kernel *k1, cl_kernel *kt, cl_mem *bufs) {
+/* ---- plans: what a configuration launches ----------------------------------------------------------- */
+
+/* Loop iterations of one ordered-task launch per block (the element loop, the pushes and merges). */
+#define TASK_ORDERED_ITERS_PER_BLOCK (RED_B + 4u * RED_L)
+/* Terms of one exact-task launch on devices without a loop limit: the slots stay far from overflow. */
+#define TASK_EXACT_MAX_TERMS ((size_t)1 << 28)
+
+static const char *task_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode) {
+  if (mode == RCL_REDUCE_EXACT) return op == RCL_OP_SUM ? "rcl_exact_sum_task" : "rcl_exact_dot_task";
+  return op == RCL_OP_SUM ? "rcl_ordered_sum_task" : "rcl_ordered_dot_task";
+}
+
+static int plan_task(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
+                     size_t n) {
+  const char *name = task_kernel_name(op, mode);
+  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce_task.cl", dt, NULL, name);
+  if (rc) return rc;
+  size_t budget = rcl__loop_budget(ctx);
+  pl->task = 1;
+  if (mode == RCL_REDUCE_ORDERED) {
+    size_t nblocks = ceil_div(n, RED_B);
+    pl->per_launch = budget == SIZE_MAX ? nblocks : (budget > 1024 ? (budget - 1024) / TASK_ORDERED_ITERS_PER_BLOCK : 1);
+    if (pl->per_launch == 0) pl->per_launch = 1;
+    pl->launches = ceil_div(nblocks, pl->per_launch);
+  } else {
+    /* Per term: the term loop and its chunk loop; fixed: the load, normalisation and rounding loops. */
+    size_t D = xacc_digits(dt, op != RCL_OP_SUM), fixed = D * 8 + 64, per_term = op == RCL_OP_SUM ? 4 : 7;
+    pl->per_launch = budget == SIZE_MAX ? TASK_EXACT_MAX_TERMS : (budget > fixed ? (budget - fixed) / per_term : 1);
+    if (pl->per_launch > TASK_EXACT_MAX_TERMS) pl->per_launch = TASK_EXACT_MAX_TERMS;
+    if (pl->per_launch == 0) pl->per_launch = 1;
+    pl->launches = ceil_div(n, pl->per_launch);
+  }
+  return 0;
+}
+
+static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
+                        const rcl_red_cfg *cfg) {
   const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum_pass1" : "rcl_ordered_dot_pass1";
   size_t es = rcl_dtype_size(dt), kmax, tmax, W, WT;
-  int rc = rcl__kernel_get(k1, ctx, "reduce.cl", dt, NULL, k1name);
-  if (!rc) rc = rcl__kernel_get(kt, ctx, "reduce.cl", dt, NULL, "rcl_ordered_tree");
-  if (!rc) rc = rcl__kernel_wg_max(&kmax, *k1, ctx, k1name);
-  if (!rc) rc = rcl__kernel_wg_max(&tmax, *kt, ctx, "rcl_ordered_tree");
+  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
+  if (!rc) rc = rcl__kernel_get(&pl->k2, ctx, "reduce.cl", dt, NULL, "rcl_ordered_tree");
+  if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1, ctx, k1name);
+  if (!rc) rc = rcl__kernel_wg_max(&tmax, pl->k2, ctx, "rcl_ordered_tree");
   /* Pass 1 keeps max(W, 64) partial sums in local memory; the tree pass 2W. */
-  if (!rc) rc = pick_local(&W, opts ? opts->local_size : 0, 256, kmax, ctx, es, es * RED_L, k1name);
+  if (!rc)
+    rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 256, kmax,
+                    ctx, es, es * RED_L, k1name);
   if (rc) return rc;
   WT = W <= tmax ? W : rcl__floor_pow2(tmax);
   while (WT > 1 && 2 * WT * es > ctx->profile.local_mem_size) WT /= 2;
   size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
   size_t nleaves = (n / (RED_L * 32)) * RED_L + (n % (RED_L * 32) < RED_L ? n % (RED_L * 32) : RED_L);
   size_t nsuper = ceil_div(nleaves, S);
-  size_t groups = opts && opts->num_groups ? opts->num_groups : (size_t)ctx->profile.compute_units * 32;
+  size_t groups = cfg->groups ? cfg->groups : (size_t)ctx->profile.compute_units * 32;
   /* Loop iterations per super-block of one work-item: its slots' lane sums, then the tree levels. */
   size_t per_super = ceil_div(S, W) * 33 + 4 * 16 + 4, budget = rcl__loop_budget(ctx);
   size_t min_groups = budget == SIZE_MAX ? 1 : ceil_div(nsuper, budget / per_super);
-  if (opts && opts->num_groups && groups < min_groups)
+  if (cfg->groups_strict && groups < min_groups)
     return rcl__fail(RCL_ERR_INVALID_ARG,
                      "num_groups %zu is too few on %s: each work-item would loop past the driver's limit of %llu "
                      "iterations (at least %zu groups)", groups, ctx->profile.device_name,
                      (unsigned long long)ctx->profile.loop_iteration_limit, min_groups);
   if (groups < min_groups) groups = min_groups;
   if (groups > nsuper) groups = nsuper;
-  size_t second = ceil_div(nsuper, 2 * WT);
-  if ((rc = rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, nsuper * es, NULL, "reduction partials")) ||
-      (second > 1 && (rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, second * es, NULL, "reduction partials"))))
-    return rc;
-  cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n;
-  cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is sqrt of the dot of x with itself */
-  rc = rcl__set_args(*k1, k1name, 7, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                     sizeof nn, &nn, sizeof(cl_mem), &bufs[0], S * es, NULL);
-  if (!rc) rc = rcl__chain_kernel(ch, *k1, k1name, groups * W, W);
-  /* Tree passes over aligned chunks of 2*WT partials until one value remains. */
-  size_t m = nsuper;
-  int cur = 0;
-  while (!rc) {
-    size_t g = ceil_div(m, 2 * WT);
-    cl_ulong mm = m, ro = roff;
-    cl_uint fin = g > 1 ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
-    cl_mem out = g > 1 ? bufs[1 - cur] : result;
-    rc = rcl__set_args(*kt, "rcl_ordered_tree", 6, sizeof(cl_mem), &bufs[cur], sizeof mm, &mm, sizeof(cl_mem), &out,
-                       sizeof ro, &ro, sizeof fin, &fin, 2 * WT * es, NULL);
-    if (!rc) rc = rcl__chain_kernel(ch, *kt, "rcl_ordered_tree", g * WT, WT);
-    if (g == 1) break;
-    m = g;
-    cur = 1 - cur;
-  }
-  return rc;
+  pl->W = W;
+  pl->WT = WT;
+  pl->groups = groups;
+  pl->nsuper = nsuper;
+  return 0;
 }
 
-static int enqueue_exact(rcl_chain *ch, cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op,
-                         rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
-                         const rcl_reduce_options *opts, cl_kernel *k1, cl_kernel *kf, cl_mem *bufs) {
+static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
+                      const rcl_red_cfg *cfg) {
   int dot = op != RCL_OP_SUM;
   const char *k1name = dot ? "rcl_exact_dot_pass1" : "rcl_exact_sum_pass1";
   const char *kfname = dot ? "rcl_exact_dot_final" : "rcl_exact_sum_final";
   size_t D = xacc_digits(dt, dot), kmax, fmax, W;
-  int rc = rcl__kernel_get(k1, ctx, "reduce.cl", dt, NULL, k1name);
-  if (!rc) rc = rcl__kernel_get(kf, ctx, "reduce.cl", dt, NULL, kfname);
-  if (!rc) rc = rcl__kernel_wg_max(&kmax, *k1, ctx, k1name);
-  if (!rc) rc = rcl__kernel_wg_max(&fmax, *kf, ctx, kfname);
+  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
+  if (!rc) rc = rcl__kernel_get(&pl->k2, ctx, "reduce.cl", dt, NULL, kfname);
+  if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1, ctx, k1name);
+  if (!rc) rc = rcl__kernel_wg_max(&fmax, pl->k2, ctx, kfname);
   /* Each work-item owns a column of D 64-bit slots. */
-  if (!rc) rc = pick_local(&W, opts ? opts->local_size : 0, 128, kmax, ctx, D * 8 + 4, 0, k1name);
+  if (!rc)
+    rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 128, kmax,
+                    ctx, D * 8 + 4, 0, k1name);
   if (rc) return rc;
-  size_t groups = opts && opts->num_groups ? opts->num_groups : (size_t)ctx->profile.compute_units * 4;
+  size_t groups = cfg->groups ? cfg->groups : (size_t)ctx->profile.compute_units * 4;
   size_t min_groups = ceil_div(n, XACC_MAX_TERMS_PER_GROUP);
-  if (opts && opts->num_groups && groups < min_groups)
+  if (cfg->groups_strict && groups < min_groups)
     return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too few for %zu terms: each group takes at most 2^29",
                      groups, n);
   /* On drivers with a loop limit, also bound the terms per work-item: counted as if the compiler
@@ -176,7 +216,7 @@ static int enqueue_exact(rcl_chain *ch, cl_mem result, size_t roff, rcl_context 
   if (budget != SIZE_MAX) {
     size_t fixed = D * 12 + 64, lg = budget > fixed ? (budget - fixed) / per_term : 1;
     size_t need = ceil_div(n, W * lg);
-    if (opts && opts->num_groups && groups < need)
+    if (cfg->groups_strict && groups < need)
       return rcl__fail(RCL_ERR_INVALID_ARG,
                        "num_groups %zu is too few on %s: each work-item would loop past the driver's limit of %llu "
                        "iterations (at least %zu groups)", groups, ctx->profile.device_name,
@@ -186,49 +226,145 @@ static int enqueue_exact(rcl_chain *ch, cl_mem result, size_t roff, rcl_context 
   if (groups < min_groups) groups = min_groups;
   if (groups > ceil_div(n, W)) groups = ceil_div(n, W);
   if (groups > UINT32_MAX) return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too large", groups);
+  pl->W = W;
+  pl->WT = fmax < 64 ? rcl__floor_pow2(fmax) : 64;
+  pl->groups = groups;
+  return 0;
+}
+
+int rcl__reduce_plan(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
+                     size_t n, const rcl_red_cfg *cfg) {
+  memset(pl, 0, sizeof *pl);
+  int rc;
+  if (cfg->variant == RCL_REDUCE_VARIANT_TASK) rc = plan_task(pl, ctx, op, mode, dt, n);
+  else if (mode == RCL_REDUCE_ORDERED) rc = plan_ordered(pl, ctx, op, dt, n, cfg);
+  else rc = plan_exact(pl, ctx, op, dt, n, cfg);
+  if (rc) rcl__reduce_plan_release(pl);
+  return rc;
+}
+
+void rcl__reduce_plan_release(rcl_red_plan *pl) {
+  if (pl->k1) clReleaseKernel(pl->k1);
+  if (pl->k2) clReleaseKernel(pl->k2);
+  pl->k1 = pl->k2 = NULL;
+}
+
+/* ---- enqueueing a plan ------------------------------------------------------------------------------ */
+
+static int enqueue_ordered(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
+                           rcl_reduce_op op, rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
+                           cl_mem *bufs) {
+  const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum_pass1" : "rcl_ordered_dot_pass1";
+  size_t es = rcl_dtype_size(dt), W = pl->W, WT = pl->WT, nsuper = pl->nsuper;
+  size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
+  size_t second = ceil_div(nsuper, 2 * WT);
+  int rc;
+  if ((rc = rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, nsuper * es, NULL, "reduction partials")) ||
+      (second > 1 && (rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, second * es, NULL, "reduction partials"))))
+    return rc;
+  cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n;
+  cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is sqrt of the dot of x with itself */
+  rc = rcl__set_args(pl->k1, k1name, 7, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+                     sizeof nn, &nn, sizeof(cl_mem), &bufs[0], S * es, NULL);
+  if (!rc) rc = rcl__chain_kernel(ch, pl->k1, k1name, pl->groups * W, W);
+  /* Tree passes over aligned chunks of 2*WT partials until one value remains. */
+  size_t m = nsuper;
+  int cur = 0;
+  while (!rc) {
+    size_t g = ceil_div(m, 2 * WT);
+    cl_ulong mm = m, ro = roff;
+    cl_uint fin = g > 1 ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
+    cl_mem out = g > 1 ? bufs[1 - cur] : result;
+    rc = rcl__set_args(pl->k2, "rcl_ordered_tree", 6, sizeof(cl_mem), &bufs[cur], sizeof mm, &mm, sizeof(cl_mem), &out,
+                       sizeof ro, &ro, sizeof fin, &fin, 2 * WT * es, NULL);
+    if (!rc) rc = rcl__chain_kernel(ch, pl->k2, "rcl_ordered_tree", g * WT, WT);
+    if (g == 1) break;
+    m = g;
+    cur = 1 - cur;
+  }
+  return rc;
+}
+
+static int enqueue_exact(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
+                         rcl_reduce_op op, rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
+                         cl_mem *bufs) {
+  int dot = op != RCL_OP_SUM;
+  const char *k1name = dot ? "rcl_exact_dot_pass1" : "rcl_exact_sum_pass1";
+  const char *kfname = dot ? "rcl_exact_dot_final" : "rcl_exact_sum_final";
+  size_t D = xacc_digits(dt, dot), W = pl->W, groups = pl->groups;
+  int rc;
   if ((rc = rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, groups * D * 8, NULL, "superaccumulator digits")) ||
       (rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, groups * 4, NULL, "superaccumulator flags")))
     return rc;
   cl_ulong xo = xoff, yo = yoff, nn = n, ro = roff;
   cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is the exact dot of x with itself */
   if (op == RCL_OP_NRM2) yo = xo;
-  rc = rcl__set_args(*k1, k1name, 9, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+  rc = rcl__set_args(pl->k1, k1name, 9, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
                      sizeof nn, &nn, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], D * 8 * W, NULL, 4 * W, NULL);
-  if (!rc) rc = rcl__chain_kernel(ch, *k1, k1name, groups * W, W);
-  size_t WF = fmax < 64 ? rcl__floor_pow2(fmax) : 64;
+  if (!rc) rc = rcl__chain_kernel(ch, pl->k1, k1name, groups * W, W);
   cl_uint g32 = (cl_uint)groups, fin = op == RCL_OP_NRM2 ? 2u : 1u;
   if (!rc)
-    rc = rcl__set_args(*kf, kfname, 7, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], sizeof g32, &g32,
+    rc = rcl__set_args(pl->k2, kfname, 7, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], sizeof g32, &g32,
                        sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin, D * 8, NULL);
-  if (!rc) rc = rcl__chain_kernel(ch, *kf, kfname, WF, WF);
+  if (!rc) rc = rcl__chain_kernel(ch, pl->k2, kfname, pl->WT, pl->WT);
   return rc;
 }
 
-int rcl_reduce_enqueue(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n,
-                       cl_mem x, size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts,
-                       const rcl_queue_args *q) {
-  int rc = validate(ctx, op, dtype, n, result, roff, x, xoff, y, yoff, opts);
+/* The task variants: one work-item per launch, the state carried in bufs between launches. */
+static int enqueue_task(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
+                        rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff,
+                        cl_mem y, size_t yoff, cl_mem *bufs) {
+  const char *name = task_kernel_name(op, mode);
+  size_t es = rcl_dtype_size(dt), D = xacc_digits(dt, op != RCL_OP_SUM);
+  int rc = mode == RCL_REDUCE_ORDERED
+               ? rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, 64 * es, NULL, "task stack")
+               : rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, D * 8, NULL, "task superaccumulator");
+  if (!rc && mode == RCL_REDUCE_EXACT)
+    rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, 4, NULL, "task superaccumulator flags");
+  cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n, ro = roff;
+  cl_mem ybuf = op == RCL_OP_DOT ? y : x;
+  size_t total = mode == RCL_REDUCE_ORDERED ? ceil_div(n, RED_B) : n;
+  for (size_t first = 0; first < total && !rc; first += pl->per_launch) {
+    size_t last = total - first > pl->per_launch ? first + pl->per_launch : total;
+    cl_ulong f = first, l = last;
+    cl_uint fin = last < total ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
+    if (mode == RCL_REDUCE_ORDERED)
+      rc = rcl__set_args(pl->k1, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+                         sizeof nn, &nn, sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &result,
+                         sizeof ro, &ro, sizeof fin, &fin);
+    else
+      rc = rcl__set_args(pl->k1, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+                         sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1],
+                         sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin);
+    if (!rc) rc = rcl__chain_kernel(ch, pl->k1, name, 1, 1);
+  }
+  return rc;
+}
+
+int rcl__reduce_enqueue_cfg(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode,
+                            rcl_dtype dtype, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
+                            const rcl_red_cfg *cfg, const rcl_queue_args *q) {
   cl_command_queue queue;
-  if (!rc) rc = rcl__queue_of(&queue, ctx, q);
+  int rc = rcl__queue_of(&queue, ctx, q);
   if (rc) return rc;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
   size_t es = rcl_dtype_size(dtype);
-  cl_kernel k1 = NULL, k2 = NULL;
+  rcl_red_plan pl;
+  memset(&pl, 0, sizeof pl);
   cl_mem bufs[2] = {NULL, NULL};
   if (n == 0) {
     const uint64_t zero = 0; /* the empty sum is +0 */
     rc = rcl__chain_fill(&ch, result, &zero, es, roff * es, es);
-  } else if (!opts || opts->mode == RCL_REDUCE_ORDERED) {
-    rc = enqueue_ordered(&ch, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, opts, &k1, &k2, bufs);
-  } else {
-    rc = enqueue_exact(&ch, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, opts, &k1, &k2, bufs);
+  } else if ((rc = rcl__reduce_plan(&pl, ctx, op, mode, dtype, n, cfg)) == 0) {
+    if (pl.task) rc = enqueue_task(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs);
+    else if (mode == RCL_REDUCE_ORDERED) rc = enqueue_ordered(&ch, &pl, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, bufs);
+    else rc = enqueue_exact(&ch, &pl, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, bufs);
   }
   /* Released now; OpenCL keeps them alive until the enqueued commands finish. */
   for (int i = 0; i < 2; i++)
     if (bufs[i]) clReleaseMemObject(bufs[i]);
-  if (k1) clReleaseKernel(k1);
-  if (k2) clReleaseKernel(k2);
+  rcl__reduce_plan_release(&pl);
   if (rc && ch.last) clWaitForEvents(1, &ch.last); /* nothing of a failed call may run on after it returns */
   if (rc && q && q->event) *q->event = NULL;
   if (rc) {
@@ -237,6 +373,39 @@ int rcl_reduce_enqueue(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_
   }
   rcl__chain_end(&ch, q);
   return 0;
+}
+
+/* The configuration of a call: the caller's values (strict: refused when invalid), the rest from the
+ * tuner (tuned, cached or platform defaults: soft, clamped to what the device can launch). */
+static int resolve_cfg(rcl_red_cfg *cfg, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
+                       size_t n, const rcl_reduce_options *opts) {
+  memset(cfg, 0, sizeof *cfg);
+  size_t variant = opts && opts->version >= 2 ? (size_t)opts->variant : 0;
+  cfg->local = opts ? opts->local_size : 0;
+  cfg->groups = opts ? opts->num_groups : 0;
+  cfg->local_strict = cfg->local != 0;
+  cfg->groups_strict = cfg->groups != 0;
+  if (n > 0 && (!variant || !cfg->local || !cfg->groups)) {
+    size_t tv[RCL_TUNE_MAX_PARAMS];
+    int rc = rcl__tune_lookup(tv, ctx, rcl__reduce_tune_kernel(op, mode), dt, n);
+    if (rc) return rc;
+    if (!variant) variant = tv[RCL_RED_P_VARIANT];
+    if (!cfg->local) cfg->local = tv[RCL_RED_P_LOCAL];
+    if (!cfg->groups && tv[RCL_RED_P_GPC]) cfg->groups = tv[RCL_RED_P_GPC] * (size_t)ctx->profile.compute_units;
+  }
+  cfg->variant = variant == RCL_REDUCE_VARIANT_TASK ? RCL_REDUCE_VARIANT_TASK : RCL_REDUCE_VARIANT_NDRANGE;
+  return 0;
+}
+
+int rcl_reduce_enqueue(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n,
+                       cl_mem x, size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts,
+                       const rcl_queue_args *q) {
+  int rc = validate(ctx, op, dtype, n, result, roff, x, xoff, y, yoff, opts);
+  if (rc) return rc;
+  rcl_reduce_mode mode = opts ? opts->mode : RCL_REDUCE_ORDERED;
+  rcl_red_cfg cfg;
+  if ((rc = resolve_cfg(&cfg, ctx, op, mode, dtype, n, opts)) != 0) return rc;
+  return rcl__reduce_enqueue_cfg(result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, &cfg, q);
 }
 
 /* Copies host data to a new read-only buffer (a 1-byte one for n = 0). */
@@ -294,8 +463,17 @@ int rcl_nrm2_f64(double *out, rcl_context *ctx, const double *x, size_t n, const
 
 /* ---- axpy / scal ------------------------------------------------------------------------------------ */
 
-static int blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n,
-                         const void *alpha, cl_mem x, size_t xoff, size_t local, const rcl_queue_args *q) {
+int rcl__blas1_kmax(size_t *kmax, rcl_context *ctx, rcl_dtype dt, int is_axpy) {
+  const char *name = is_axpy ? "rcl_axpy" : "rcl_scal";
+  cl_kernel k = NULL;
+  int rc = rcl__kernel_get(&k, ctx, "reduce.cl", dt, NULL, name);
+  if (!rc) rc = rcl__kernel_wg_max(kmax, k, ctx, name);
+  if (k) clReleaseKernel(k);
+  return rc;
+}
+
+int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n,
+                       const void *alpha, cl_mem x, size_t xoff, size_t local, const rcl_queue_args *q) {
   const char *name = is_axpy ? "rcl_axpy" : "rcl_scal";
   if (!ctx || !alpha) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: NULL context or alpha", name);
   int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dt);
@@ -326,8 +504,17 @@ static int blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, r
   if (!rc) rc = rcl__kernel_wg_max(&kmax, k, ctx, name);
   if (!rc && local && local > kmax)
     rc = rcl__fail(RCL_ERR_INVALID_ARG, "%s: local_size %zu exceeds the kernel's limit %zu", name, local, kmax);
+  if (!rc && local && local > ctx->profile.max_work_item_sizes[0])
+    rc = rcl__fail(RCL_ERR_INVALID_ARG, "%s: local_size %zu exceeds the maximum work-item size %zu", name, local,
+                   ctx->profile.max_work_item_sizes[0]);
+  size_t soft = 256;
+  if (!rc && !local) { /* the tuned or default size, clamped to the kernel's limit */
+    size_t tv[RCL_TUNE_MAX_PARAMS];
+    rc = rcl__tune_lookup(tv, ctx, is_axpy ? &rcl__tk_reduce_axpy : &rcl__tk_reduce_scal, dt, n);
+    if (!rc && tv[0]) soft = tv[0];
+  }
   if (!rc) {
-    size_t W = local ? local : (kmax < 256 ? kmax : 256);
+    size_t W = local ? local : (kmax < soft ? kmax : soft);
     /* Up to 65536 groups, grid-striding beyond, unless that would exceed a driver's loop limit. */
     size_t groups = ceil_div(n, W);
     if (groups > 65536 && ceil_div(n, 65536 * W) <= rcl__loop_budget(ctx)) groups = 65536;
@@ -351,12 +538,12 @@ static int blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, r
 
 int rcl_axpy_enqueue(cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, cl_mem x,
                      size_t xoff, size_t local, const rcl_queue_args *q) {
-  return blas1_enqueue(1, y, yoff, ctx, dt, n, alpha, x, xoff, local, q);
+  return rcl__blas1_enqueue(1, y, yoff, ctx, dt, n, alpha, x, xoff, local, q);
 }
 
 int rcl_scal_enqueue(cl_mem x, size_t xoff, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, size_t local,
                      const rcl_queue_args *q) {
-  return blas1_enqueue(0, x, xoff, ctx, dt, n, alpha, NULL, 0, local, q);
+  return rcl__blas1_enqueue(0, x, xoff, ctx, dt, n, alpha, NULL, 0, local, q);
 }
 
 static int blas1_host(int is_axpy, void *y, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha,
@@ -373,7 +560,7 @@ static int blas1_host(int is_axpy, void *y, rcl_context *ctx, rcl_dtype dt, size
   cl_mem by = NULL, bx = NULL;
   rc = rcl__buffer_create(&by, ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, y, "y");
   if (!rc && is_axpy) rc = upload(&bx, ctx, x, n, es, "x");
-  if (!rc) rc = blas1_enqueue(is_axpy, by, 0, ctx, dt, n, alpha, bx, 0, local, NULL);
+  if (!rc) rc = rcl__blas1_enqueue(is_axpy, by, 0, ctx, dt, n, alpha, bx, 0, local, NULL);
   if (!rc) {
     cl_int err = clEnqueueReadBuffer(ctx->queue, by, CL_TRUE, 0, bytes, y, 0, NULL, NULL);
     if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueReadBuffer(y)");

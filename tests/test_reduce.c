@@ -96,6 +96,50 @@ START_TEST(launch_invariance) {
 }
 END_TEST
 
+/* The single-work-item task variants compute the same contracts bit for bit: every op, dtype, mode and
+ * input kind over sizes around the lane, block and stack boundaries (on llvmpipe the larger ones are
+ * split over several launches that carry the state). */
+START_TEST(task_variant_matches_reference) {
+  static const size_t sizes[] = {1, 2, 63, 64, 65, 2047, 2048, 2049, 4161, 6144, 65537, 300007};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) continue;
+    for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+      for (size_t k = 0; k < 4; k++) {
+        size_t n = sizes[s];
+        if (n > 70000 && k != 2) continue; /* one large problem per mode keeps the test short */
+        void *x = gen(dt, n, kinds[k], 31 + s), *y = gen(dt, n, kinds[k], 3100 + s);
+        for (size_t o = 0; o < 3; o++)
+          for (size_t m = 0; m < 2; m++) {
+            double want = 0, got = 0;
+            rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+            opts.mode = modes[m];
+            opts.variant = RCL_REDUCE_VARIANT_TASK;
+            rt_ok(rcl_ref_reduce(&want, ops[o], dt, modes[m], n, x, y));
+            rt_ok(rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts));
+            rt_assert_bits_eq(&got, &want, 1, dt, "task %s %s %s %s n=%zu on %s", rcl_reduce_op_name(ops[o]),
+                              rcl_dtype_name(dt), rcl_reduce_mode_name(modes[m]), kinds[k], n, rt_device_name(_i));
+          }
+        free(x);
+        free(y);
+      }
+  }
+  /* Version-1 options (no variant field) are still accepted; a bad variant is refused. */
+  float x[3] = {1, 2, 3}, r;
+  rcl_reduce_options o = RCL_REDUCE_OPTIONS_INIT;
+  o.version = 1;
+  rt_ok(rcl_reduce(&r, rt_ctx(_i), RCL_OP_SUM, RCL_F32, 3, x, NULL, &o));
+  ck_assert_float_eq(r, 6.0f);
+  o = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
+  o.variant = (rcl_reduce_variant)7;
+  rt_fails(rcl_reduce(&r, rt_ctx(_i), RCL_OP_SUM, RCL_F32, 3, x, NULL, &o), RCL_ERR_INVALID_ARG, "variant 7");
+  rcl_reduce_variant v;
+  rt_ok(rcl_reduce_variant_parse(&v, "task"));
+  ck_assert_int_eq(v, RCL_REDUCE_VARIANT_TASK);
+  rt_fails(rcl_reduce_variant_parse(&v, "fpga"), RCL_ERR_INVALID_ARG, "\"fpga\"");
+}
+END_TEST
+
 /* The exact mode equals MPFR's correctly rounded result (an oracle that shares no code with reprocl). */
 START_TEST(exact_equals_mpfr) {
   static const size_t sizes[] = {1, 2, 1000, 4099, 100000};
@@ -328,10 +372,15 @@ START_TEST(golden_digests) {
           rt_ok(rcl_ref_reduce(&want, ops[o], dt, modes[m], n, x, y));
           rt_golden("reduce.txt", key, &want, es);
           if (!on_device) continue;
-          rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
-          opts.mode = modes[m];
-          rt_ok(rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts));
-          rt_golden("reduce.txt", key, &got, es);
+          /* The golden digest is the contract's: the default launch and the task variant both match it. */
+          for (int v = 0; v < 2; v++) {
+            rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+            opts.mode = modes[m];
+            opts.variant = v ? RCL_REDUCE_VARIANT_TASK : RCL_REDUCE_VARIANT_DEFAULT;
+            got = 0;
+            rt_ok(rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts));
+            rt_golden("reduce.txt", key, &got, es);
+          }
         }
       /* blas1 on the same inputs */
       double a64 = 0.7071067811865476;
@@ -368,6 +417,7 @@ int main(void) {
   rt_add_device_loop(tc, golden_digests);
   rt_add_device_loop(tc, matches_reference);
   rt_add_device_loop(tc, launch_invariance);
+  rt_add_device_loop(tc, task_variant_matches_reference);
   rt_add_device_loop(tc, exact_equals_mpfr);
   rt_add_device_loop(tc, exact_cancellation_to_one_ulp);
   rt_add_device_loop(tc, enqueue_offsets_and_events);

@@ -24,15 +24,29 @@ typedef enum { RCL_OP_SUM = 0, RCL_OP_DOT = 1, RCL_OP_NRM2 = 2 } rcl_reduce_op;
 RCL_API const char *rcl_reduce_op_name(rcl_reduce_op op); /* "sum", "dot", "nrm2" */
 RCL_API int rcl_reduce_op_parse(rcl_reduce_op *out, const char *name);
 
-/* Launch configuration. Zeros mean "tuned or built-in default"; any valid value gives the same bits. */
-#define RCL_REDUCE_OPTIONS_VERSION 1
+/* How the reduction is launched. Every variant computes the same contract, bit for bit. */
+typedef enum {
+  RCL_REDUCE_VARIANT_DEFAULT = 0, /* tuned, or the platform default (task on FPGAs, ndrange elsewhere) */
+  RCL_REDUCE_VARIANT_NDRANGE = 1, /* work-groups of local_size work-items, a grid of num_groups */
+  /* One work-item with plain loops (the shape FPGA compilers pipeline): ordered mode keeps 64 lane
+   * accumulators and folds the leaves into a binary counter; exact mode one private superaccumulator.
+   * local_size and num_groups are ignored. */
+  RCL_REDUCE_VARIANT_TASK = 2
+} rcl_reduce_variant;
+RCL_API const char *rcl_reduce_variant_name(rcl_reduce_variant v); /* "default", "ndrange", "task" */
+RCL_API int rcl_reduce_variant_parse(rcl_reduce_variant *out, const char *name);
+
+/* Launch configuration. Zeros mean "tuned or built-in default" (see tune.h: kernels
+ * "reduce.<op>.<mode>"); any valid value gives the same bits. Version 1 (without variant) is accepted. */
+#define RCL_REDUCE_OPTIONS_VERSION 2
 typedef struct {
   unsigned int version;
   rcl_reduce_mode mode;
   size_t local_size; /* work-group size; a power of two, at most the device's limit */
   size_t num_groups; /* work-groups of the first pass (grid-stride); 0: enough to fill the device */
+  rcl_reduce_variant variant;
 } rcl_reduce_options;
-#define RCL_REDUCE_OPTIONS_INIT {RCL_REDUCE_OPTIONS_VERSION, RCL_REDUCE_ORDERED, 0, 0}
+#define RCL_REDUCE_OPTIONS_INIT {RCL_REDUCE_OPTIONS_VERSION, RCL_REDUCE_ORDERED, 0, 0, RCL_REDUCE_VARIANT_DEFAULT}
 
 /* result[result_offset] = op(x[x_offset .. x_offset+n-1], y[...]) on the device (y is ignored for SUM
  * and NRM2 and may be NULL). Offsets count elements. n = 0 gives +0. NaN results are the canonical quiet
@@ -56,7 +70,8 @@ RCL_API int rcl_nrm2_f64(double *out, rcl_context *ctx, const double *x, size_t 
 
 /* Element-wise updates (contract "blas1"): y[i] = alpha*x[i] + y[i] (the product rounded, then the sum);
  * x[i] = alpha*x[i]. alpha is passed by value through a pointer to a float or double, by dtype.
- * local_size of 0 picks a default; any value gives the same bits. */
+ * local_size of 0 takes the tuned or default size (kernels "reduce.axpy", "reduce.scal"); any value gives
+ * the same bits. */
 RCL_API int rcl_axpy_enqueue(cl_mem y, size_t y_offset, rcl_context *ctx, rcl_dtype dtype, size_t n,
                              const void *alpha, cl_mem x, size_t x_offset, size_t local_size,
                              const rcl_queue_args *q);

@@ -14,4 +14,5 @@
 #include "reprocl/bounds.h"
 #include "reprocl/grid.h"
 #include "reprocl/stencil.h"
+#include "reprocl/tune.h"
 #endif

@@ -24,6 +24,9 @@ int cmd_bounds(int argc, char **argv);
 int cmd_spmv(int argc, char **argv);
 int cmd_cg(int argc, char **argv);
 int cmd_stencil(int argc, char **argv);
+int cmd_tune(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
+int cmd_compile(int argc, char **argv);
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */

@@ -9,7 +9,7 @@
 static void help(void) {
   printf("usage: reprocl run reduce --op sum|dot|nrm2 --dtype f32|f64 --mode ordered|exact --n N\n"
          "                          [--seed S] [--dist uniform|wide|cancel|special] [--device D|all]\n"
-         "                          [--local L] [--groups G] [--native] [--json]\n\n"
+         "                          [--local L] [--groups G] [--variant ndrange|task] [--native] [--json]\n\n"
          "Runs the reduction on the chosen devices (default: $REPROCL_DEVICE or device 0; 'all' for every\n"
          "device) and prints per device the result, the SHA-256 digest of its bytes, the time, and whether\n"
          "all devices and the host reference agree. Inputs are rcl_generate(dist, seed) (y uses seed+1).\n"
@@ -76,6 +76,7 @@ static int cmd_run_reduce(int argc, char **argv) {
       {"n", required_argument, 0, 'n'},      {"seed", required_argument, 0, 's'},  {"dist", required_argument, 0, 'D'},
       {"device", required_argument, 0, 'd'}, {"local", required_argument, 0, 'l'}, {"groups", required_argument, 0, 'g'},
       {"native", no_argument, 0, 'N'},       {"json", no_argument, 0, 'j'},        {"help", no_argument, 0, 'h'},
+      {"variant", required_argument, 0, 'V'},
       {0, 0, 0, 0}};
   run_args a = {0};
   a.opts = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
@@ -97,6 +98,7 @@ static int cmd_run_reduce(int argc, char **argv) {
     case 'd': device = optarg; break;
     case 'l': rc = cli_parse_size(&a.opts.local_size, "--local", optarg); break;
     case 'g': rc = cli_parse_size(&a.opts.num_groups, "--groups", optarg); break;
+    case 'V': rc = rcl_reduce_variant_parse(&a.opts.variant, optarg) ? cli_error("--variant: %s", rcl_error_last()) : 0; break;
     case 'N': native = 1; break;
     case 'j': json = 1; break;
     case 'h': help(); return 0;

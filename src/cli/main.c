@@ -16,6 +16,9 @@ const cli_command cli_commands[] = {
     {"compare", cmd_compare, "compare fingerprints made on different machines"},
     {"bench", cmd_bench, "benchmark kernels (reproducible vs native vs peers), JSON output"},
     {"bounds", cmd_bounds, "the interval of values an expression can take under any evaluation order and FMA"},
+    {"tune", cmd_tune, "tune launch parameters per device and store them in the tuning cache"},
+    {"cache", cmd_cache, "show, list or clear the tuning and program-binary caches"},
+    {"compile", cmd_compile, "write program binaries for offline use (FPGA flow)"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {
@@ -23,7 +26,8 @@ static void usage(FILE *f) {
   for (const cli_command *c = cli_commands; c->name; c++) fprintf(f, "  %-12s %s\n", c->name, c->summary);
   fprintf(f,
           "\nenvironment: REPROCL_DEVICE (default device), REPROCL_KERNEL_DIR (kernels from disk),\n"
-          "             REPROCL_TUNING=on|off|force, REPROCL_CACHE_DIR, RUSTICL_ENABLE=llvmpipe (Mesa's CPU device)\n");
+          "             REPROCL_TUNING=on|off|force, REPROCL_TUNE_BUDGET_MS, REPROCL_CACHE_DIR,\n"
+          "             REPROCL_BINARIES (offline program bundle), RUSTICL_ENABLE=llvmpipe (Mesa's CPU device)\n");
 }
 
 int main(int argc, char **argv) {

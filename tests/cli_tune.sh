@@ -1,0 +1,69 @@
+#!/bin/bash
+# reprocl tune / cache / compile from the command line: a tuned record lands in the cache and is listed
+# readably; 16 `reprocl tune` processes tuning into one cache at once leave a valid cache holding all
+# their records; clear; a compiled bundle runs with the same bits; bad usage is refused by name.
+# Run by ctest as: cli_tune.sh <reprocl> <source dir> <binary dir>
+set -euo pipefail
+cli=$1
+bin=$3
+work=$(mktemp -d "$bin/cli-tune-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+export REPROCL_CACHE_DIR=$work/cache
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+"$cli" tune --kernel reduce.sum.ordered --device 0 --dtype f32 --size 2^16 --budget-ms 400 --json >"$work/t.json"
+grep -q '"mismatches": 0' "$work/t.json" || fail "tune --json: $(cat "$work/t.json")"
+grep -q '"kernel": "reduce.sum.ordered"' "$work/t.json" || fail "tune --json lacks the kernel"
+[ "$("$cli" cache path)" = "$work/cache" ] || fail "cache path: $("$cli" cache path)"
+"$cli" cache list | grep -q "reduce.sum.ordered   f32  2^16" || fail "cache list: $("$cli" cache list)"
+"$cli" tune --kernel reduce.axpy --device 0 --dtype f32 --size 2^16 --budget-ms 300 | grep -q "reduce.axpy" ||
+  fail "tune (text)"
+
+# 16 processes at once, each tuning a different kernel/size into the same cache.
+pids=()
+for k in reduce.sum.ordered reduce.dot.ordered reduce.nrm2.ordered reduce.sum.exact reduce.dot.exact \
+         reduce.nrm2.exact reduce.axpy reduce.scal; do
+  for s in 2^16 2^17; do
+    "$cli" tune --kernel "$k" --device 0 --dtype f32 --size "$s" --budget-ms 150 >/dev/null &
+    pids+=($!)
+  done
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a concurrent reprocl tune failed"; done
+"$cli" cache list --json >"$work/list.json"
+grep -q '"skipped": 0' "$work/list.json" || fail "corrupt lines after concurrent tuning: $(head -5 "$work/list.json")"
+grep -q '"records": 16,' "$work/list.json" || fail "expected 16 records: $(grep records "$work/list.json")"
+[ "$(grep -c '"kernel":' "$work/list.json")" = 16 ] || fail "listing holds the wrong number of entries"
+
+"$cli" cache clear --device 0 | grep -q "removed 16 tuning records" || fail "cache clear --device"
+"$cli" cache list | grep -q ": 0 tuning records" || fail "records left after clear"
+"$cli" cache clear | grep -q "^removed" || fail "cache clear"
+
+# Offline bundle: the run loads every program from it and gives the reference bits.
+"$cli" compile --device 0 -o "$work/b.bundle" | grep -q "program binaries" || fail "compile"
+REPROCL_NO_BINARY_CACHE=1 REPROCL_BINARIES="$work/b.bundle" \
+  "$cli" run reduce --op dot --mode exact --n 100000 --device 0 | grep -q "^AGREE" || fail "run with a bundle"
+"$cli" compile --device 0 --emit-source "$work/src" | grep -q "manifest.txt" || fail "compile --emit-source"
+[ "$(ls "$work/src"/*.cl | wc -l)" -ge 1 ] || fail "no sources emitted"
+set +e
+out=$(REPROCL_BINARIES="$work/missing.bundle" "$cli" run reduce --n 10 --device 0 2>&1); rc=$?
+set -e
+[ $rc = 1 ] && echo "$out" | grep -q "missing.bundle does not exist" || fail "a missing bundle: $rc $out"
+
+# Usage errors name the problem.
+set +e
+out=$("$cli" tune --kernel nope 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q '"nope" names no tunable kernel' || fail "tune --kernel nope: $rc $out"
+set +e
+out=$("$cli" cache bogus 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q 'unknown action "bogus"' || fail "cache bogus: $rc $out"
+set +e
+out=$("$cli" compile 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q -- "-o FILE" || fail "compile without -o: $rc $out"
+set +e
+out=$("$cli" tune --budget-ms -5 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q -- "--budget-ms" || fail "tune --budget-ms -5: $rc $out"
+echo "cli_tune: ok"
