@@ -76,14 +76,14 @@ static int exact_ref(void *out, rcl_dtype dt, int dot, size_t n, const void *x, 
   for (size_t i = 0; i < n; i++) {
     rcl_xterm t;
     if (is64) {
-      rcl_u64 a, b;
+      rcl_u64 a, b = 0;
       memcpy(&a, (const char *)x + 8 * i, 8);
-      memcpy(&b, (const char *)y + 8 * i, 8);
+      if (dot) memcpy(&b, (const char *)y + 8 * i, 8); /* y is NULL for a sum */
       t = dot ? rcl_xterm_f64_prod(a, b) : rcl_xterm_f64(a);
     } else {
-      rcl_u32 a, b;
+      rcl_u32 a, b = 0;
       memcpy(&a, (const char *)x + 4 * i, 4);
-      memcpy(&b, (const char *)y + 4 * i, 4);
+      if (dot) memcpy(&b, (const char *)y + 4 * i, 4); /* y is NULL for a sum */
       t = dot ? rcl_xterm_f32_prod(a, b) : rcl_xterm_f32(a);
     }
     flags |= t.flags;
