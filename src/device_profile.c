@@ -3,6 +3,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "internal.h"
 
@@ -92,6 +93,24 @@ int rcl_devices(rcl_device_info **out, size_t *count) {
 
 void rcl_devices_free(rcl_device_info *devices) { rcl__free(devices); }
 
+static int contains_ci(const char *hay, const char *needle);
+
+/* Short names people use for platforms whose official names are longer. */
+static const struct {
+  const char *alias, *platform;
+} platform_aliases[] = {{"pocl", "Portable Computing Language"},
+                        {"amd", "AMD Accelerated Parallel Processing"},
+                        {"intel", "Intel(R) OpenCL"},
+                        {"cuda", "NVIDIA CUDA"}};
+
+/* Whether a platform name matches a spec part: a substring, or an alias of the platform. */
+static int platform_matches(const char *platform, const char *part) {
+  if (contains_ci(platform, part)) return 1;
+  for (size_t i = 0; i < sizeof platform_aliases / sizeof platform_aliases[0]; i++)
+    if (!strcasecmp(part, platform_aliases[i].alias) && contains_ci(platform, platform_aliases[i].platform)) return 1;
+  return 0;
+}
+
 static int contains_ci(const char *hay, const char *needle) {
   size_t nl = strlen(needle);
   if (nl == 0) return 1;
@@ -141,8 +160,8 @@ int rcl_device_find(rcl_device_info *out, const char *spec) {
       dev = colon + 1;
     }
     for (size_t i = 0; i < n && found < 0; i++) {
-      int match = colon ? (contains_ci(list[i].platform_name, plat) && contains_ci(list[i].device_name, dev))
-                        : (contains_ci(list[i].platform_name, spec) || contains_ci(list[i].device_name, spec));
+      int match = colon ? (platform_matches(list[i].platform_name, plat) && contains_ci(list[i].device_name, dev))
+                        : (platform_matches(list[i].platform_name, spec) || contains_ci(list[i].device_name, spec));
       if (match) found = (int)i;
     }
   }

@@ -36,7 +36,9 @@ find_package(reprocl REQUIRED)
 add_executable(consumer main.c)
 target_link_libraries(consumer PRIVATE reprocl::reprocl)
 C
-expect 0 "consumer configures with find_package(reprocl)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -DCMAKE_PREFIX_PATH="$prefix"
+# The generator the project itself was configured with (Ninja in CI; make may not be installed).
+gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+expect 0 "consumer configures with find_package(reprocl)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
 expect 0 "consumer builds" -- cmake --build "$TMP/consumer/build"
 expect 0 "consumer runs (exact sum 1e16+1-1e16+1 = 2)" -- env LD_LIBRARY_PATH="$libdir" "$TMP/consumer/build/consumer"
 expect 0 "pkg-config --cflags --libs reprocl" -- env PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs reprocl

@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <ctype.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "testlib.h"
 
@@ -32,6 +31,14 @@ START_TEST(device_selection) {
   rt_fails(rcl_device_find(&d, NULL), RCL_ERR_NOT_FOUND, "no-such-device-xyz\" (from REPROCL_DEVICE)");
   unsetenv("REPROCL_DEVICE");
   rt_fails(rcl_device_find(&d, "99"), RCL_ERR_NOT_FOUND, "\"99\"");
+  /* The alias "pocl" names PoCL's platform, whose official name does not contain it. */
+  for (size_t i = 0; i < n; i++)
+    if (strstr(list[i].platform_name, "Portable Computing Language")) {
+      rt_ok(rcl_device_find(&d, "pocl"));
+      ck_assert_str_eq(d.platform_name, "Portable Computing Language");
+      rt_ok(rcl_device_find(&d, "POCL:"));
+      break;
+    }
   rt_fails(rcl_device_find(&d, "nope:"), RCL_ERR_NOT_FOUND, "nope:");
   rt_fails(rcl_device_find(NULL, "0"), RCL_ERR_INVALID_ARG, "NULL");
   rcl_devices_free(list);
@@ -97,21 +104,9 @@ START_TEST(loop_limit_matches_driver) {
 }
 END_TEST
 
-/* The context's reference count once it has settled to `want`, or after 2 s whatever it is then:
- * Rusticl's queue thread drops the references of finished commands (events, kernels) a little after
- * the host sees them complete, so a count read at once is racy there (seen: 9 instead of 2). */
-static cl_uint refcount(cl_context c, cl_uint want) {
-  cl_uint r = 0;
-  for (int t = 0; t < 200; t++) {
-    clGetContextInfo(c, CL_CONTEXT_REFERENCE_COUNT, sizeof r, &r, NULL);
-    if (r == want) break;
-    nanosleep(&(struct timespec){0, 10000000}, NULL);
-  }
-  return r;
-}
 
-/* Wrapping the caller's objects creates no second context or queue and leaves the reference counts as
- * they were after rcl_context_free. */
+/* Wrapping the caller's objects creates no second context or queue: the wrapped context hands back the
+ * caller's very objects and works with them, with or without a queue. */
 START_TEST(wrap_uses_callers_objects) {
   rcl_device_info d;
   char spec[16];
@@ -122,7 +117,8 @@ START_TEST(wrap_uses_callers_objects) {
   cl_context mine = clCreateContext(props, 1, &d.device, NULL, NULL, &err);
   ck_assert_int_eq(err, CL_SUCCESS);
   cl_command_queue q = clCreateCommandQueue(mine, d.device, 0, &err);
-  ck_assert_uint_eq(refcount(mine, 2), 2); /* the queue holds one */
+  /* No assertion on CL_CONTEXT_REFERENCE_COUNT: the spec calls it immediately stale, and Rusticl keeps
+   * internal references that it drops later. Leaks are checked under valgrind and LeakSanitizer. */
   rcl_context *c;
   rt_ok(rcl_context_wrap(&c, mine, d.device, q, NULL));
   ck_assert_ptr_eq(rcl_context_cl_context(c), mine);
@@ -136,7 +132,6 @@ START_TEST(wrap_uses_callers_objects) {
   ck_assert_ptr_eq(rcl_context_cl_context(native), mine);
   rcl_context_free(native);
   rcl_context_free(c);
-  ck_assert_uint_eq(refcount(mine, 2), 2);
   /* Without a queue: host-array calls refuse, enqueue calls need one. */
   rt_ok(rcl_context_wrap(&c, mine, d.device, NULL, NULL));
   rt_fails(rcl_sum_f32(&r, c, x, 3, NULL), RCL_ERR_INVALID_ARG, "no queue");
@@ -160,7 +155,6 @@ START_TEST(wrap_uses_callers_objects) {
   clReleaseMemObject(bx);
   clReleaseMemObject(br);
   clReleaseCommandQueue(q);
-  ck_assert_uint_eq(refcount(mine, 1), 1);
   clReleaseContext(mine);
 }
 END_TEST

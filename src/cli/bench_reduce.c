@@ -1,8 +1,10 @@
 /* Reduction benchmarks: sum, dot, nrm2 in ordered and exact mode, reproducible beside native. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
+#include "peers.h"
 
 typedef struct {
   rcl_context *ctx;
@@ -16,6 +18,36 @@ typedef struct {
 static int red_once(void *p) {
   red_case *c = p;
   int rc = rcl_reduce_enqueue(c->r, 0, c->ctx, c->op, c->dt, c->n, c->x, 0, c->y, 0, &c->o, NULL);
+  if (!rc && clFinish(rcl_context_cl_queue(c->ctx)) != CL_SUCCESS) rc = RCL_ERR_OPENCL;
+  return rc;
+}
+
+typedef struct {
+  const char *op;
+  rcl_dtype dt;
+  size_t n;
+  cl_mem r, x, y;
+  cl_command_queue q;
+} peer_case;
+
+static int peer_once(void *p) {
+  peer_case *c = p;
+  return peer_clblast_run(c->op, c->dt, c->n, c->r, c->x, c->y, c->q) ? RCL_ERR_OPENCL : 0;
+}
+
+typedef struct {
+  rcl_context *ctx;
+  rcl_dtype dt;
+  size_t n;
+  cl_mem x, y;
+} axpy_case;
+
+static int axpy_once(void *p) {
+  axpy_case *c = p;
+  double a64 = 0.5;
+  float a32 = 0.5f;
+  int rc = rcl_axpy_enqueue(c->y, 0, c->ctx, c->dt, c->n, c->dt == RCL_F32 ? (void *)&a32 : (void *)&a64, c->x, 0, 0,
+                            NULL);
   if (!rc && clFinish(rcl_context_cl_queue(c->ctx)) != CL_SUCCESS) rc = RCL_ERR_OPENCL;
   return rc;
 }
@@ -59,6 +91,34 @@ int cli_bench_reduce(cli_bench *b) {
         clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), y, CL_TRUE, 0, n * es, h, 0, NULL, NULL);
       }
       free(h);
+      /* The peer first: CLBlast's Xsum, Xasum, Xdot, Xnrm2 and Xaxpy on the same buffers. */
+      static const char *peer_ops[] = {"sum", "asum", "dot", "nrm2", "axpy"};
+      for (int o = 0; o < 5 && !rc; o++) {
+        if (!peer_clblast_available()) {
+          if (lg == first_log2 && o == 0)
+            cli_bench_skip(b, "reduce", "all", "clblast", "CLBlast not installed (libclblast-dev) at build time");
+          break;
+        }
+        peer_case pc = {peer_ops[o], dts[d], n, r, x, y, rcl_context_cl_queue(b->ctx)};
+        double med, mn, mx;
+        if (cli_bench_time(&med, &mn, &mx, b->repeats, peer_once, &pc)) {
+          cli_bench_skip(b, "reduce", peer_ops[o], "clblast", "CLBlast failed on this device");
+          continue;
+        }
+        int two = !strcmp(peer_ops[o], "dot") || !strcmp(peer_ops[o], "axpy");
+        double bytes = (!strcmp(peer_ops[o], "axpy") ? 3.0 : two ? 2.0 : 1.0) * (double)(n * es);
+        cli_bench_record(b, "reduce", peer_ops[o], "clblast", "peer:clblast", dts[d], size, med, mn, mx, bytes,
+                         two ? 2.0 * (double)n : (double)n, json_pack("{s:I}", "n", (json_int_t)n));
+      }
+      /* reprocl's axpy beside CLBlast's. */
+      for (int native = 0; native < 2 && !rc; native++) {
+        axpy_case ac = {native ? b->native : b->ctx, dts[d], n, x, y};
+        double med, mn, mx;
+        rc = cli_bench_time(&med, &mn, &mx, b->repeats, axpy_once, &ac);
+        if (!rc)
+          cli_bench_record(b, "reduce", "axpy", "blas1", native ? "native" : "reproducible", dts[d], size, med, mn, mx,
+                           3.0 * (double)(n * es), 2.0 * (double)n, json_pack("{s:I}", "n", (json_int_t)n));
+      }
       for (int o = 0; o < 3 && !rc; o++)
         for (int m = 0; m < 2 && !rc; m++)
           for (int native = 0; native < 2 && !rc; native++) {

@@ -3,10 +3,14 @@
 #include <string.h>
 
 #include "cli.h"
+#include "suite.h"
 
 const cli_command cli_commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and what each guarantees"},
     {"run", cmd_run, "run a kernel on one or all devices and compare digests"},
+    {"check", cmd_check, "run the standard suite on every device: agreement table, native drift, HTML report"},
+    {"fingerprint", cmd_fingerprint, "write the suite's digests per device to a JSON fingerprint"},
+    {"compare", cmd_compare, "compare fingerprints made on different machines"},
     {"bench", cmd_bench, "benchmark kernels (reproducible vs native vs peers), JSON output"},
     {NULL, NULL, NULL}};
 

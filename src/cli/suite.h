@@ -1,0 +1,73 @@
+/* The standard suite of `reprocl check` and `reprocl fingerprint`: every kernel family contributes
+ * cases — documented inputs, a contract, a dtype — each with a host reference and a run on a context in
+ * either mode (reproducible or native, by the context), both returning the output bytes. */
+#ifndef REPROCL_CLI_SUITE_H
+#define REPROCL_CLI_SUITE_H
+#include "cli.h"
+
+typedef struct suite_family suite_family;
+
+typedef struct {
+  const suite_family *family;
+  char name[160];     /* unique and stable across versions: "reduce sum f32 ordered cancel n=100003" */
+  char contract[48];  /* the contract and its version: "reduce.ordered.v1" */
+  rcl_dtype dtype;
+  rcl_family kind;    /* for the device-support check */
+  int quick;          /* part of the quick suite (CI, reference fingerprint) */
+  uint64_t p[8];      /* family-defined parameters */
+  char input[256];    /* a file the case reads ("" for generated inputs) */
+  /* For cases whose output is an image-like grid, its width and height (0 otherwise): check draws
+   * difference images of native drift for them. */
+  size_t width, height;
+} suite_case;
+
+typedef struct {
+  suite_case *items;
+  size_t count, cap;
+} suite_list;
+
+struct suite_family {
+  const char *name;
+  /* Appends the family's cases to the list (suite_add). */
+  int (*cases)(suite_list *list);
+  /* The host reference output (malloc'ed), or RCL_ERR_NOT_FOUND when the case's input is missing. */
+  int (*reference)(const suite_case *c, void **out, size_t *bytes);
+  /* The output on a context (its mode decides reproducible or native), malloc'ed. */
+  int (*run)(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes);
+};
+
+extern const suite_family *const suite_families[]; /* suite.c; NULL-terminated */
+extern const suite_family suite_reduce;
+
+/* Adds a case; returns it for the caller to fill p[], input, width/height. NULL when out of memory. */
+suite_case *suite_add(suite_list *l, const suite_family *f, rcl_family kind, rcl_dtype dt, int quick,
+                      const char *contract, const char *fmt, ...) __attribute__((format(printf, 7, 8)));
+/* All cases of the selected families ("all" or a comma list), optionally only the quick ones. */
+int suite_collect(suite_list *l, const char *families, int quick_only);
+void suite_free(suite_list *l);
+
+/* Common options of check and fingerprint: --suite quick|full, --family, --device. */
+typedef struct {
+  int quick;
+  const char *families;
+  const char *device;
+} suite_options;
+
+/* The versions of every contract the suite uses: {"reduce.ordered": 1, ...}. */
+json_t *suite_contract_versions(const suite_list *l);
+
+/* A log2 histogram of ulp differences: bin 0 = equal, bin k = [2^(k-1), 2^k) ulps, last bin = inf/NaN. */
+#define SUITE_ULP_BINS 34
+void suite_ulp_histogram(size_t bins[SUITE_ULP_BINS], const void *a, const void *b, size_t n, rcl_dtype dt);
+
+/* Runs every case on every device (and, with ndevs, in native mode too), recording the results in *doc
+ * (the fingerprint format, docs/fingerprint.md). Returns the number of reproducible results that differ
+ * from the host reference or failed to run. */
+int suite_execute(json_t **doc, const suite_list *l, const cli_devices *devs, const cli_devices *ndevs, int json_mode);
+/* Writes a self-contained HTML report of a check document (report_html.c). */
+int suite_write_html(const char *path, json_t *doc);
+
+int cmd_check(int argc, char **argv);
+int cmd_fingerprint(int argc, char **argv);
+int cmd_compare(int argc, char **argv);
+#endif
