@@ -4,7 +4,7 @@
 #   scripts/fuzz.sh --seconds 300        every target for 300 s
 #   scripts/fuzz.sh --runs 1000000       every target for exactly 1,000,000 executions
 #   scripts/fuzz.sh --runs 1000000 fuzz_lint_source fuzz_cli_numbers   only those targets
-# Each target first re-runs its regression inputs (tests/fuzz/regressions/<target>/, one per bug found),
+# tests/fuzz/<target>.options adds libFuzzer flags (a larger -max_len, a dictionary). Each target first re-runs its regression inputs (tests/fuzz/regressions/<target>/, one per bug found),
 # then fuzzes from its seed corpus (tests/fuzz/corpus/<target>/) into a scratch corpus under
 # build-fuzz/fuzz-work/. A crash, sanitizer report, leak or property violation fails the script and
 # leaves the input under build-fuzz/fuzz-work/<target>/findings/. The summary (executions per target)
@@ -69,11 +69,13 @@ for t in "${targets[@]}"; do
   # 2. fuzzing from the seeds (read-only) into the scratch corpus.
   limit=(-max_total_time="$seconds")
   [ -n "$runs" ] && limit=(-runs="$runs")
+  extra=()
+  [ -f "tests/fuzz/$t.options" ] && read -r -a extra <"tests/fuzz/$t.options"
   seeds=()
   [ -d "tests/fuzz/corpus/$t" ] && seeds+=("tests/fuzz/corpus/$t")
   t0=$(date +%s)
   set +e
-  "$bin" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 \
+  "$bin" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=4096 -print_final_stats=1 "${extra[@]}" \
     -artifact_prefix="$work/findings/" "$work/corpus" "${seeds[@]}" >"$work/fuzz.log" 2>&1
   rc=$?
   set -e
