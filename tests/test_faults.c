@@ -142,7 +142,8 @@ START_TEST(device_out_of_memory) {
     dup2(p[1], 1);
     close(p[0]);
     close(p[1]);
-    execl("/proc/self/exe", "test_faults", "--oom-child", dev, (char *)NULL);
+    /* by path, not /proc/self/exe, which under valgrind is valgrind itself */
+    execl(REPROCL_BINARY_DIR "/tests/test_faults", "test_faults", "--oom-child", dev, (char *)NULL);
     _exit(127);
   }
   close(p[1]);
