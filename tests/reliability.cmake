@@ -14,3 +14,11 @@ if(REPROCL_BUILD_CLI AND TARGET test_failalloc)
   target_link_libraries(test_failalloc PRIVATE rcl_cli_inproc)
   target_compile_definitions(test_failalloc PRIVATE REPROCL_HAVE_CLI=1)
 endif()
+
+# The leak canary of the sanitizer and valgrind jobs (scripts/ci-reliability.sh): not a ctest test,
+# because its 'leak' mode must fail.
+add_executable(leak_canary ${CMAKE_CURRENT_SOURCE_DIR}/sanitizers/leak_canary.c)
+target_compile_options(leak_canary PRIVATE ${REPROCL_WARNINGS} ${REPROCL_FP_FLAGS})
+target_compile_definitions(leak_canary PRIVATE _POSIX_C_SOURCE=200809L)
+target_include_directories(leak_canary PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_link_libraries(leak_canary PRIVATE reprocl_static)
