@@ -48,7 +48,8 @@ export ASAN_OPTIONS="detect_leaks=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 
 summary="$build/fuzz-summary.txt"
 {
-  echo "# scripts/fuzz.sh ${runs:+--runs $runs}${runs:---seconds $seconds} on $(date -u +%Y-%m-%d) ($(nproc) cores, $(clang --version | head -1))"
+  if [ -n "$runs" ]; then mode="--runs $runs"; else mode="--seconds $seconds"; fi
+  echo "# scripts/fuzz.sh $mode on $(date -u +%Y-%m-%d) ($(nproc) cores, $(clang --version | head -1))"
   printf '%-24s %12s %8s %10s %s\n' target executions seconds corpus result
 } >"$summary"
 failed=0
