@@ -33,6 +33,22 @@ step_reduce() {
   done; done; done
   grep -E "AGREE|DISAGREE|differs|exit status [^0]" "$out/reduce.txt" | sort | uniq -c
 }
+step_stencil() {
+  # The stencil family's acceptance: 1000 iterations of SHOC's stencil give one digest on every device
+  # (golden 3c5aa4f6... at 64x64, docs/stencil.md), each implementation, plus native drift at 8192^2.
+  : >"$out/stencil.txt"
+  for args in "--grid 64x64 --iters 1000" "--grid 64x64 --iters 1000 --variant tiled" \
+    "--grid 64x64 --iters 1000 --variant task" "--grid 256x256 --iters 1000 --dtype f64" \
+    "--kind sor --grid 512x512 --init random --iters 200" "--kind general --grid 1021x1019 --init random --iters 10 --weights $(seq -s, 0.01 0.01 0.25)"; do
+    echo "\$ reprocl stencil $args --device all --native" >>"$out/stencil.txt"
+    $cli stencil $args --device all --native >>"$out/stencil.txt" 2>&1
+    echo "exit status $?" >>"$out/stencil.txt"
+  done
+  echo "\$ reprocl stencil --grid 8192x8192 --iters 100 --device nvidia --no-reference --native" >>"$out/stencil.txt"
+  $cli stencil --grid 8192x8192 --iters 100 --device nvidia --no-reference --native >>"$out/stencil.txt" 2>&1
+  grep -E "AGREE|DISAGREE|differs|exit status [^0]" "$out/stencil.txt" | sort | uniq -c
+}
+step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }
 for s in "$@"; do
   echo "=== $s"

@@ -89,6 +89,9 @@ typedef struct {
 } rcl_chain;
 RCL_INTERNAL void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args *q);
 RCL_INTERNAL int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global, size_t local);
+/* The same for a 1-, 2- or 3-dimensional range (local may be NULL: the driver picks). */
+RCL_INTERNAL int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint dims, const size_t *global,
+                                      const size_t *local);
 RCL_INTERNAL int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t pattern_size,
                                  size_t offset, size_t size);
 /* Finishes the chain: hands the last event to q->event or releases it. */

@@ -47,10 +47,20 @@ static void chain_advance(rcl_chain *c, cl_event ev) {
 }
 
 int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global, size_t local) {
+  return rcl__chain_kernel_nd(c, k, name, 1, &global, local ? &local : NULL);
+}
+
+int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint dims, const size_t *global,
+                         const size_t *local) {
   cl_event ev = NULL;
-  cl_int err = clEnqueueNDRangeKernel(c->queue, k, 1, NULL, &global, local ? &local : NULL, c->nwait, c->wait, &ev);
-  if (err != CL_SUCCESS)
-    return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name, global, local);
+  cl_int err = clEnqueueNDRangeKernel(c->queue, k, dims, NULL, global, local, c->nwait, c->wait, &ev);
+  if (err != CL_SUCCESS) {
+    if (dims == 1)
+      return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name, global[0],
+                          local ? local[0] : 0);
+    return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zux%zu, local %zux%zu)", name, global[0], global[1],
+                        local ? local[0] : 0, local ? local[1] : 0);
+  }
   chain_advance(c, ev);
   return 0;
 }

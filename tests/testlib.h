@@ -16,6 +16,13 @@ rcl_context *rt_ctx_native(size_t i);
 const char *rt_device_name(size_t i);
 /* A test case that runs fn once per device (loop index = device index). */
 void rt_add_device_loop(TCase *tc, const TTest *fn);
+/* A test case named after fn that runs it once per device, so that CK_RUN_CASE=<fn> runs just that test. */
+#define RT_ADD_DEVICE_CASE(suite, fn)                                                                          \
+  do {                                                                                                         \
+    TCase *rt_tc_ = tcase_create(#fn);                                                                         \
+    rt_add_device_loop(rt_tc_, fn);                                                                            \
+    suite_add_tcase(suite, rt_tc_);                                                                            \
+  } while (0)
 /* Runs the suite without fork (OpenCL state is shared across tests), returns the exit status. */
 int rt_run(Suite *s);
 /* Adds the standard "devices present" check to a suite with device tests. */

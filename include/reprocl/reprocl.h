@@ -8,6 +8,9 @@
 #include "reprocl/program.h"
 #include "reprocl/digest.h"
 #include "reprocl/reduce.h"
+#include "reprocl/sparse.h"
 #include "reprocl/reference.h"
 #include "reprocl/datagen.h"
+#include "reprocl/grid.h"
+#include "reprocl/stencil.h"
 #endif

@@ -20,6 +20,9 @@ extern const cli_command cli_commands[]; /* main.c; NULL-terminated */
 int cmd_devices(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_spmv(int argc, char **argv);
+int cmd_cg(int argc, char **argv);
+int cmd_stencil(int argc, char **argv);
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */
@@ -103,6 +106,9 @@ typedef struct {
 } cli_bench_family;
 extern const cli_bench_family cli_bench_families[]; /* cmd_bench.c; NULL-terminated */
 int cli_bench_reduce(cli_bench *b);
+int cli_bench_spmv(cli_bench *b);
+int cli_bench_cg(cli_bench *b);
+int cli_bench_stencil(cli_bench *b);
 
 /* Times fn(arg) `repeats` times after one warm-up; each call must finish its work (clFinish).
  * Returns 0 and fills median/min/max seconds, or the failing call's status. */

@@ -8,6 +8,9 @@
 
 const cli_bench_family cli_bench_families[] = {
     {"reduce", cli_bench_reduce},
+    {"spmv", cli_bench_spmv},
+    {"cg", cli_bench_cg},
+    {"stencil", cli_bench_stencil},
     {NULL, NULL}};
 
 static void help(void) {

@@ -8,6 +8,9 @@
 const cli_command cli_commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and what each guarantees"},
     {"run", cmd_run, "run a kernel on one or all devices and compare digests"},
+    {"spmv", cmd_spmv, "sparse y = alpha*A*x + beta*y on real or generated matrices, digests per device"},
+    {"cg", cmd_cg, "Conjugate Gradient solve, residual history and solution digests per device"},
+    {"stencil", cmd_stencil, "run a 2D stencil or SOR on one or all devices and compare digests"},
     {"check", cmd_check, "run the standard suite on every device: agreement table, native drift, HTML report"},
     {"fingerprint", cmd_fingerprint, "write the suite's digests per device to a JSON fingerprint"},
     {"compare", cmd_compare, "compare fingerprints made on different machines"},
