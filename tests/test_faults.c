@@ -6,6 +6,7 @@
 /* MAP_ANONYMOUS and MAP_NORESERVE are not POSIX. */
 #define _DEFAULT_SOURCE
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -411,6 +412,69 @@ START_TEST(blas1_special_values) {
 }
 END_TEST
 
+/* SpMV (contracts spmv.ordered and spmv.exact, docs/contracts-sparse.md): rows that meet inf, -inf,
+ * NaN (also times a zero coefficient) and overflow, y = A*x with beta = 0. */
+START_TEST(spmv_special_values) {
+  /* 4x2: row 0 = inf*1 + 1*1, row 1 = inf*1 + (-inf)*1, row 2 = 0*NaN, row 3 = max*1 + max*1 */
+  static const uint64_t rp[5] = {0, 2, 4, 5, 7};
+  static const uint32_t ci[7] = {0, 1, 0, 1, 1, 0, 0};
+  const float inf = INFINITY, mx = 0x1.fffffep127f;
+  const float vals[7] = {inf, 1.0f, inf, -inf, 0.0f, mx, mx};
+  const float x[2] = {1.0f, 1.0f}, xnan[2] = {1.0f, NAN};
+  static const uint32_t want_ordered[4] = {INF32, QNAN32, QNAN32, INF32}, want_exact[4] = {INF32, QNAN32, QNAN32, INF32};
+  rcl_csr *A;
+  /* row 3 repeats column 0 on purpose: a CSR given by the caller may repeat a column */
+  rt_ok(rcl_csr_create(&A, RCL_F32, 4, 2, 7, rp, ci, vals));
+  const float one = 1.0f, zero = 0.0f;
+  for (int k = 0; k < 2; k++) {
+    rcl_spmv_options o = RCL_SPMV_OPTIONS_INIT;
+    o.contract = k ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
+    const float *xx;
+    float y[4] = {0}, ref[4] = {0};
+    /* row 2 reads x[1]: with x[1] = NaN its 0*NaN is NaN; with x[1] = 1 it is 0 */
+    for (int withnan = 0; withnan < 2; withnan++) {
+      xx = withnan ? xnan : x;
+      rt_ok(rcl_ref_spmv(ref, A, o.contract, &one, xx, &zero));
+      rt_ok(rcl_spmv(y, rt_ctx(_i), A, &one, xx, &zero, &o));
+      rt_assert_bits_eq(y, ref, 4, RCL_F32, "%s spmv %s, x[1] %s", rt_device_name(_i), k ? "exact" : "ordered",
+                        withnan ? "NaN" : "1");
+      uint32_t want[4];
+      memcpy(want, k ? want_exact : want_ordered, sizeof want);
+      if (!withnan) want[2] = 0; /* 0 * 1 */
+      if (withnan) want[0] = QNAN32; /* inf*1 + 1*NaN */
+      rt_assert_bits_eq(y, want, 4, RCL_F32, "%s spmv %s documented bits, x[1] %s", rt_device_name(_i),
+                        k ? "exact" : "ordered", withnan ? "NaN" : "1");
+    }
+  }
+  rcl_csr_free(A);
+}
+END_TEST
+
+/* The 9-point stencil (contract stencil.nine): one NaN in a 5x5 grid of ones reaches exactly its 3x3
+ * neighbourhood per iteration (canonical NaN), an inf its neighbourhood as inf; the rest is the host
+ * reference's. */
+START_TEST(stencil_special_values) {
+  rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
+  float in[25], out[25], ref[25];
+  for (int special = 0; special < 2; special++) {
+    for (int i = 0; i < 25; i++) in[i] = 1.0f;
+    uint32_t bits = special ? 0xffc00001u : INF32; /* a negative NaN with payload, or +inf */
+    memcpy(&in[12], &bits, 4);
+    rt_ok(rcl_ref_stencil(ref, &st, RCL_F32, 5, 5, 1, in));
+    rt_ok(rcl_stencil(out, rt_ctx(_i), &st, RCL_F32, 5, 5, 1, in, NULL));
+    rt_assert_bits_eq(out, ref, 25, RCL_F32, "%s stencil with %s", rt_device_name(_i), special ? "NaN" : "inf");
+    for (int y = 0; y < 5; y++)
+      for (int x = 0; x < 5; x++) {
+        uint32_t u;
+        memcpy(&u, &out[y * 5 + x], 4);
+        int near = x >= 1 && x <= 3 && y >= 1 && y <= 3;
+        if (near) ck_assert_msg(u == (special ? QNAN32 : INF32), "(%d,%d) = 0x%08x", x, y, u);
+        else ck_assert_msg((u & 0x7f800000u) != 0x7f800000u, "(%d,%d) = 0x%08x is not finite", x, y, u);
+      }
+  }
+}
+END_TEST
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--oom-child")) return oom_child((size_t)strtoul(argv[2], NULL, 10), 1);
   Suite *s = suite_create("faults");
@@ -425,6 +489,8 @@ int main(int argc, char **argv) {
   TCase *num = tcase_create("numeric");
   rt_add_device_loop(num, reduction_special_values);
   rt_add_device_loop(num, blas1_special_values);
+  rt_add_device_loop(num, spmv_special_values);
+  rt_add_device_loop(num, stencil_special_values);
   suite_add_tcase(s, num);
   return rt_run(s);
 }
