@@ -163,6 +163,88 @@ static int scen_kernel_dir(scen_arg *a) {
   return rc;
 }
 
+/* ---- the readers and the other kernel families ---------------------------------------------------- */
+
+static int scen_matrix_readers(scen_arg *a) {
+  (void)a;
+  rcl_csr *A = NULL;
+  int rc = rcl_matrix_read(&A, REPROCL_SOURCE_DIR "/tests/data/matrices/LFAT5.mtx", RCL_F64);
+  rcl_csr_free(A);
+  A = NULL;
+  if (!rc) rc = rcl_matrix_read(&A, REPROCL_SOURCE_DIR "/tests/data/matrices/m_05_05_crk.mtx", RCL_F32);
+  rcl_csr_free(A);
+  A = NULL;
+  static const char hb[] = "Test matrix                                                             TEST    \n"
+                           "             4             1             1             2             0\n"
+                           "RUA                        3             3             4             0\n"
+                           "(4I4)           (4I4)           (2E12.4)            \n"
+                           "   1   3   4   5\n"
+                           "   1   2   1   3\n"
+                           "  1.0000E+00  2.0000E+00\n"
+                           "  3.0000E+00  4.0000E+00\n";
+  if (!rc) rc = rcl_hb_parse(&A, hb, sizeof hb - 1, "t.rua", RCL_F32);
+  rcl_csr_free(A);
+  return rc;
+}
+
+static char img_dir[] = "/tmp/reprocl-failalloc-img-XXXXXX";
+
+static int scen_grid_io(scen_arg *a) {
+  (void)a;
+  char png[96], pgm[96], raw[96];
+  snprintf(png, sizeof png, "%s/g.png", img_dir);
+  snprintf(pgm, sizeof pgm, "%s/g.pgm", img_dir);
+  snprintf(raw, sizeof raw, "%s/g.raw", img_dir);
+  rcl_grid g = {0}, h = {0};
+  int rc = rcl_grid_alloc(&g, RCL_F32, 7, 5);
+  if (!rc) rc = rcl_grid_generate(&g, RCL_GRID_INIT_RANDOM, 3);
+  if (!rc) rc = rcl_grid_write_image(&g, png, RCL_GRID_FORMAT_AUTO, 0, 0);
+  if (!rc) rc = rcl_grid_write_image(&g, pgm, RCL_GRID_FORMAT_AUTO, 0, 0);
+  if (!rc) rc = rcl_grid_write_raw(&g, raw);
+  if (!rc) rc = rcl_grid_read(&h, png, RCL_GRID_FORMAT_AUTO, RCL_F64, 0, 0);
+  rcl_grid_free(&h);
+  if (!rc) rc = rcl_grid_read(&h, pgm, RCL_GRID_FORMAT_AUTO, RCL_F32, 0, 0);
+  rcl_grid_free(&h);
+  if (!rc) rc = rcl_grid_read(&h, raw, RCL_GRID_FORMAT_RAW, RCL_F32, 7, 5);
+  rcl_grid_free(&h);
+  rcl_grid_free(&g);
+  return rc;
+}
+
+/* SpMV (both contracts), CG, a stencil and SOR on the suite's warm context. */
+static int scen_other_families(scen_arg *a) {
+  rcl_context *c = rt_ctx(a->dev);
+  rcl_csr *A = NULL;
+  int rc = rcl_csr_poisson2d(&A, RCL_F32, 12);
+  float x[144], y[144], one = 1.0f, zero = 0.0f;
+  rcl_generate(x, RCL_F32, 144, RCL_GEN_UNIFORM, 9);
+  for (int k = 0; k < 2 && !rc; k++) {
+    rcl_spmv_options o = RCL_SPMV_OPTIONS_INIT;
+    o.contract = k ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
+    rc = rcl_spmv(y, c, A, &one, x, &zero, &o);
+  }
+  rcl_spmv_matrix *M = NULL;
+  if (!rc) rc = rcl_spmv_matrix_create(&M, c, A);
+  if (!rc) {
+    rcl_cg_options co = RCL_CG_OPTIONS_INIT;
+    co.max_iterations = 5;
+    rcl_cg_result res = {0};
+    rc = rcl_cg(y, &res, M, x, &co);
+    if (rc == RCL_ERR_NO_CONVERGENCE) rc = 0; /* 5 iterations are not meant to converge */
+    rcl_cg_result_free(&res);
+  }
+  rcl_spmv_matrix_free(M);
+  rcl_csr_free(A);
+  float g[100], out[100];
+  rcl_generate(g, RCL_F32, 100, RCL_GEN_UNIFORM, 4);
+  rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
+  if (!rc) rc = rcl_stencil(out, c, &st, RCL_F32, 10, 10, 3, g, NULL);
+  rcl_sor_desc sd = RCL_SOR_DESC_INIT;
+  float resid;
+  if (!rc) rc = rcl_sor(g, &resid, c, &sd, RCL_F32, 10, 10, 2, NULL, NULL);
+  return rc;
+}
+
 /* ---- the CLI, in process (its sources are compiled into this test with main renamed) ----------- */
 #ifdef REPROCL_HAVE_CLI
 
@@ -307,6 +389,9 @@ static const scenario scenarios[] = {
     {"reductions, cold context", scen_reduce_cold, 1, 0, 0},
     {"reductions, warm context", scen_reduce_warm, 1, 0, 0},
     {"kernels from REPROCL_KERNEL_DIR", scen_kernel_dir, 1, 0, 0},
+    {"Matrix Market and Harwell-Boeing readers", scen_matrix_readers, 0, 0, 0},
+    {"grid images and raw files, written and read", scen_grid_io, 0, 0, 0},
+    {"SpMV, CG, stencil and SOR", scen_other_families, 1, 0, 0},
 #ifdef REPROCL_HAVE_CLI
     {"cli run reduce", scen_cli_run, 1, 1, 0},
 #endif
@@ -326,6 +411,7 @@ START_TEST(device_scenarios) {
 END_TEST
 
 int main(void) {
+  if (!mkdtemp(img_dir)) return 1;
   Suite *s = suite_create("failalloc");
   rt_add_device_presence(s);
   TCase *host = tcase_create("host");
@@ -339,5 +425,12 @@ int main(void) {
     close(cli_err_fd);
     unlink(cli_err_path);
   }
+  static const char *const files[] = {"g.png", "g.pgm", "g.raw"};
+  for (int i = 0; i < 3; i++) {
+    char p[96];
+    snprintf(p, sizeof p, "%s/%s", img_dir, files[i]);
+    unlink(p);
+  }
+  rmdir(img_dir);
   return rc;
 }
