@@ -99,15 +99,18 @@ for job in "${jobs[@]}"; do
       echo "FAIL valgrind: leaky canary exit $rc"; sed 's/^/     /' "$tmpd/vg-canary.log" | head -40
       failed+=("valgrind: canary leak not reported")
     fi
-    # Host-side code: every test case named "host" (policy, lint, hostile inputs, failing allocator
-    # with the in-process CLI, context errors), on both drivers' enumeration.
-    for t in test_context test_policy test_hostile_policy test_failalloc; do
-      timed "valgrind: $t (host)" env CK_RUN_CASE=host "${vg[@]}" "build/tests/$t"
+    # Host-side code: every host test case (policy, lint, hostile inputs, failing allocator with the
+    # in-process CLI, context errors, the Matrix Market/Harwell-Boeing/grid readers, CG's host
+    # reference), on both drivers' enumeration.
+    for tc in test_context:host test_policy:host test_hostile_policy:host test_failalloc:host \
+      test_hostile_readers:host test_sparse_io:io test_grid_io:host test_cg:host; do
+      timed "valgrind: ${tc%%:*} (${tc#*:})" env CK_RUN_CASE="${tc#*:}" "${vg[@]}" "build/tests/${tc%%:*}"
     done
     # Device code, one representative test per kernel family on PoCL (Rusticl compiles every program
-    # with clang inside the process, ~20x slower under valgrind; ASan covers it in full): the fault
-    # test runs every reduction entry point with special values plus the device faults.
-    timed "valgrind: test_faults (reduce family, device faults) on PoCL" \
+    # with clang inside the process, ~20x slower under valgrind; ASan covers it in full): test_faults
+    # runs every reduction entry point, SpMV in both contracts and the 9-point stencil with special
+    # values, plus the device faults.
+    timed "valgrind: test_faults (reduce, sparse, stencil; device faults) on PoCL" \
       env OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd REPROCL_TEST_MIN_DEVICES=1 "${vg[@]}" build/tests/test_faults
     # The CLI: listing, a reduction on every device, and the quick check suite.
     timed "valgrind: reprocl devices" "${vg[@]}" build/reprocl devices --json >/dev/null
