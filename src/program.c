@@ -182,7 +182,10 @@ static int pragma_norm(char *buf, size_t cap, const char *p, const char *end) {
   size_t n = 0;
   for (; p < end; p++) {
     if (is_blank(*p) || *p == '\n') continue;
-    if (n + 1 >= cap) return 0;
+    if (n + 1 >= cap) {
+      buf[n] = '\0'; /* what fits, terminated: the caller still looks at it */
+      return 0;
+    }
     buf[n++] = (char)toupper((unsigned char)*p);
   }
   buf[n] = '\0';
