@@ -356,7 +356,11 @@ static int check_option_macros(const char *options, int lint_values) {
     }
     size_t nl = 0;
     while (m + nl < mend && is_ident(m[nl])) nl++;
-    if (nl >= 4 && (!strncmp(m, "RCL_", 4) || !strncmp(m, "rcl_", 4)))
+    /* Defining an emulation switch only forces the exact integer path (the prelude tests defined()),
+     * which gives the same bits: allowed, e.g. to test that path on a device that does not need it. */
+    int force_exact = kind == 'D' && ((nl == 26 && !strncmp(m, "RCL_EMULATE_F32_SUBNORMALS", 26)) ||
+                                      (nl == 24 && !strncmp(m, "RCL_EMULATE_F32_DIV_SQRT", 24)));
+    if (!force_exact && nl >= 4 && (!strncmp(m, "RCL_", 4) || !strncmp(m, "rcl_", 4)))
       return rcl__fail(RCL_ERR_POLICY, "build option \"-%c%.*s\" is refused: names beginning RCL_ or rcl_ are reserved for "
                        "the reproducibility policy and the prelude", kind, (int)(mend - m), m);
     const char *eq = memchr(m, '=', (size_t)(mend - m));

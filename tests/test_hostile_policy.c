@@ -114,6 +114,9 @@ START_TEST(bug_options_reserved_rcl_names) {
     ck_assert_msg(strstr(rcl_error_last(), "reserved") != NULL, "%s: %s", bad[i], rcl_error_last());
   }
   rt_ok(rcl_policy_check_options("-DRCLX=1 -DMY_RCL_=2 -UFOO -D -U"));
+  /* Defining an emulation switch only forces the exact path (same bits): allowed (test_prelude uses it). */
+  rt_ok(rcl_policy_check_options("-DRCL_EMULATE_F32_SUBNORMALS=1 -DRCL_EMULATE_F32_DIV_SQRT"));
+  rt_fails(rcl_policy_check_options("-DRCL_EMULATE_F32_SUBNORMALSX=1"), RCL_ERR_POLICY, "reserved");
 }
 END_TEST
 

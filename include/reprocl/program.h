@@ -44,7 +44,8 @@ RCL_API int rcl_program_create_kernel(cl_kernel *out, const rcl_program *program
  * -cl-no-signed-zeros, -cl-denorms-are-zero, and compiler spellings of the same: -ffast-math,
  * -ffp-contract=*, -ffp-model=*, -fassociative-math, -freciprocal-math, -fno-honor-nans, ..., LLVM's
  * -fp-contract=*, -fp-relaxed, -fpc), and -D/-U of names beginning RCL_ or rcl_ (reserved for the
- * policy's own defines and the prelude). */
+ * policy's own defines and the prelude), except -D of RCL_EMULATE_F32_SUBNORMALS and
+ * RCL_EMULATE_F32_DIV_SQRT, which only force the exact path (same bits). */
 RCL_API int rcl_policy_check_options(const char *options);
 
 /* Lints OpenCL C source as the compiler sees it (comments removed, continuation lines joined):
