@@ -480,7 +480,7 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
     }
   } else {
     rc = prepare(&cfg, &k, ctx, dtype, kk, radius, opts);
-    const char *name = kernel_name(kk, cfg.o.variant);
+    const char *name = rc ? "" : kernel_name(kk, cfg.o.variant); /* cfg is unset when prepare failed */
     size_t nw = kk == K_NINE ? 3 : (2 * radius + 1) * (2 * radius + 1);
     if (!rc && kk == K_GENERAL)
       rc = rcl__buffer_create(&wbuf, ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nw * es,
