@@ -93,6 +93,19 @@ int rcl_context_wrap(rcl_context **out, cl_context context, cl_device_id device,
   if (!context || !device) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_context_wrap: context and device are required");
   int rc = options_ok(opts);
   if (rc) return rc;
+  /* The device must be one of the context's: otherwise every later build fails with CL_INVALID_DEVICE
+   * far from the cause. */
+  size_t dbytes = 0;
+  cl_int derr = clGetContextInfo(context, CL_CONTEXT_DEVICES, 0, NULL, &dbytes);
+  if (derr) return rcl__fail_cl(derr, "rcl_context_wrap: clGetContextInfo(CL_CONTEXT_DEVICES)");
+  cl_device_id *devs = rcl__malloc(dbytes);
+  if (!devs) return RCL_ERR_OUT_OF_MEMORY;
+  derr = clGetContextInfo(context, CL_CONTEXT_DEVICES, dbytes, devs, NULL);
+  int member = 0;
+  for (size_t i = 0; !derr && i < dbytes / sizeof *devs; i++) member |= devs[i] == device;
+  rcl__free(devs);
+  if (derr) return rcl__fail_cl(derr, "rcl_context_wrap: clGetContextInfo(CL_CONTEXT_DEVICES)");
+  if (!member) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_context_wrap: the device is not a device of the context");
   if (queue) {
     cl_context qctx;
     cl_device_id qdev;

@@ -355,6 +355,11 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
   if (nnz > rest || ncol + 1 > rest)
     return herr(r, RCL_ERR_PARSE, "the header claims %llu columns and %llu entries but only %llu bytes follow",
                 (unsigned long long)ncol, (unsigned long long)nnz, (unsigned long long)rest);
+  if (!rcl__rows_justified(nrow, rest))
+    return herr(r, RCL_ERR_PARSE,
+                "%llu rows need a %llu-byte row-pointer array, more than %llu bytes of input can justify (at "
+                "most 256 MiB, or 64 bytes per input byte): refused as implausible",
+                (unsigned long long)nrow, (unsigned long long)(nrow + 2) * 8, (unsigned long long)rest);
   size_t type_line = r->line;
   if (!hb_next(r)) return herr(r, RCL_ERR_PARSE, "the input ends before the format line (line 4)");
   /* Formats: PTRFMT INDFMT [VALFMT [RHSFMT]], blank-separated. */

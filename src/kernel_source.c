@@ -3,12 +3,19 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "internal.h"
 
 static int read_file(char **text, size_t *size, const char *path) {
   FILE *f = fopen(path, "rb");
   if (!f) return rcl__fail(RCL_ERR_IO, "cannot open kernel source %s: %s", path, strerror(errno));
+  /* A device (a kernel file linked to /dev/zero) would be read until memory runs out. */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+    fclose(f);
+    return rcl__fail(RCL_ERR_IO, "kernel source %s is a device, not a file", path);
+  }
   char *buf = NULL;
   size_t len = 0, cap = 0;
   int rc = 0;

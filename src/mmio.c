@@ -220,6 +220,11 @@ static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
                 "the size line claims %llu entries but only %llu bytes follow (each entry needs at least %llu): "
                 "the input is truncated or the count is wrong",
                 (unsigned long long)expect, (unsigned long long)rest, (unsigned long long)minb);
+  if (!rcl__rows_justified(M, rest))
+    return perr(r, RCL_ERR_PARSE,
+                "%llu rows need a %llu-byte row-pointer array, more than %llu bytes of input can justify (at "
+                "most 256 MiB, or 64 bytes per input byte): refused as implausible",
+                (unsigned long long)M, (unsigned long long)(M + 2) * 8, (unsigned long long)rest);
   rcl_coo coo;
   int rc = rcl__coo_init(&coo, dt, (size_t)expect * (sym != S_GENERAL ? 2 : 1));
   if (rc) return rc;

@@ -30,11 +30,26 @@ static const struct {
     {"-ffp-contract=", "changes FMA contraction"},
     {"-fp-relaxed", "lets the FPGA compiler re-associate floating-point trees"},
     {"-fpc", "lets the FPGA compiler drop intermediate roundings"},
+    /* clang and LLVM spellings that OpenCL compilers built on them may pass through */
+    {"-ffp-model=", "selects a floating-point model that may contract or relax IEEE semantics"},
+    {"-fassociative-math", "allows re-association"},
+    {"-freciprocal-math", "allows x/y to become x*(1/y)"},
+    {"-fapprox-func", "allows approximate library functions"},
+    {"-fno-honor-nans", "assumes no NaN, changing results that have them"},
+    {"-fno-honor-infinities", "assumes no inf, changing results that have them"},
+    {"-fdenormal-fp-math=", "flushes denormals"},
+    {"-menable-unsafe-fp-math", "allows re-association and approximate operations"},
+    {"-fp-contract=", "changes FMA contraction (LLVM's spelling, e.g. after -mllvm)"},
+    {"-enable-unsafe-fp-math", "allows re-association and approximate operations (LLVM's spelling)"},
     {"-cl-fp32-correctly-rounded-divide-sqrt", NULL}, /* allowed: the policy adds it itself */
 };
 
+static int check_option_macros(const char *options, int lint_values);
+
 int rcl_policy_check_options(const char *options) {
   if (!options) return 0;
+  int rc = check_option_macros(options, 0);
+  if (rc) return rc;
   const char *p = options;
   while (*p) {
     while (isspace((unsigned char)*p)) p++;
@@ -82,69 +97,289 @@ static int is_inexact(const char *id, size_t len) {
   return 0;
 }
 
-int rcl_policy_lint_source(const char *src, size_t len, const char *name) {
-  if (!src) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_policy_lint_source: NULL source");
-  if (!name) name = "user.cl";
+/* Translation phases 2 and 3 of C, so the lint sees what the compiler sees: backslash-newlines are
+ * spliced and every comment becomes one blank, while the newlines they held are emitted after the next
+ * real newline (so each logical line keeps the number of the physical line it starts on). String and
+ * character literals are copied as they are. out must hold len + 1 bytes; returns the length. */
+static size_t lint_clean(char *out, const char *src, size_t len) {
+  size_t o = 0, pending = 0;
+  char quote = 0; /* inside a literal: its quote */
+  for (size_t i = 0; i < len;) {
+    if (src[i] == '\\' && i + 1 < len && (src[i + 1] == '\n' || (src[i + 1] == '\r' && i + 2 < len && src[i + 2] == '\n'))) {
+      i += src[i + 1] == '\n' ? 2 : 3;
+      pending++;
+      continue;
+    }
+    char c = src[i];
+    if (quote) {
+      out[o++] = c;
+      i++;
+      if (c == '\\' && i < len && src[i] != '\n') out[o++] = src[i++];
+      else if (c == quote || c == '\n') quote = 0;
+    } else if (c == '"' || c == '\'') {
+      quote = c;
+      out[o++] = c;
+      i++;
+    } else if (c == '/' && i + 1 < len && src[i + 1] == '/') {
+      /* to the end of the logical line; splices inside continue the comment */
+      while (i < len && src[i] != '\n') {
+        if (src[i] == '\\' && i + 1 < len && src[i + 1] == '\n') pending++, i++;
+        i++;
+      }
+      out[o++] = ' ';
+    } else if (c == '/' && i + 1 < len && src[i + 1] == '*') {
+      for (i += 2; i < len && !(src[i] == '*' && i + 1 < len && src[i + 1] == '/'); i++) pending += src[i] == '\n';
+      i = i < len ? i + 2 : len;
+      out[o++] = ' ';
+    } else {
+      out[o++] = c;
+      i++;
+      if (c == '\n')
+        for (; pending > 0; pending--) out[o++] = '\n';
+    }
+  }
+  for (; pending > 0; pending--) out[o++] = '\n';
+  out[o] = '\0';
+  return o;
+}
+
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
+static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+/* Whether an identifier ending at i is called: the next token is '(' (newlines allowed between), or
+ * it is parenthesised, "(exp)(x)". */
+static int is_called(const char *s, size_t len, size_t i) {
+  while (i < len && (is_blank(s[i]) || s[i] == '\n')) i++;
+  if (i < len && s[i] == '(') return 1;
+  if (i < len && s[i] == ')') {
+    for (i++; i < len && (is_blank(s[i]) || s[i] == '\n');) i++;
+    return i < len && s[i] == '(';
+  }
+  return 0;
+}
+
+/* A pragma's text, blanks removed and upper-cased ("OPENCLFP_CONTRACTON"), against the pragmas that
+ * change floating-point semantics. Returns what it would do, or NULL when it is harmless. */
+static const char *fp_pragma_effect(const char *t) {
+  if (!strncmp(t, "OPENCLFP_CONTRACT", 17)) return strcmp(t + 17, "OFF") ? "re-enables contraction of a*b+c" : NULL;
+  if (!strncmp(t, "STDCFP_CONTRACT", 15)) return strcmp(t + 15, "OFF") ? "re-enables contraction of a*b+c" : NULL;
+  if (!strncmp(t, "STDCFENV_ROUND", 14)) return strcmp(t + 14, "FE_TONEAREST") ? "changes the rounding mode" : NULL;
+  if (!strncmp(t, "CLANGFP", 7)) {
+    /* clauses: only contract(off) and exceptions(...) keep IEEE semantics */
+    for (const char *p = t + 7; *p;) {
+      if (!strncmp(p, "CONTRACT(OFF)", 13)) p += 13;
+      else if (!strncmp(p, "EXCEPTIONS(", 11) && strchr(p, ')')) p = strchr(p, ')') + 1;
+      else return "changes contraction, re-association or evaluation precision";
+    }
+    return NULL;
+  }
+  if (!strncmp(t, "FLOAT_CONTROL", 13)) return strstr(t, "OFF") ? "relaxes IEEE semantics" : NULL;
+  return NULL;
+}
+
+/* Normalises a pragma's text [p, end) (blanks removed, upper-cased) into buf; returns 0 when it does
+ * not fit (a floating-point pragma that long is refused rather than half-read). */
+static int pragma_norm(char *buf, size_t cap, const char *p, const char *end) {
+  size_t n = 0;
+  for (; p < end; p++) {
+    if (is_blank(*p) || *p == '\n') continue;
+    if (n + 1 >= cap) {
+      buf[n] = '\0'; /* what fits, terminated: the caller still looks at it */
+      return 0;
+    }
+    buf[n++] = (char)toupper((unsigned char)*p);
+  }
+  buf[n] = '\0';
+  return 1;
+}
+
+/* how: "#pragma" or "_Pragma", for the message. */
+static int check_pragma(const char *name, size_t line, const char *p, const char *end, const char *how) {
+  char buf[512];
+  int whole = pragma_norm(buf, sizeof buf, p, end);
+  const char *effect = whole ? fp_pragma_effect(buf) : NULL;
+  if (!whole && (strstr(buf, "FP") || strstr(buf, "FLOAT") || strstr(buf, "FENV")))
+    effect = "is too long to check";
+  if (!effect) return 0;
+  while (p < end && is_blank(*p)) p++;
+  int show = (int)(end - p > 120 ? 120 : end - p);
+  int op = how[0] == '_';
+  return rcl__fail(RCL_ERR_POLICY, "%s:%zu: %s%s%.*s%s %s", name, line, how, op ? "(\"" : " ", show, p, op ? "\")" : "",
+                   effect);
+}
+
+/* _Pragma("...") is #pragma written as an operator: checks its string (i: just after "_Pragma"). */
+static int check_pragma_operator(const char *s, size_t len, size_t k, const char *name, size_t line) {
+  while (k < len && (is_blank(s[k]) || s[k] == '\n')) k++;
+  if (k >= len || s[k] != '(') return 0;
+  for (k++; k < len && (is_blank(s[k]) || s[k] == '\n');) k++;
+  if (k >= len || s[k] != '"') return 0;
+  char text[512];
+  size_t n = 0;
+  for (k++; k < len && s[k] != '"' && s[k] != '\n' && n + 1 < sizeof text; k++) {
+    if (s[k] == '\\' && k + 1 < len && (s[k + 1] == '"' || s[k + 1] == '\\')) k++;
+    text[n++] = s[k];
+  }
+  text[n] = '\0';
+  return check_pragma(name, line, text, text + n, "_Pragma");
+}
+
+/* Lints the clean text (lint_clean) of a source: floating-point pragmas always, calls of inexact
+ * builtins when `builtins` is set. */
+static int lint_text(const char *s, size_t len, const char *name, int builtins) {
   size_t line = 1;
   int line_start = 1;
   for (size_t i = 0; i < len;) {
-    char c = src[i];
+    char c = s[i];
     if (c == '\n') {
       line++;
       line_start = 1;
       i++;
       continue;
     }
-    if (isspace((unsigned char)c)) {
+    if (is_blank(c)) {
       i++;
-      continue;
-    }
-    if (c == '/' && i + 1 < len && src[i + 1] == '/') {
-      while (i < len && src[i] != '\n') i++;
-      continue;
-    }
-    if (c == '/' && i + 1 < len && src[i + 1] == '*') {
-      i += 2;
-      while (i + 1 < len && !(src[i] == '*' && src[i + 1] == '/')) line += src[i++] == '\n';
-      i += 2;
       continue;
     }
     if (c == '"' || c == '\'') {
-      char q = c;
-      for (i++; i < len && src[i] != q && src[i] != '\n'; i++)
-        if (src[i] == '\\') i++;
+      for (i++; i < len && s[i] != c && s[i] != '\n'; i++)
+        if (s[i] == '\\' && i + 1 < len) i++;
       i++;
+      line_start = 0;
       continue;
     }
     if (c == '#' && line_start) {
-      /* A directive: only FP_CONTRACT pragmas matter. Continuation lines are followed. */
       size_t end = i;
-      while (end < len && src[end] != '\n') end += (src[end] == '\\' && end + 1 < len) ? 2 : 1;
-      char buf[256];
-      size_t bl = 0;
-      for (size_t k = i + 1; k < end && bl + 1 < sizeof buf; k++)
-        if (!isspace((unsigned char)src[k])) buf[bl++] = (char)toupper((unsigned char)src[k]);
-      buf[bl] = '\0';
-      if (!strncmp(buf, "PRAGMAOPENCLFP_CONTRACT", 23) && strcmp(buf + 23, "OFF") != 0)
-        return rcl__fail(RCL_ERR_POLICY, "%s:%zu: '#pragma OPENCL FP_CONTRACT %s' would re-enable contraction of a*b+c",
-                         name, line, buf + 23);
+      while (end < len && s[end] != '\n') end++;
+      size_t d = i + 1;
+      while (d < end && is_blank(s[d])) d++;
+      size_t dn = d;
+      while (dn < end && is_ident(s[dn])) dn++;
+      if (dn - d == 6 && !strncmp(s + d, "pragma", 6)) {
+        int rc = check_pragma(name, line, s + dn, s + end, "#pragma");
+        if (rc) return rc;
+      } else if (dn - d == 6 && !strncmp(s + d, "define", 6)) {
+        /* The replacement list is code that runs wherever the macro is used: lint its calls, and a
+         * macro that is only an inexact builtin's name ("#define F mad"). */
+        size_t b = dn;
+        while (b < end && is_blank(s[b])) b++;
+        while (b < end && is_ident(s[b])) b++; /* the macro's name */
+        if (b < end && s[b] == '(')            /* its parameters */
+          while (b < end && s[b] != ')') b++;
+        if (b < end) b++;
+        while (b < end && is_blank(s[b])) b++;
+        size_t e = end;
+        while (e > b && is_blank(s[e - 1])) e--;
+        for (size_t k = b; k < e;) {
+          if (isalpha((unsigned char)s[k]) || s[k] == '_') {
+            size_t st = k;
+            while (k < e && is_ident(s[k])) k++;
+            int alias = st == b && k == e;
+            if (k - st == 7 && !strncmp(s + st, "_Pragma", 7)) {
+              int rc = check_pragma_operator(s, e, k, name, line);
+              if (rc) return rc;
+            } else if (builtins && (alias || is_called(s, e, k)) && is_inexact(s + st, k - st))
+              return rcl__fail(RCL_ERR_POLICY,
+                               "%s:%zu: macro uses %.*s(): OpenCL does not fix its result bits, so devices may "
+                               "differ (RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
+                               name, line, (int)(k - st), s + st);
+          } else if (isdigit((unsigned char)s[k])) {
+            while (k < e && is_ident(s[k])) k++;
+          } else {
+            k++;
+          }
+        }
+      }
       i = end;
       continue;
     }
     line_start = 0;
     if (isalpha((unsigned char)c) || c == '_') {
-      size_t s = i;
-      while (i < len && (isalnum((unsigned char)src[i]) || src[i] == '_')) i++;
-      size_t j = i;
-      while (j < len && (src[j] == ' ' || src[j] == '\t')) j++;
-      if (j < len && src[j] == '(' && is_inexact(src + s, i - s))
+      size_t st = i;
+      while (i < len && is_ident(s[i])) i++;
+      if (i - st == 7 && !strncmp(s + st, "_Pragma", 7)) {
+        int rc = check_pragma_operator(s, len, i, name, line);
+        if (rc) return rc;
+        continue;
+      }
+      if (builtins && is_called(s, len, i) && is_inexact(s + st, i - st))
         return rcl__fail(RCL_ERR_POLICY,
                          "%s:%zu: call of %.*s(): OpenCL does not fix its result bits, so devices may differ "
                          "(RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
-                         name, line, (int)(i - s), src + s);
+                         name, line, (int)(i - st), s + st);
+      continue;
+    }
+    if (isdigit((unsigned char)c)) { /* a number's suffixes are not identifiers: 1.5e-3f */
+      while (i < len && (is_ident(s[i]) || s[i] == '.')) i++;
       continue;
     }
     i++;
+  }
+  return 0;
+}
+
+static int lint_source(const char *src, size_t len, const char *name, int builtins) {
+  if (!src) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_policy_lint_source: NULL source");
+  if (!name) name = "user.cl";
+  size_t cap;
+  int rc = rcl__mul_size(&cap, 1, len + 1, "source lint");
+  if (rc || len == SIZE_MAX) return rc ? rc : rcl__fail(RCL_ERR_OVERFLOW, "source lint: length overflows");
+  /* Spliced lines can add at most one '\n' per input byte pair; len + 1 always suffices. */
+  char *clean = rcl__malloc(len + 1);
+  if (!clean) return RCL_ERR_OUT_OF_MEMORY;
+  size_t n = lint_clean(clean, src, len);
+  rc = lint_text(clean, n, name, builtins);
+  rcl__free(clean);
+  return rc;
+}
+
+int rcl_policy_lint_source(const char *src, size_t len, const char *name) { return lint_source(src, len, name, 1); }
+
+/* -D and -U options of the caller: names reserved for the policy (RCL_*, rcl_*) are refused, and -D
+ * values are linted like source ("-DF=mad" makes F(a,b,c) an inexact call). */
+static int check_option_macros(const char *options, int lint_values) {
+  const char *p = options;
+  while (p && *p) {
+    while (isspace((unsigned char)*p)) p++;
+    const char *t = p;
+    while (*p && !isspace((unsigned char)*p)) p++;
+    if (p - t < 2 || t[0] != '-' || (t[1] != 'D' && t[1] != 'U')) continue;
+    char kind = t[1];
+    const char *m = t + 2, *mend = p;
+    if (m == mend) { /* "-D NAME=VALUE": the macro is the next token, unless that is an option itself
+                        (then both readings are checked: it is also checked as an option) */
+      const char *q = p;
+      while (isspace((unsigned char)*q)) q++;
+      if (*q == '-') continue;
+      m = q;
+      while (*q && !isspace((unsigned char)*q)) q++;
+      mend = p = q;
+    }
+    size_t nl = 0;
+    while (m + nl < mend && is_ident(m[nl])) nl++;
+    /* Defining an emulation switch only forces the exact integer path (the prelude tests defined()),
+     * which gives the same bits: allowed, e.g. to test that path on a device that does not need it. */
+    int force_exact = kind == 'D' && ((nl == 26 && !strncmp(m, "RCL_EMULATE_F32_SUBNORMALS", 26)) ||
+                                      (nl == 24 && !strncmp(m, "RCL_EMULATE_F32_DIV_SQRT", 24)));
+    if (!force_exact && nl >= 4 && (!strncmp(m, "RCL_", 4) || !strncmp(m, "rcl_", 4)))
+      return rcl__fail(RCL_ERR_POLICY, "build option \"-%c%.*s\" is refused: names beginning RCL_ or rcl_ are reserved for "
+                       "the reproducibility policy and the prelude", kind, (int)(mend - m), m);
+    const char *eq = memchr(m, '=', (size_t)(mend - m));
+    if (kind == 'D' && eq && lint_values) {
+      for (const char *v = eq + 1; v < mend;) {
+        if (isalpha((unsigned char)*v) || *v == '_') {
+          const char *st = v;
+          while (v < mend && is_ident(*v)) v++;
+          if (is_inexact(st, (size_t)(v - st)))
+            return rcl__fail(RCL_ERR_POLICY,
+                             "build option \"-D%.*s\" makes a macro expand to %.*s, whose result bits OpenCL does "
+                             "not fix (RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
+                             (int)(mend - m), m, (int)(v - st), st);
+        } else {
+          v++;
+        }
+      }
+    }
   }
   return 0;
 }
@@ -390,7 +625,9 @@ int rcl_program_build(rcl_program **out, rcl_context *ctx, const char *source, s
   int rc;
   if (ctx->mode == RCL_MODE_REPRODUCIBLE) {
     if ((rc = rcl_policy_check_options(user)) != 0) return rc;
-    if (!(flags & RCL_PROGRAM_ALLOW_INEXACT_BUILTINS) && (rc = rcl_policy_lint_source(source, length, name)) != 0)
+    /* Floating-point pragmas are checked even when inexact builtins are allowed. */
+    int builtins = !(flags & RCL_PROGRAM_ALLOW_INEXACT_BUILTINS);
+    if ((rc = lint_source(source, length, name, builtins)) != 0 || (rc = check_option_macros(user, builtins)) != 0)
       return rc;
     const rcl_device_profile *p = &ctx->profile;
     if ((p->fp32_emulate_subnormals || p->fp32_emulate_div_sqrt) && !(flags & RCL_PROGRAM_PRELUDE_OPS))

@@ -22,6 +22,18 @@ RCL_INTERNAL int rcl__coo_push(rcl_coo *c, uint32_t row, uint32_t col, const voi
  * right: s = v1; s = s + v2; ...). Frees nothing of c. */
 RCL_INTERNAL int rcl__csr_from_coo(rcl_csr **out, const rcl_coo *c, size_t nrows, size_t ncols);
 
+/* Whether a claimed row count is justified by an input of `input_bytes` bytes. CSR needs 8 bytes of row
+ * pointer per row whatever the file holds, so a one-line header ("4294967295 1 0") could otherwise make a
+ * reader allocate and fill 32 GiB. Accepted: row pointers of at most RCL_READER_FREE_ROW_BYTES, or of at
+ * most RCL_READER_ROW_BYTES_PER_INPUT_BYTE times the input's size (every real matrix file passes: its
+ * rows carry entries). */
+#define RCL_READER_FREE_ROW_BYTES ((uint64_t)256 << 20)
+#define RCL_READER_ROW_BYTES_PER_INPUT_BYTE 64u
+static inline int rcl__rows_justified(uint64_t nrows, uint64_t input_bytes) {
+  uint64_t need = (nrows + 2) * 8; /* nrows <= RCL_CSR_MAX_DIM: no overflow */
+  return need <= RCL_READER_FREE_ROW_BYTES || need / RCL_READER_ROW_BYTES_PER_INPUT_BYTE <= input_bytes;
+}
+
 /* Reads a whole file into a NUL-terminated buffer (rcl__free it). Errors name the file. */
 RCL_INTERNAL int rcl__read_file(char **buf, size_t *len, const char *path);
 

@@ -21,6 +21,12 @@ int rcl__read_file(char **buf, size_t *len, const char *path) {
     fclose(f);
     return rcl__fail(RCL_ERR_IO, "%s: is a directory", path);
   }
+  /* A device never ends (/dev/zero, /dev/urandom): the whole-file read would grow until memory runs
+   * out. Regular files and pipes (a matrix on standard input) are read. */
+  if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
+    fclose(f);
+    return rcl__fail(RCL_ERR_IO, "%s: is a device, not a file", path);
+  }
   /* Read in growing steps: the size is what the file actually holds, never what it claims. */
   size_t cap = (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) ? (size_t)st.st_size + 1 : 65536;
   char *b = rcl__malloc(cap);

@@ -56,7 +56,7 @@ static size_t put32(unsigned char *p, uint32_t v) {
 static size_t chunk(unsigned char *out, const char *type, const unsigned char *data, size_t n) {
   size_t o = put32(out, (uint32_t)n);
   memcpy(out + o, type, 4);
-  memcpy(out + o + 4, data, n);
+  if (n) memcpy(out + o + 4, data, n); /* IEND has no data: memcpy from NULL is undefined (UBSan) */
   o += 4 + n;
   return o + put32(out + o, crc32_png(out + 4, n + 4));
 }

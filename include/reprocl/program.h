@@ -15,8 +15,9 @@ typedef struct rcl_program rcl_program;
  * for all fp32 arithmetic. Without this flag, building for a device that does not guarantee fp32
  * subnormals or correctly rounded div/sqrt is refused: plain operators could silently differ there. */
 #define RCL_PROGRAM_PRELUDE_OPS 0x1u
-/* Skip the source lint that refuses builtins whose accuracy OpenCL leaves open (exp, sin, mad, native_*,
- * half_*, ...). Results that use them are not reproducible across devices. */
+/* Skip the part of the source lint that refuses builtins whose accuracy OpenCL leaves open (exp, sin,
+ * mad, native_*, half_*, ..., also through -D macros). Results that use them are not reproducible across
+ * devices. Floating-point pragmas are checked regardless. */
 #define RCL_PROGRAM_ALLOW_INEXACT_BUILTINS 0x2u
 
 #define RCL_PROGRAM_OPTIONS_VERSION 1
@@ -41,11 +42,19 @@ RCL_API int rcl_program_create_kernel(cl_kernel *out, const rcl_program *program
 /* Checks a build-option string against the policy: 0, or RCL_ERR_POLICY naming the offending option
  * (-cl-mad-enable, -cl-fast-relaxed-math, -cl-unsafe-math-optimizations, -cl-finite-math-only,
  * -cl-no-signed-zeros, -cl-denorms-are-zero, and compiler spellings of the same: -ffast-math,
- * -ffp-contract=*, -fp-relaxed, -fpc). */
+ * -ffp-contract=*, -ffp-model=*, -fassociative-math, -freciprocal-math, -fno-honor-nans, ..., LLVM's
+ * -fp-contract=*, -fp-relaxed, -fpc), and -D/-U of names beginning RCL_ or rcl_ (reserved for the
+ * policy's own defines and the prelude), except -D of RCL_EMULATE_F32_SUBNORMALS and
+ * RCL_EMULATE_F32_DIV_SQRT, which only force the exact path (same bits). */
 RCL_API int rcl_policy_check_options(const char *options);
 
-/* Lints OpenCL C source: RCL_ERR_POLICY names file:line and the construct for '#pragma OPENCL
- * FP_CONTRACT ON|DEFAULT' and for calls of builtins whose results OpenCL does not pin to one value. */
+/* Lints OpenCL C source as the compiler sees it (comments removed, continuation lines joined):
+ * RCL_ERR_POLICY names file:line and the construct for pragmas that change floating-point semantics
+ * ('#pragma OPENCL FP_CONTRACT ON|DEFAULT', '#pragma STDC FP_CONTRACT', '#pragma STDC FENV_ROUND',
+ * '#pragma clang fp ...' other than contract(off), '#pragma float_control(..., off)', and the same as
+ * _Pragma("...")), and for calls of builtins whose results OpenCL does not pin to one value, also inside
+ * #define bodies. It reads only the text given: macros from included headers or token pasting are not
+ * followed (docs/reliability.md). */
 RCL_API int rcl_policy_lint_source(const char *source, size_t length, const char *name);
 
 #ifdef __cplusplus

@@ -1,4 +1,5 @@
 /* Shared helpers of the reprocl command-line tool (see cli.h). */
+#include <ctype.h>
 #include <errno.h>
 #include <float.h>
 #include <math.h>
@@ -31,17 +32,20 @@ int cli_fail(const char *what, ...) {
   return 1;
 }
 
+/* strtoull/strtol/strtod skip leading blanks and accept a sign, so " -5" would parse as 2^64 - 5:
+ * every parser checks the first character itself. */
 int cli_parse_u64(uint64_t *out, const char *opt, const char *s) {
   char *end;
   errno = 0;
-  if (!s || !*s || *s == '-' || *s == '+') return cli_error("%s expects a non-negative integer, got \"%s\"", opt, s ? s : "");
+  if (!s || !isdigit((unsigned char)*s)) return cli_error("%s expects a non-negative integer, got \"%s\"", opt, s ? s : "");
   unsigned long long v = strtoull(s, &end, 10);
   if (errno == ERANGE) return cli_error("%s value \"%s\" is too large", opt, s);
   /* Accept binary suffixes and powers of two written as 2^k, handy for sizes. */
   if (*end == '^' && v == 2) {
     char *e2;
-    unsigned long k = strtoul(end + 1, &e2, 10);
-    if (*e2 || e2 == end + 1 || k > 63) return cli_error("%s value \"%s\" is not a number", opt, s);
+    errno = 0;
+    unsigned long k = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &e2, 10) : 64;
+    if (k > 63 || errno == ERANGE || *e2) return cli_error("%s value \"%s\" is not a number (2^k needs k <= 63)", opt, s);
     v = 1ull << k;
     end = e2;
   } else if ((*end == 'k' || *end == 'K' || *end == 'M' || *end == 'G') && end[1] == '\0') {
@@ -67,8 +71,9 @@ int cli_parse_size(size_t *out, const char *opt, const char *s) {
 int cli_parse_int(int *out, const char *opt, const char *s, int lo, int hi) {
   char *end;
   errno = 0;
-  long v = s ? strtol(s, &end, 10) : 0;
-  if (!s || !*s || *end || errno == ERANGE) return cli_error("%s expects an integer, got \"%s\"", opt, s ? s : "");
+  int digit_first = s && (isdigit((unsigned char)*s) || ((*s == '-' || *s == '+') && isdigit((unsigned char)s[1])));
+  long v = digit_first ? strtol(s, &end, 10) : 0;
+  if (!digit_first || *end || errno == ERANGE) return cli_error("%s expects an integer, got \"%s\"", opt, s ? s : "");
   if (v < lo || v > hi) return cli_error("%s value %ld is outside [%d, %d]", opt, v, lo, hi);
   *out = (int)v;
   return 0;
@@ -77,8 +82,11 @@ int cli_parse_int(int *out, const char *opt, const char *s, int lo, int hi) {
 int cli_parse_double(double *out, const char *opt, const char *s) {
   char *end;
   errno = 0;
-  double v = s ? strtod(s, &end) : 0;
-  if (!s || !*s || *end || errno == ERANGE || isnan(v)) return cli_error("%s expects a number, got \"%s\"", opt, s ? s : "");
+  /* A finite decimal or hex number: no leading blanks, no inf or nan. */
+  int ok_first = s && (isdigit((unsigned char)*s) || *s == '.' || *s == '-' || *s == '+');
+  double v = ok_first ? strtod(s, &end) : 0;
+  if (!ok_first || *end || errno == ERANGE || !isfinite(v))
+    return cli_error("%s expects a finite number, got \"%s\"", opt, s ? s : "");
   *out = v;
   return 0;
 }

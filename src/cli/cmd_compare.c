@@ -20,17 +20,71 @@ typedef struct {
   json_t *doc;
 } fp_file;
 
+/* A string member, or dflt when it is absent or not a string (only for what is printed). */
+static const char *jstr(json_t *o, const char *key, const char *dflt) {
+  const char *v = json_string_value(json_object_get(o, key));
+  return v ? v : dflt;
+}
+
+/* Checks every part of a fingerprint that the comparison reads, before it reads any, so a malformed
+ * or hostile file gets a message naming the file and the place instead of a crash: "devices" an array
+ * of objects; "cases" an array of objects with a unique string "name" and a string "status"; a case
+ * with status "ok" has a string "reference" and an array "results" of objects with a string "status",
+ * and an "ok" result has an integer "device" indexing "devices" and a string "sha256". Returns 0 or the
+ * exit status 2. */
+static int fp_validate(const char *file, json_t *doc) {
+  json_t *devices = json_object_get(doc, "devices"), *cases = json_object_get(doc, "cases"), *c, *r;
+  size_t i, k;
+  if (!json_is_array(cases) || !json_is_array(devices))
+    return cli_error("%s: \"cases\" and \"devices\" must be arrays", file);
+  json_array_foreach(devices, i, c) if (!json_is_object(c)) return cli_error("%s: devices[%zu] is not an object", file, i);
+  json_t *names = json_object();
+  int rc = 0;
+  json_array_foreach(cases, i, c) {
+    const char *name = json_string_value(json_object_get(c, "name"));
+    const char *status = json_string_value(json_object_get(c, "status"));
+    if (!json_is_object(c) || !name || !status) {
+      rc = cli_error("%s: cases[%zu] needs a string \"name\" and a string \"status\"", file, i);
+      break;
+    }
+    if (json_object_get(names, name)) {
+      rc = cli_error("%s: cases[%zu]: the case \"%s\" appears twice", file, i, name);
+      break;
+    }
+    json_object_set_new(names, name, json_true());
+    if (strcmp(status, "ok")) continue;
+    json_t *results = json_object_get(c, "results");
+    if (!json_string_value(json_object_get(c, "reference")) || !json_is_array(results)) {
+      rc = cli_error("%s: case \"%s\" has status ok but no string \"reference\" or no \"results\" array", file, name);
+      break;
+    }
+    json_array_foreach(results, k, r) {
+      const char *rs = json_string_value(json_object_get(r, "status"));
+      json_t *dev = json_object_get(r, "device");
+      if (!rs) rc = cli_error("%s: case \"%s\": results[%zu] needs a string \"status\"", file, name, k);
+      else if (!strcmp(rs, "ok") && (!json_is_integer(dev) || json_integer_value(dev) < 0 ||
+                                     (size_t)json_integer_value(dev) >= json_array_size(devices) ||
+                                     !json_string_value(json_object_get(r, "sha256"))))
+        rc = cli_error("%s: case \"%s\": results[%zu] has status ok but no \"device\" index below %zu or no string "
+                       "\"sha256\"", file, name, k, json_array_size(devices));
+      if (rc) break;
+    }
+    if (rc) break;
+  }
+  json_decref(names);
+  return rc;
+}
+
 static json_t *find_case(json_t *doc, const char *name) {
   size_t i;
   json_t *c;
-  json_array_foreach(json_object_get(doc, "cases"), i, c) if (!strcmp(json_string_value(json_object_get(c, "name")), name)) return c;
+  json_array_foreach(json_object_get(doc, "cases"), i, c) if (!strcmp(jstr(c, "name", ""), name)) return c;
   return NULL;
 }
 
 static const char *device_name(json_t *doc, json_int_t idx) {
-  json_t *d = json_array_get(json_object_get(doc, "devices"), (size_t)idx);
-  const char *n = d ? json_string_value(json_object_get(d, "name")) : NULL;
-  return n ? n : "?";
+  json_t *d = idx >= 0 ? json_array_get(json_object_get(doc, "devices"), (size_t)idx) : NULL;
+  return jstr(d, "name", "?");
 }
 
 int cmd_compare(int argc, char **argv) {
@@ -60,8 +114,7 @@ int cmd_compare(int argc, char **argv) {
     else if (json_integer_value(json_object_get(f[i].doc, "format_version")) != 1)
       rc = cli_error("%s: fingerprint format version %lld is not supported (this reprocl reads version 1)", f[i].file,
                      (long long)json_integer_value(json_object_get(f[i].doc, "format_version")));
-    else if (!json_is_array(json_object_get(f[i].doc, "cases")) || !json_is_array(json_object_get(f[i].doc, "devices")))
-      rc = cli_error("%s: \"cases\" and \"devices\" must be arrays", f[i].file);
+    else rc = fp_validate(f[i].file, f[i].doc);
   }
   json_t *report = json_object(), *jdiff = json_array(), *jcontract = json_array(), *jonly = json_array();
   size_t compared = 0, agree = 0, differ = 0, contract_changed = 0;
@@ -83,23 +136,19 @@ int cmd_compare(int argc, char **argv) {
       int files_with = 0;
       for (int j = 0; j < nf; j++) {
         json_t *cj = find_case(f[j].doc, name);
-        if (!cj || strcmp(json_string_value(json_object_get(cj, "status")) ? json_string_value(json_object_get(cj, "status")) : "", "ok"))
-          continue;
+        if (!cj || strcmp(jstr(cj, "status", ""), "ok")) continue;
         files_with++;
-        const char *con = json_string_value(json_object_get(cj, "contract"));
-        json_object_set_new(contracts, f[j].file, json_string(con ? con : "?"));
+        json_object_set_new(contracts, f[j].file, json_string(jstr(cj, "contract", "?")));
         json_array_append_new(digests, json_pack("{s:s,s:s,s:s}", "file", f[j].file, "who", "host reference", "sha256",
-                                                 json_string_value(json_object_get(cj, "reference"))
-                                                     ? json_string_value(json_object_get(cj, "reference")) : ""));
+                                                 jstr(cj, "reference", "")));
         size_t r;
         json_t *res;
         json_array_foreach(json_object_get(cj, "results"), r, res) {
-          if (strcmp(json_string_value(json_object_get(res, "status")) ? json_string_value(json_object_get(res, "status")) : "", "ok"))
-            continue;
+          if (strcmp(jstr(res, "status", ""), "ok")) continue;
           json_array_append_new(digests,
                                 json_pack("{s:s,s:s,s:s}", "file", f[j].file, "who",
                                           device_name(f[j].doc, json_integer_value(json_object_get(res, "device"))),
-                                          "sha256", json_string_value(json_object_get(res, "sha256"))));
+                                          "sha256", jstr(res, "sha256", "")));
         }
       }
       if (files_with < 2) {
@@ -113,7 +162,7 @@ int cmd_compare(int argc, char **argv) {
       int same = 1;
       size_t q;
       json_t *dg;
-      json_array_foreach(digests, q, dg) same &= !strcmp(json_string_value(json_object_get(dg, "sha256")), first);
+      json_array_foreach(digests, q, dg) same &= !strcmp(jstr(dg, "sha256", ""), first ? first : "");
       const char *c0 = NULL;
       int contract_same = 1;
       const char *key;
@@ -148,28 +197,25 @@ int cmd_compare(int argc, char **argv) {
       for (int i = 0; i < nf; i++) {
         size_t k;
         json_t *d;
-        printf("%s: reprocl %s, %s suite, %s\n", f[i].file, json_string_value(json_object_get(f[i].doc, "reprocl")),
-               json_string_value(json_object_get(f[i].doc, "suite")) ? json_string_value(json_object_get(f[i].doc, "suite")) : "?",
-               json_string_value(json_object_get(f[i].doc, "host")) ? json_string_value(json_object_get(f[i].doc, "host")) : "");
+        printf("%s: reprocl %s, %s suite, %s\n", f[i].file, jstr(f[i].doc, "reprocl", "?"), jstr(f[i].doc, "suite", "?"),
+               jstr(f[i].doc, "host", ""));
         json_array_foreach(json_object_get(f[i].doc, "devices"), k, d)
-          printf("    [%zu] %s (driver %s)\n", k, json_string_value(json_object_get(d, "name")),
-                 json_string_value(json_object_get(d, "driver_version")));
+          printf("    [%zu] %s (driver %s)\n", k, jstr(d, "name", "?"), jstr(d, "driver_version", "?"));
       }
       size_t k;
       json_t *e;
       json_array_foreach(jdiff, k, e) {
-        printf("DIFFERS  %s\n", json_string_value(json_object_get(e, "case")));
+        printf("DIFFERS  %s\n", jstr(e, "case", "?"));
         size_t q;
         json_t *dg;
         json_array_foreach(json_object_get(e, "digests"), q, dg)
-          printf("         %.16s  %s: %s\n", json_string_value(json_object_get(dg, "sha256")),
-                 json_string_value(json_object_get(dg, "file")), json_string_value(json_object_get(dg, "who")));
+          printf("         %.16s  %s: %s\n", jstr(dg, "sha256", ""), jstr(dg, "file", "?"), jstr(dg, "who", "?"));
       }
       json_array_foreach(jcontract, k, e) {
-        printf("CONTRACT %s:", json_string_value(json_object_get(e, "case")));
+        printf("CONTRACT %s:", jstr(e, "case", "?"));
         const char *key;
         json_t *v;
-        json_object_foreach(json_object_get(e, "contracts"), key, v) printf(" %s in %s;", json_string_value(v), key);
+        json_object_foreach(json_object_get(e, "contracts"), key, v) printf(" %s in %s;", json_string_value(v) ? json_string_value(v) : "?", key);
         printf(" digests changed with the contract version\n");
       }
       printf("%zu case(s) compared: %zu agree, %zu differ, %zu changed with their contract version; %zu in only one file\n",

@@ -111,11 +111,25 @@ static int cmd_run_reduce(int argc, char **argv) {
   size_t es = rcl_dtype_size(a.dt), bytes;
   if (a.n > SIZE_MAX / es / 2) return cli_error("--n %zu is too large", a.n);
   bytes = a.n * es;
-  unsigned char *x = malloc(bytes ? bytes : 1), *y = malloc(bytes ? bytes : 1);
+  cli_devices devs, ndevs = {0};
+  unsigned char *x = NULL, *y = NULL;
+  json_t *jdevs = NULL;
+  if ((rc = cli_devices_open(&devs, device, RCL_MODE_REPRODUCIBLE)) != 0) return rc;
+  if (native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE)) != 0) goto out;
+  /* Sizes a device cannot hold are refused before host memory is allocated (and filled) for them. */
+  for (size_t i = 0; i < devs.count; i++) {
+    const rcl_device_profile *p = rcl_context_profile(devs.ctx[i]);
+    if (rcl_device_profile_support(p, RCL_FAMILY_REDUCE, a.dt, NULL) != RCL_SUPPORT_NONE && bytes > p->max_mem_alloc_size) {
+      rc = cli_error("--n %zu needs %zu-byte buffers, above %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE of %llu bytes", a.n, bytes,
+                     devs.name[i], (unsigned long long)p->max_mem_alloc_size);
+      goto out;
+    }
+  }
+  x = malloc(bytes ? bytes : 1);
+  y = malloc(bytes ? bytes : 1);
   if (!x || !y) {
-    free(x);
-    free(y);
-    return cli_error("cannot allocate %zu bytes of host memory for the inputs", 2 * bytes);
+    rc = cli_error("cannot allocate %zu bytes of host memory for the inputs", 2 * bytes);
+    goto out;
   }
   rcl_generate(x, a.dt, a.n, dist, seed);
   rcl_generate(y, a.dt, a.n, dist, seed + 1);
@@ -123,14 +137,11 @@ static int cmd_run_reduce(int argc, char **argv) {
   char hex[RCL_SHA256_HEX_SIZE], refhex[RCL_SHA256_HEX_SIZE], buf[64];
   if (rcl_ref_reduce(ref, a.op, a.dt, a.opts.mode, a.n, x, y)) {
     rc = cli_fail("host reference");
-    goto out_data;
+    goto out;
   }
   cli_digest(refhex, ref, es);
-  cli_devices devs, ndevs = {0};
-  if ((rc = cli_devices_open(&devs, device, RCL_MODE_REPRODUCIBLE)) != 0) goto out_data;
-  if (native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE)) != 0) goto out_devs;
 
-  json_t *jdevs = json_array();
+  jdevs = json_array();
   cli_format_value(buf, sizeof buf, ref, a.dt);
   if (!json) {
     printf("reduce %s %s %s n=%zu dist=%s seed=%llu\n", rcl_reduce_op_name(a.op), rcl_dtype_name(a.dt),
@@ -210,11 +221,10 @@ static int cmd_run_reduce(int argc, char **argv) {
     }
     rc = ok ? 0 : 1;
   }
+out:
   json_decref(jdevs);
   cli_devices_close(&ndevs);
-out_devs:
   cli_devices_close(&devs);
-out_data:
   free(x);
   free(y);
   return rc;

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# The reliability jobs of CI (docs/reliability.md), run by .ci/run after the main test command:
+#   1. sanitize  build with -fsanitize=address,undefined (gcc) and run the whole ctest suite on PoCL and
+#                Rusticl; then the leak canary: clean must pass, leaky must be reported with reprocl's
+#                frames (the LSan suppressions hide no reprocl leak).
+#   2. valgrind  the normal build (build/, from scripts/run-tests.sh) under
+#                valgrind --leak-check=full --error-exitcode=1 with tests/sanitizers/valgrind.supp: the
+#                canary both ways, every host-side test case, one representative device test per
+#                kernel family, and the CLI (see the list below and docs/reliability.md).
+#   3. fuzz      every libFuzzer target for a short time (scripts/fuzz.sh, clang).
+# Usage: scripts/ci-reliability.sh [sanitize] [valgrind] [fuzz]   (default: all three)
+# Environment: REPROCL_FUZZ_SECONDS (default 20 per target).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+jobs=("$@")
+[ ${#jobs[@]} -gt 0 ] || jobs=(sanitize valgrind fuzz)
+
+export RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe}
+export REPROCL_TEST_MIN_DEVICES=${REPROCL_TEST_MIN_DEVICES:-2}
+# The drivers CI tests are PoCL and Rusticl. Mesa's Clover (mesa.icd, installed with mesa-opencl-icd)
+# has no device here and leaks from a library it has already unloaded, which no suppression can name,
+# so the ICD loader is pointed at the other two only.
+icd=$root/build-reliability-icd
+mkdir -p "$icd"
+for v in pocl rusticl; do
+  [ -e "/etc/OpenCL/vendors/$v.icd" ] || { echo "ci-reliability: /etc/OpenCL/vendors/$v.icd missing" >&2; exit 2; }
+  ln -sf "/etc/OpenCL/vendors/$v.icd" "$icd/"
+done
+export OCL_ICD_VENDORS=$icd
+
+failed=()
+stage() { printf '\n==== %s (%s)\n' "$1" "$(date -u +%H:%M:%S)"; }
+timed() { # timed NAME command...: runs it, records a failure, prints wall and CPU time
+  local name=$1 t0 rc
+  shift
+  t0=$(date +%s)
+  set +e
+  /usr/bin/time -f "%e s wall, %U s user, %S s sys" -o "$tmpd/time" "$@"
+  rc=$?
+  set -e
+  echo "---- $name: exit $rc, $(cat "$tmpd/time")"
+  [ $rc -eq 0 ] || failed+=("$name")
+  return 0
+}
+tmpd=$(mktemp -d)
+trap 'rm -rf "$tmpd"' EXIT
+
+# Checks that a leaky canary run was reported, with reprocl's own frames in the report.
+expect_canary_reported() { # LOG TOOL
+  local log=$1 tool=$2 missing=0
+  for frame in rcl_devices rcl_program_build rcl__buffer_create rcl_context_create; do
+    grep -q "$frame" "$log" || { echo "FAIL $tool did not report the canary's leak through $frame"; missing=1; }
+  done
+  [ $missing -eq 0 ] && echo "ok   $tool reports every deliberate leak with reprocl's frames"
+  return $missing
+}
+
+for job in "${jobs[@]}"; do
+  case "$job" in
+  sanitize)
+    stage "sanitize: ASan + UBSan build, whole suite on PoCL and Rusticl"
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROCL_SANITIZE=ON >/dev/null
+    cmake --build build-asan >/dev/null
+    export LSAN_OPTIONS="suppressions=$root/tests/sanitizers/lsan.supp:print_suppressions=0"
+    export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+    # detect_leaks is on by default with ASan on Linux; said here so nobody wonders.
+    export ASAN_OPTIONS="detect_leaks=1:strict_string_checks=1:check_initialization_order=1"
+    # Every test except cli_install: it builds and runs an uninstrumented consumer against the installed
+    # (here instrumented) shared library, and ASan must come first in a process, which a consumer built
+    # without -fsanitize cannot arrange. Packaging is tested by the main job.
+    timed "sanitize: ctest" ctest --test-dir build-asan --output-on-failure --timeout 3000 -E '^cli_install$'
+    timed "sanitize: canary clean" build-asan/tests/leak_canary clean
+    set +e
+    build-asan/tests/leak_canary leak >"$tmpd/lsan-canary.log" 2>&1
+    rc=$?
+    set -e
+    if [ $rc -ne 0 ] && expect_canary_reported "$tmpd/lsan-canary.log" LeakSanitizer; then :; else
+      echo "FAIL LeakSanitizer: leaky canary exit $rc"; sed 's/^/     /' "$tmpd/lsan-canary.log" | head -40
+      failed+=("sanitize: canary leak not reported")
+    fi
+    unset LSAN_OPTIONS UBSAN_OPTIONS ASAN_OPTIONS
+    ;;
+  valgrind)
+    stage "valgrind: host code, one device test per family, the CLI"
+    [ -f build/build.ninja ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+    cmake --build build >/dev/null
+    vg=(valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite,indirect
+        --show-leak-kinds=definite,indirect --suppressions="$root/tests/sanitizers/valgrind.supp"
+        --error-exitcode=1 --num-callers=40 --child-silent-after-fork=yes)
+    export REPROCL_CACHE_DIR=$root/build/test-cache CK_DEFAULT_TIMEOUT=0
+    # The canary: clean on both drivers; leaky reported with reprocl's frames.
+    timed "valgrind: canary clean" "${vg[@]}" build/tests/leak_canary clean
+    set +e
+    OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd "${vg[@]}" build/tests/leak_canary leak >"$tmpd/vg-canary.log" 2>&1
+    rc=$?
+    set -e
+    if [ $rc -ne 0 ] && expect_canary_reported "$tmpd/vg-canary.log" valgrind; then :; else
+      echo "FAIL valgrind: leaky canary exit $rc"; sed 's/^/     /' "$tmpd/vg-canary.log" | head -40
+      failed+=("valgrind: canary leak not reported")
+    fi
+    # Host-side code: every host test case (policy, lint, hostile inputs, failing allocator with the
+    # in-process CLI, context errors, the Matrix Market/Harwell-Boeing/grid readers, CG's host
+    # reference), on both drivers' enumeration.
+    for tc in test_context:host test_policy:host test_hostile_policy:host test_failalloc:host \
+      test_hostile_readers:host test_sparse_io:io test_grid_io:host test_cg:host; do
+      timed "valgrind: ${tc%%:*} (${tc#*:})" env CK_RUN_CASE="${tc#*:}" "${vg[@]}" "build/tests/${tc%%:*}"
+    done
+    # Device code, one representative test per kernel family on PoCL (Rusticl compiles every program
+    # with clang inside the process, ~20x slower under valgrind; ASan covers it in full): test_faults
+    # runs every reduction entry point, SpMV in both contracts and the 9-point stencil with special
+    # values, plus the device faults.
+    timed "valgrind: test_faults (reduce, sparse, stencil; device faults) on PoCL" \
+      env OCL_ICD_VENDORS=/etc/OpenCL/vendors/pocl.icd REPROCL_TEST_MIN_DEVICES=1 "${vg[@]}" build/tests/test_faults
+    # The CLI: listing, a reduction on every device, and the quick check suite.
+    timed "valgrind: reprocl devices" "${vg[@]}" build/reprocl devices --json >/dev/null
+    timed "valgrind: reprocl run reduce" "${vg[@]}" build/reprocl run reduce --op dot --mode exact --n 5000 \
+      --device all --native >/dev/null
+    unset REPROCL_CACHE_DIR CK_DEFAULT_TIMEOUT
+    ;;
+  fuzz)
+    stage "fuzz: every libFuzzer target for ${REPROCL_FUZZ_SECONDS:-20} s"
+    timed "fuzz" scripts/fuzz.sh --seconds "${REPROCL_FUZZ_SECONDS:-20}"
+    ;;
+  *)
+    echo "ci-reliability: unknown job \"$job\" (sanitize, valgrind, fuzz)" >&2
+    exit 2
+    ;;
+  esac
+done
+
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'FAILED: %s\n' "${failed[@]}"
+  exit 1
+fi
+echo "reliability jobs passed: ${jobs[*]}"

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Hostile and malformed input to the reprocl tool (docs/reliability.md, catalogue C1-C52): every one
+# gets a specific error naming the problem and the documented exit status, never a crash (a crash
+# would be status >= 128) or a silent acceptance. Cases marked "bug:" failed before the fix they name.
+. "$(dirname "$0")/clilib.sh"
+export RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe}
+nonutf8=$(printf '\xff\xfe\x80')
+long=$(head -c 100000 /dev/zero | tr '\0' 'a')
+
+# ---- numbers: --n, --seed, --local, --groups, --repeats (cli_parse_*) -------------------------------
+expect 2 "C1 bug: --n ' -5' (blank then sign) was 2^64-5" -- "$CLI" run reduce --n " -5"
+contains "$TMP/err" "--n expects a non-negative integer, got \" -5\"" "C1 message"
+expect 2 "C2 bug: --seed ' -5' was accepted as 2^64-5" -- "$CLI" run reduce --n 10 --seed " -5"
+contains "$TMP/err" "--seed expects a non-negative integer" "C2 message"
+expect 2 "C3 bug: --n '2^ 5' was accepted as 32" -- "$CLI" run reduce --n "2^ 5"
+contains "$TMP/err" "2^k needs k <= 63" "C3 message"
+expect 2 "C4 --n 2^64 (exponent too large)" -- "$CLI" run reduce --n 2^64
+contains "$TMP/err" "2^k needs k <= 63" "C4 message"
+expect 2 "C5 --n 2^64 written out" -- "$CLI" run reduce --n 18446744073709551616
+contains "$TMP/err" "is too large" "C5 message"
+expect 2 "C6 --n 17179869184G overflows through its suffix" -- "$CLI" run reduce --n 17179869184G
+contains "$TMP/err" "is too large" "C6 message"
+expect 2 "C7 --n 16Q (unknown suffix)" -- "$CLI" run reduce --n 16Q
+contains "$TMP/err" "--n expects an integer, got \"16Q\"" "C7 message"
+expect 2 "C8 --n '' (empty)" -- "$CLI" run reduce --n ""
+contains "$TMP/err" "--n expects a non-negative integer" "C8 message"
+expect 2 "C9 --n 0x10 (hex)" -- "$CLI" run reduce --n 0x10
+expect 2 "C10 --n 1e6 (float syntax)" -- "$CLI" run reduce --n 1e6
+expect 2 "C11 --n 2^62: the byte count overflows" -- "$CLI" run reduce --n 2^62
+contains "$TMP/err" "is too large" "C11 message"
+start=$(date +%s)
+expect 2 "C12 bug: --n 2^40 (4 TiB) allocated host memory before the device limit was checked" -- \
+  "$CLI" run reduce --n 2^40 --device all
+contains "$TMP/err" "CL_DEVICE_MAX_MEM_ALLOC_SIZE" "C12 names the device limit"
+[ $(( $(date +%s) - start )) -lt 60 ] && pass "C12 refused at once" || fail "C12 took $(( $(date +%s) - start )) s"
+expect 1 "C13 --local 2^40" -- "$CLI" run reduce --n 5000 --local 2^40
+contains "$TMP/err" "exceeds" "C13 names the limit"
+expect 1 "C14 --local 48 (not a power of two)" -- "$CLI" run reduce --n 5000 --local 48
+contains "$TMP/err" "not a power of two" "C14 message"
+expect 2 "C15 bug: bench --repeats '\\n3' was accepted as 3" -- "$CLI" bench --repeats "$(printf '\n3')"
+contains "$TMP/err" "--repeats expects an integer" "C15 message"
+expect 2 "C16 bench --repeats 0" -- "$CLI" bench --repeats 0
+contains "$TMP/err" "outside [1, 1000]" "C16 message"
+expect 2 "C17 bench --repeats 99999999999999999999" -- "$CLI" bench --repeats 99999999999999999999
+expect 2 "C18 bench --repeats -3" -- "$CLI" bench --repeats -3
+
+# ---- names: --op, --dtype, --mode, --dist, --family, --suite ----------------------------------------
+expect 2 "C19 --op with non-UTF-8 bytes" -- "$CLI" run reduce --n 10 --op "$nonutf8"
+contains "$TMP/err" "unknown reduction" "C19 message"
+expect 2 "C20 --dtype f16" -- "$CLI" run reduce --n 10 --dtype f16
+contains "$TMP/err" "unknown dtype \"f16\"" "C20 message"
+expect 2 "C21 --mode with a 100 kB value" -- "$CLI" run reduce --n 10 --mode "$long"
+contains "$TMP/err" "unknown reduction mode" "C21 message"
+expect 2 "C22 --dist ''" -- "$CLI" run reduce --n 10 --dist ""
+contains "$TMP/err" "unknown data kind" "C22 message"
+expect 2 "C23 bench --family with an empty item" -- "$CLI" bench --family reduce,,reduce
+contains "$TMP/err" "unknown family \"\"" "C23 message"
+expect 2 "C24 bench --family with non-UTF-8 bytes" -- "$CLI" bench --family "$nonutf8"
+expect 2 "C25 check --suite bogus" -- "$CLI" check --suite bogus
+contains "$TMP/err" "--suite expects quick or full" "C25 message"
+expect 2 "C26 check --family nosuch" -- "$CLI" check --family nosuch
+contains "$TMP/err" "unknown family \"nosuch\"" "C26 message"
+expect 2 "C27 unexpected positional argument" -- "$CLI" run reduce --n 10 extra
+contains "$TMP/err" "unexpected argument \"extra\"" "C27 message"
+expect 2 "C28 unknown option" -- "$CLI" devices --bogus
+expect 2 "C29 unknown command with non-UTF-8 bytes" -- "$CLI" "$nonutf8"
+
+# ---- devices: --device, REPROCL_DEVICE ----------------------------------------------------------------
+expect 1 "C30 --device with non-UTF-8 bytes" -- "$CLI" run reduce --n 10 --device "$nonutf8"
+contains "$TMP/err" "no OpenCL device matches" "C30 message"
+expect 1 "C31 --device with a 100 kB name" -- "$CLI" run reduce --n 10 --device "$long"
+contains "$TMP/err" "no OpenCL device matches" "C31 message"
+expect 1 "C32 --device 99999999999999999999999 (index overflow)" -- "$CLI" run reduce --n 10 --device 99999999999999999999999
+expect 1 "C33 REPROCL_DEVICE names no device" -- env REPROCL_DEVICE="$nonutf8" "$CLI" run reduce --n 10
+contains "$TMP/err" "(from REPROCL_DEVICE)" "C33 says where the spec came from"
+
+# ---- environment: REPROCL_TUNING, REPROCL_KERNEL_DIR --------------------------------------------------
+expect 1 "C34 REPROCL_TUNING=sometimes" -- env REPROCL_TUNING=sometimes "$CLI" run reduce --n 10
+contains "$TMP/err" "REPROCL_TUNING=\"sometimes\"" "C34 message"
+expect 1 "C35 REPROCL_KERNEL_DIR does not exist" -- env REPROCL_KERNEL_DIR=/nonexistent/kernels "$CLI" run reduce --n 10
+contains "$TMP/err" "/nonexistent/kernels/" "C35 names the file"
+mkdir -p "$TMP/kd/prelude.cl"
+cp "$SRC"/cl/*.cl "$TMP/kd/" 2>/dev/null || true
+expect 1 "C36 REPROCL_KERNEL_DIR holds a directory named like a kernel file" -- \
+  env REPROCL_KERNEL_DIR="$TMP/kd" "$CLI" run reduce --n 10
+contains "$TMP/err" "error reading kernel source" "C36 message"
+rm -rf "$TMP/kd" && mkdir -p "$TMP/kd" && cp "$SRC"/cl/*.cl "$TMP/kd/"
+printf '__kernel void rcl_ordered_sum_pass1( {\n' >"$TMP/kd/reduce.cl"
+expect 1 "C37 REPROCL_KERNEL_DIR holds a kernel that does not compile" -- \
+  env REPROCL_KERNEL_DIR="$TMP/kd" "$CLI" run reduce --n 10 --device 0
+contains "$TMP/err" "building reduce.cl" "C37 names the file"
+contains "$TMP/err" "build log" "C37 includes the build log"
+
+# ---- files: compare's fingerprint JSON, output paths ------------------------------------------------
+ref="$SRC/tests/data/reference-fingerprint.json"
+fp() { printf '{"format":"reprocl-fingerprint","format_version":1,"devices":[{"name":"d"}],"cases":[%s]}' "$1"; }
+good='{"name":"a","status":"ok","reference":"x","results":[{"device":0,"status":"ok","sha256":"x"}]}'
+fp "$good" >"$TMP/good.json"
+expect 0 "C38 compare: a minimal valid fingerprint against itself" -- "$CLI" compare "$TMP/good.json" "$TMP/good.json"
+expect 2 "C39 compare: one file" -- "$CLI" compare "$ref"
+contains "$TMP/err" "at least two" "C39 message"
+expect 2 "C40 compare: missing file" -- "$CLI" compare "$ref" "$TMP/missing.json"
+contains "$TMP/err" "$TMP/missing.json" "C40 names the file"
+expect 2 "C41 compare: a directory" -- "$CLI" compare "$ref" "$TMP"
+head -c 4096 /dev/urandom >"$TMP/random.bin"
+expect 2 "C42 compare: binary garbage" -- "$CLI" compare "$ref" "$TMP/random.bin"
+contains "$TMP/err" "random.bin:1:" "C42 names file and line"
+printf '[1, 2]' >"$TMP/array.json"
+expect 2 "C43 compare: JSON of the wrong type" -- "$CLI" compare "$ref" "$TMP/array.json"
+contains "$TMP/err" "not a reprocl fingerprint" "C43 message"
+sed 's/"format_version": 1/"format_version": 2/' "$ref" >"$TMP/v2.json"
+expect 2 "C44 compare: a future format version" -- "$CLI" compare "$ref" "$TMP/v2.json"
+contains "$TMP/err" "version 2 is not supported" "C44 message"
+fp '{"status":"ok"}' >"$TMP/noname.json"
+expect 2 "C45 bug: compare crashed on a case without a name" -- "$CLI" compare "$TMP/good.json" "$TMP/noname.json"
+contains "$TMP/err" "cases[0] needs a string \"name\"" "C45 message"
+fp '{"name":5,"status":"ok"}' >"$TMP/numname.json"
+expect 2 "C46 bug: compare crashed on a case name that is a number" -- "$CLI" compare "$TMP/good.json" "$TMP/numname.json"
+fp '{"name":"a","status":"ok","reference":"x","results":[{"device":0,"status":"ok"}]}' >"$TMP/nosha.json"
+expect 2 "C47 bug: an ok result without sha256 counted as a difference" -- "$CLI" compare "$TMP/good.json" "$TMP/nosha.json"
+contains "$TMP/err" "no string \"sha256\"" "C47 message"
+fp '{"name":"a","status":"ok","reference":"x","results":[{"device":-5,"status":"ok","sha256":"x"}]}' >"$TMP/negdev.json"
+expect 2 "C48 compare: a negative device index" -- "$CLI" compare "$TMP/good.json" "$TMP/negdev.json"
+contains "$TMP/err" "\"device\" index below 1" "C48 message"
+fp "$good,$good" >"$TMP/dup.json"
+expect 2 "C49 compare: a case name twice" -- "$CLI" compare "$TMP/good.json" "$TMP/dup.json"
+contains "$TMP/err" "appears twice" "C49 message"
+python3 -c "print('[' * 100000)" >"$TMP/deep.json"
+expect 2 "C50 compare: 100000 nested arrays" -- "$CLI" compare "$ref" "$TMP/deep.json"
+contains "$TMP/err" "maximum parsing depth" "C50 message"
+printf '{"format":"reprocl-fingerprint","host":"\xff\xfe"}' >"$TMP/badutf8.json"
+expect 2 "C51 compare: invalid UTF-8 in a string" -- "$CLI" compare "$ref" "$TMP/badutf8.json"
+contains "$TMP/err" "badutf8.json:1:" "C51 names file and place"
+python3 -c "import json; d=json.load(open('$ref')); d['host']='h'*(1<<22); json.dump(d, open('$TMP/bigline.json','w'))"
+expect 0 "C52 compare: a 4 MiB line (a huge string value)" -- "$CLI" compare "$ref" "$TMP/bigline.json"
+expect 2 "C53 fingerprint -o into a missing directory" -- "$CLI" fingerprint --suite quick --device 0 -o /nonexistent/dir/fp.json
+contains "$TMP/err" "/nonexistent/dir/fp.json" "C53 names the file"
+finish
