@@ -10,4 +10,5 @@
 #include "reprocl/reduce.h"
 #include "reprocl/reference.h"
 #include "reprocl/datagen.h"
+#include "reprocl/md.h"
 #endif
