@@ -98,15 +98,40 @@ typedef long acc_t;
  * MD_MAX_PARTNERS contributions below 2^62. */
 #define MD_CONV(v, bad) ((bad) |= !(fabs(v) < MD_LIMIT), convert_long_rte(v))
 #define MD_FORCE_REAL(a) md_fixed_real(a)
-#define MD_SC(x) R_MUL((x), MD_SCALE)
+#define MD_SC(x) P_MUL((x), MD_SCALE)
+#endif
+
+/* Pair arithmetic. On a device that flushes fp32 subnormals (RCL_EMULATE_F32_SUBNORMALS) the prelude's
+ * exact operations take an integer path that masked SIMD execution (llvmpipe) pays on every call. The pair
+ * computation does not need it: with the coefficient ranges rcl_md_create enforces, a subnormal operand or
+ * result anywhere in it cannot change a contribution's fixed-point value or the cutoff decision (the
+ * "flush invariance" of contract md.lj, docs/contracts-md.md), so the plain IEEE operations — correctly
+ * rounded for + - * on every OpenCL device — give the contract's bits. Division is never plain: it is
+ * not correctly rounded everywhere. */
+#if defined(RCL_DTYPE_F32) && defined(RCL_EMULATE_F32_SUBNORMALS) && !defined(RCL_NATIVE)
+#define P_ADD(a, b) ((a) + (b))
+#define P_SUB(a, b) ((a) - (b))
+#define P_MUL(a, b) ((a) * (b))
+#else
+#define P_ADD R_ADD
+#define P_SUB R_SUB
+#define P_MUL R_MUL
 #endif
 
 /* Minimum image along one axis: a correction only strictly beyond half a box length, the same test on
  * both sides of a pair, so the partner's value is the exact negation. Open axes pass half = +inf. */
 RCL_FN real_t md_image(real_t d, real_t len, real_t hlen) {
-  if (d > hlen) return R_SUB(d, len);
-  if (d < R_NEG(hlen)) return R_ADD(d, len);
+  if (d > hlen) return P_SUB(d, len);
+  if (d < R_NEG(hlen)) return P_ADD(d, len);
   return d;
+}
+
+/* r2 = (dx^2 + dy^2) + dz^2 of the minimum-image difference pi - pj. */
+RCL_FN real_t md_dist2(real4 pi, real4 pj, real4 blen, real4 bhalf, real_t *dx, real_t *dy, real_t *dz) {
+  *dx = md_image(P_SUB(pi.x, pj.x), blen.x, bhalf.x);
+  *dy = md_image(P_SUB(pi.y, pj.y), blen.y, bhalf.y);
+  *dz = md_image(P_SUB(pi.z, pj.z), blen.z, bhalf.z);
+  return P_ADD(P_ADD(P_MUL(*dx, *dx), P_MUL(*dy, *dy)), P_MUL(*dz, *dz));
 }
 
 /* Coefficient tables in __constant memory: [lj1 | lj2 | lj3 | lj4 | offset] of MD_NT2 each, then
@@ -123,24 +148,22 @@ RCL_FN real_t md_image(real_t d, real_t len, real_t hlen) {
  * and returns whether r2 < rc2. pj is never i. */
 RCL_FN int md_pair(real4 pi, real4 pj, int ti, __constant const real_t *coef, real_t rc2, real4 blen, real4 bhalf,
                    acc_t *ax, acc_t *ay, acc_t *az, acc_t *ae, acc_t *aw, int *bad) {
-  real_t dx = md_image(R_SUB(pi.x, pj.x), blen.x, bhalf.x);
-  real_t dy = md_image(R_SUB(pi.y, pj.y), blen.y, bhalf.y);
-  real_t dz = md_image(R_SUB(pi.z, pj.z), blen.z, bhalf.z);
-  real_t r2 = R_ADD(R_ADD(R_MUL(dx, dx), R_MUL(dy, dy)), R_MUL(dz, dz));
+  real_t dx, dy, dz;
+  real_t r2 = md_dist2(pi, pj, blen, bhalf, &dx, &dy, &dz);
   if (!(r2 < rc2)) return 0;
   int t = ti * MD_NT + MD_TYPE_OF(pj);
   real_t r2inv = R_DIV(MD_ONE, r2);
-  real_t r6inv = R_MUL(R_MUL(r2inv, r2inv), r2inv);
-  real_t forcelj = R_MUL(r6inv, R_SUB(R_MUL(coef[MD_C_LJ1 + t], r6inv), coef[MD_C_LJ2 + t]));
-  real_t fs = MD_SC(R_MUL(forcelj, r2inv)); /* fpair * 2^bits */
-  real_t fx = R_MUL(dx, fs), fy = R_MUL(dy, fs), fz = R_MUL(dz, fs);
+  real_t r6inv = P_MUL(P_MUL(r2inv, r2inv), r2inv);
+  real_t forcelj = P_MUL(r6inv, P_SUB(P_MUL(coef[MD_C_LJ1 + t], r6inv), coef[MD_C_LJ2 + t]));
+  real_t fs = MD_SC(P_MUL(forcelj, r2inv)); /* fpair * 2^bits */
+  real_t fx = P_MUL(dx, fs), fy = P_MUL(dy, fs), fz = P_MUL(dz, fs);
   int b = 0;
   *ax += MD_CONV(fx, b);
   *ay += MD_CONV(fy, b);
   *az += MD_CONV(fz, b);
 #if MD_EV
-  real_t e = R_SUB(R_MUL(r6inv, R_SUB(R_MUL(coef[MD_C_LJ3 + t], r6inv), coef[MD_C_LJ4 + t])), coef[MD_C_OFF + t]);
-  real_t es = MD_SC(e), ws = R_MUL(r2, fs);
+  real_t e = P_SUB(P_MUL(r6inv, P_SUB(P_MUL(coef[MD_C_LJ3 + t], r6inv), coef[MD_C_LJ4 + t])), coef[MD_C_OFF + t]);
+  real_t es = MD_SC(e), ws = P_MUL(r2, fs);
   *ae += MD_CONV(es, b);
   *aw += MD_CONV(ws, b);
 #endif
@@ -419,12 +442,8 @@ __kernel void md_neigh_build(__global const real4 *pos, __global const int *cell
         int e = cstart[cc + 1];
         for (int j = cstart[cc]; j < e; j++) {
           if (j == (int)i) continue;
-          real4 pj = pos[j];
-          real_t dx = md_image(R_SUB(pi.x, pj.x), blen.x, bhalf.x);
-          real_t dy = md_image(R_SUB(pi.y, pj.y), blen.y, bhalf.y);
-          real_t dz = md_image(R_SUB(pi.z, pj.z), blen.z, bhalf.z);
-          real_t r2 = R_ADD(R_ADD(R_MUL(dx, dx), R_MUL(dy, dy)), R_MUL(dz, dz));
-          if (!(r2 < rcs2)) continue;
+          real_t dx, dy, dz;
+          if (!(md_dist2(pi, pos[j], blen, bhalf, &dx, &dy, &dz) < rcs2)) continue;
           all++;
           if (halflist && j < (int)i) continue;
           if (cnt < cap) nlist[(ulong)cnt * stride + i] = j;
@@ -441,19 +460,19 @@ __kernel void md_neigh_build(__global const real4 *pos, __global const int *cell
 
 /* ---- velocity Verlet (contract md.nve) --------------------------------------------------------------- */
 
-/* v += dtfm * F; x += dtv * v; periodic wrap; then, with check, a rebuild request when the displacement
- * since the last build (minimum image) exceeds skin / 2 (d2 > hskin2). */
-__kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global const acc_t *force,
-                            __global const real4 *pos0, uint n, uint stride, __constant const real_t *coef, real_t dtv,
-                            real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check, real_t hskin2,
-                            __global volatile int *status) {
-  uint i = (uint)get_global_id(0);
-  if (i >= n) return;
-  real4 p = pos[i], v = vel[i];
-  real_t h = coef[MD_C_DTFM + MD_TYPE_OF(p)];
+/* v += dtfm * F (one half kick; dtfm = dt / 2 / mass of the atom's type). */
+RCL_FN real4 md_kick(real4 v, real_t h, __global const acc_t *force, uint i, uint stride) {
   v.x = R_ADD(v.x, R_MUL(h, MD_FORCE_REAL(force[i])));
   v.y = R_ADD(v.y, R_MUL(h, MD_FORCE_REAL(force[stride + i])));
   v.z = R_ADD(v.z, R_MUL(h, MD_FORCE_REAL(force[2 * stride + i])));
+  return v;
+}
+
+/* x += dtv * v, the periodic wrap, the finiteness check and, with check, a rebuild request when the
+ * displacement since the last build (minimum image) exceeds skin / 2 (d2 > hskin2). */
+RCL_FN void md_drift(uint i, real4 p, real4 v, __global real4 *pos, __global real4 *vel, __global const real4 *pos0,
+                     real_t dtv, real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check,
+                     real_t hskin2, __global volatile int *status) {
   p.x = R_ADD(p.x, R_MUL(dtv, v.x));
   p.y = R_ADD(p.y, R_MUL(dtv, v.y));
   p.z = R_ADD(p.z, R_MUL(dtv, v.z));
@@ -489,16 +508,28 @@ __kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global c
   }
 }
 
+/* The first half of a step: half kick and drift. With kicks = 2 it first applies the previous step's
+ * second half kick, deferred so that a step costs one launch fewer (each kick is rounded on its own, so
+ * the bits are those of two launches). */
+__kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global const acc_t *force,
+                            __global const real4 *pos0, uint n, uint stride, __constant const real_t *coef, real_t dtv,
+                            real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check, real_t hskin2,
+                            uint kicks, __global volatile int *status) {
+  uint i = (uint)get_global_id(0);
+  if (i >= n) return;
+  real4 p = pos[i], v = vel[i];
+  real_t h = coef[MD_C_DTFM + MD_TYPE_OF(p)];
+  v = md_kick(v, h, force, i, stride);
+  if (kicks == 2u) v = md_kick(v, h, force, i, stride);
+  md_drift(i, p, v, pos, vel, pos0, dtv, blo, bhi, blen, bhalf, periodic, check, hskin2, status);
+}
+
 /* The second half kick: v += dtfm * F. */
 __kernel void md_integrate2(__global const real4 *pos, __global real4 *vel, __global const acc_t *force, uint n,
                             uint stride, __constant const real_t *coef, __global volatile int *status) {
   uint i = (uint)get_global_id(0);
   if (i >= n) return;
-  real4 v = vel[i];
-  real_t h = coef[MD_C_DTFM + MD_TYPE_OF(pos[i])];
-  v.x = R_ADD(v.x, R_MUL(h, MD_FORCE_REAL(force[i])));
-  v.y = R_ADD(v.y, R_MUL(h, MD_FORCE_REAL(force[stride + i])));
-  v.z = R_ADD(v.z, R_MUL(h, MD_FORCE_REAL(force[2 * stride + i])));
+  real4 v = md_kick(vel[i], coef[MD_C_DTFM + MD_TYPE_OF(pos[i])], force, i, stride);
   if (!(MD_FINITE(v.x) && MD_FINITE(v.y) && MD_FINITE(v.z))) md_flag(status, MD_ERR_NONFINITE);
   v.x = R_CANON(v.x);
   v.y = R_CANON(v.y);

@@ -186,6 +186,26 @@ static void make_tables(rcl_md *md, const rcl_md_lj *lj) {
 
 /* ---- argument checks ---------------------------------------------------------------------------------- */
 
+/* The coefficient ranges under which the pair arithmetic is flush-invariant (contract md.lj): every
+ * lj1..lj4 is 0 or within [2^-60, 2^60] and every offset 0 or within [2^-100, 2^100], as the dtype
+ * rounds them. Far outside any physical use, but checked so that the claim holds for every input. */
+static int check_tables(const rcl_md *md) {
+  static const char *const names[] = {"48 eps sigma^12", "24 eps sigma^6", "4 eps sigma^12", "4 eps sigma^6",
+                                      "the energy shift"};
+  int nt = md->nt;
+  for (int k = 0; k < 5; k++)
+    for (int t = 0; t < nt * nt; t++) {
+      double v = fabs(md->coef[k * nt * nt + t]);
+      if (md->dtype == RCL_F32) v = fabs((double)(float)v);
+      double lo = k == 4 ? 0x1p-100 : 0x1p-60, hi = k == 4 ? 0x1p100 : 0x1p60;
+      if (v != 0 && !(v >= lo && v <= hi))
+        return rcl__fail(RCL_ERR_INVALID_ARG,
+                         "pair coefficients of types %d %d: %s = %g is outside the supported range [%g, %g]; "
+                         "rescale the units", t / nt + 1, t % nt + 1, names[k], v, lo, hi);
+    }
+  return 0;
+}
+
 static const char axis[] = "xyz";
 
 static int check_system(const rcl_md_system *s, rcl_dtype dt) {
@@ -228,8 +248,8 @@ static int check_lj(const rcl_md_lj *lj, const rcl_md_system *s) {
   if (lj->version != RCL_MD_LJ_VERSION)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_lj.version is %u, expected %u (use RCL_MD_LJ_INIT)", lj->version,
                      RCL_MD_LJ_VERSION);
-  if (!(lj->cutoff >= 0.01) || !isfinite(lj->cutoff))
-    return rcl__fail(RCL_ERR_INVALID_ARG, "cutoff %.17g is not a finite number >= 0.01 (sigma units)", lj->cutoff);
+  if (!(lj->cutoff >= 0.01 && lj->cutoff <= 1000))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "cutoff %.17g is outside [0.01, 1000] (sigma units)", lj->cutoff);
   if (lj->mixing != RCL_MD_MIX_GEOMETRIC && lj->mixing != RCL_MD_MIX_ARITHMETIC)
     return rcl__fail(RCL_ERR_INVALID_ARG, "unknown mixing rule %d", (int)lj->mixing);
   for (int d = 0; d < 3; d++)
@@ -328,6 +348,10 @@ int rcl_md_create(rcl_md **out, rcl_context *ctx, rcl_dtype dtype, const rcl_md_
   md->opts = o;
   for (int t = 0; t < md->nt; t++) md->mass[t] = sys->mass[t];
   make_tables(md, lj);
+  if ((rc = check_tables(md)) != 0) {
+    rcl__free(md);
+    return rc;
+  }
   md->be = ctx ? &rcl__md_device_backend : &rcl__md_ref_backend;
   rc = md->be->init(md, sys);
   if (!rc) rc = md->be->forces(md, 1);
@@ -398,7 +422,7 @@ int rcl_md_run(rcl_md *md, size_t steps, double dt, size_t every, rcl_md_thermo_
   for (size_t s = 1; s <= steps; s++) {
     int want = fn && every && (s == steps || (md->step + 1) % every == 0);
     md->have_ev = 0;
-    if ((rc = md->be->step(md, want)) != 0) return rc;
+    if ((rc = md->be->step(md, want, want || s == steps)) != 0) return rc;
     md->step++;
     md->have_ev = want;
     if (want) {

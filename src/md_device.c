@@ -26,6 +26,7 @@ typedef struct {
   double cinv[3];
   int lists; /* the path uses neighbour lists */
   int need_build;
+  int pending_kick; /* the last step's second half kick is deferred into the next step's first launch */
   cl_kernel k[K_N];
   size_t wmax[K_N]; /* CL_KERNEL_WORK_GROUP_SIZE of each */
   size_t W, WB, WS, WT, thermo_groups;
@@ -242,16 +243,19 @@ static int dev_forces(rcl_md *md, int ev) {
 
 /* ---- integration ------------------------------------------------------------------------------------ */
 
-static int dev_step(rcl_md *md, int ev) {
+static int dev_step(rcl_md *md, int ev, int complete) {
   dev_state *s = md->bs;
-  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), check = (cl_uint)s->lists;
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), check = (cl_uint)s->lists,
+          kicks = s->pending_kick ? 2u : 1u;
   md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
          hs2 = arg_real(md, 0.25 * md->skin * md->skin);
-  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 16, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
+  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 17, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
                          MEM(s->pos0), U32(n), U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len),
-                         ARG(hh), U32(per), U32(check), ARG(hs2), MEM(s->status));
+                         ARG(hh), U32(per), U32(check), ARG(hs2), U32(kicks), MEM(s->status));
   if (!rc) rc = launch(s, K_INT1, knames[K_INT1], n, s->WB);
+  s->pending_kick = 0;
   cl_int st[MD_STATUS_WORDS];
+  /* The rebuild decision needs this step's displacements: the one host round trip of a step. */
   if (!rc) rc = read_status(s, st);
   if (!rc) rc = check_errors(md, st, "at or before this step");
   if (rc) return rc;
@@ -260,6 +264,10 @@ static int dev_step(rcl_md *md, int ev) {
     if ((rc = write_status(s, 0, 0)) != 0) return rc;
   }
   if ((rc = launch_forces(md, s, ev)) != 0) return rc;
+  if (!complete) {
+    s->pending_kick = 1;
+    return 0;
+  }
   rc = rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force), U32(n),
                      U32(stride), MEM(s->coef), MEM(s->status));
   if (!rc) rc = launch(s, K_INT2, knames[K_INT2], n, s->WB);

@@ -73,8 +73,10 @@ struct md_backend {
   int (*set_coef)(rcl_md *md);
   /* Forces at the current positions (energy and virial too with ev), rebuilding lists when needed. */
   int (*forces)(rcl_md *md, int ev);
-  /* One velocity-Verlet step: half kick and drift, rebuild when needed, forces (ev), half kick. */
-  int (*step)(rcl_md *md, int ev);
+  /* One velocity-Verlet step: half kick and drift, rebuild when needed, forces (ev), half kick. With
+   * complete = 0 the backend may defer the last half kick into the next step (no one reads the state
+   * in between). */
+  int (*step)(rcl_md *md, int ev, int complete);
   /* The thermo sums of the current step (the last forces call computed ev). */
   int (*sums)(rcl_md *md, md_sums *out);
   int (*get_state)(rcl_md *md, void *pos, void *vel);

@@ -64,7 +64,7 @@ typedef struct {
         T fs = (forcelj * r2inv) * scale;                                                                    \
         T fv[3] = {dx * fs, dy * fs, dz * fs};                                                               \
         for (int d = 0; d < 3; d++) {                                                                        \
-          int64_t q;                                                                                         \
+          int64_t q = 0;                                                                                     \
           ok &= conv_##T(&q, fv[d], limit);                                                                  \
           r->f[3 * i + d] += q;                                                                              \
           r->f[3 * j + d] -= q;                                                                              \
@@ -127,7 +127,7 @@ typedef struct {
       T m = c[MD_C_MASS(md->nt) + r->type[i]];                                                               \
       T vx = v[3 * i], vy = v[3 * i + 1], vz = v[3 * i + 2];                                                 \
       T mv2 = m * ((vx * vx + vy * vy) + vz * vz);                                                           \
-      int64_t q;                                                                                             \
+      int64_t q = 0;                                                                                         \
       if (!conv_##T(&q, mv2 * scale, limit))                                                                 \
         return md_status_error(md, MD_ERR_KINETIC, "in the thermo sums");                                    \
       md_sum_add(&s, q);                                                                                     \
@@ -183,8 +183,9 @@ static int ref_forces(rcl_md *md, int ev) {
   return md->dtype == RCL_F32 ? forces_float(md, r, ev) : forces_double(md, r, ev);
 }
 
-static int ref_step(rcl_md *md, int ev) {
+static int ref_step(rcl_md *md, int ev, int complete) {
   ref_state *r = md->bs;
+  (void)complete;
   int f32 = md->dtype == RCL_F32;
   int rc = f32 ? kick_float(md, r) : kick_double(md, r);
   if (!rc) rc = f32 ? drift_float(md, r) : drift_double(md, r);
