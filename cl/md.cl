@@ -43,7 +43,7 @@
 typedef double4 real4;
 #define MD_FX_BITS 38
 #define MD_SCALE 0x1p38
-#define MD_LIMIT 0x1p52
+#define MD_LIMIT 0x1p51
 #define MD_KE_LIMIT 0x1p62
 #define MD_ONE 1.0
 #define MD_ZERO 0.0
@@ -63,7 +63,7 @@ RCL_FN double md_fixed_real(long q) {
 typedef float4 real4;
 #define MD_FX_BITS 32
 #define MD_SCALE 0x1p32f
-#define MD_LIMIT 0x1p52f
+#define MD_LIMIT 0x1p51f
 #define MD_KE_LIMIT 0x1p62f
 #define MD_ONE 1.0f
 #define MD_ZERO 0.0f
@@ -94,9 +94,35 @@ typedef real_t acc_t;
 #define MD_SC(x) (x) /* no scaling: plain forces */
 #else
 typedef long acc_t;
-/* rte(v) after checking |v| < 2^52 (false for NaN): the range that keeps every per-atom sum of at most
- * MD_MAX_PARTNERS contributions below 2^62. */
-#define MD_CONV(v, bad) ((bad) |= !(fabs(v) < MD_LIMIT), convert_long_rte(v))
+/* rte(v) after checking |v| < 2^51 (false for NaN): the range that keeps every per-atom sum of at most
+ * MD_MAX_PARTNERS contributions below 2^61. Three exact implementations of the same function, chosen per
+ * device for speed (the host sets MD_RTE): 0 the conversion builtin (one instruction on GPUs); 1 the
+ * binary64 round-to-integer by adding 1.5 * 2^52, whose ulp is then 1 (vectorises on CPUs, where the
+ * builtin becomes a branchy library call); 2 integer operations on the bits (devices without fp64). */
+#ifndef MD_RTE
+#define MD_RTE 0
+#endif
+#if MD_RTE == 1
+RCL_FN long md_rte(real_t v) {
+  double t = (double)v + 0x1.8p52; /* exact for |v| < 2^51: the sum lies in [2^52, 2^53) */
+  return as_long(t) - 0x4338000000000000l;
+}
+#elif MD_RTE == 2 && defined(RCL_DTYPE_F32)
+RCL_FN long md_rte(float v) {
+  uint u = as_uint(v);
+  int e = (int)((u >> 23) & 0xffu);
+  long m = (long)((u & 0x7fffffu) | (e ? 0x800000u : 0u));
+  int k = 150 - (e ? e : 1); /* |v| = m * 2^-k */
+  int kk = clamp(k, 1, 63);
+  long q = m >> kk, rem = m - (q << kk), hv = 1l << (kk - 1);
+  q += (long)((rem > hv) | ((rem == hv) & (int)(q & 1)));
+  q = k <= 0 ? m << min(-k, 63) : q;
+  return (u >> 31) ? -q : q;
+}
+#else
+#define md_rte(v) convert_long_rte(v)
+#endif
+#define MD_CONV(v, bad) ((bad) |= !(fabs(v) < MD_LIMIT), md_rte(v))
 #define MD_FORCE_REAL(a) md_fixed_real(a)
 #define MD_SC(x) P_MUL((x), MD_SCALE)
 #endif
@@ -460,12 +486,15 @@ __kernel void md_neigh_build(__global const real4 *pos, __global const int *cell
 
 /* ---- velocity Verlet (contract md.nve) --------------------------------------------------------------- */
 
+/* The per-atom updates loop over the three components so that each exact operation (an integer
+ * routine on devices that emulate fp32 subnormals) appears once in the kernel: code size is what a
+ * driver that compiles at every launch (Mesa 22.3's Rusticl) pays per step. */
+
 /* v += dtfm * F (one half kick; dtfm = dt / 2 / mass of the atom's type). */
 RCL_FN real4 md_kick(real4 v, real_t h, __global const acc_t *force, uint i, uint stride) {
-  v.x = R_ADD(v.x, R_MUL(h, MD_FORCE_REAL(force[i])));
-  v.y = R_ADD(v.y, R_MUL(h, MD_FORCE_REAL(force[stride + i])));
-  v.z = R_ADD(v.z, R_MUL(h, MD_FORCE_REAL(force[2 * stride + i])));
-  return v;
+  real_t c[3] = {v.x, v.y, v.z};
+  for (uint d = 0; d < 3u; d++) c[d] = R_ADD(c[d], R_MUL(h, MD_FORCE_REAL(force[d * stride + i])));
+  return (real4)(c[0], c[1], c[2], v.w);
 }
 
 /* x += dtv * v, the periodic wrap, the finiteness check and, with check, a rebuild request when the
@@ -473,37 +502,29 @@ RCL_FN real4 md_kick(real4 v, real_t h, __global const acc_t *force, uint i, uin
 RCL_FN void md_drift(uint i, real4 p, real4 v, __global real4 *pos, __global real4 *vel, __global const real4 *pos0,
                      real_t dtv, real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check,
                      real_t hskin2, __global volatile int *status) {
-  p.x = R_ADD(p.x, R_MUL(dtv, v.x));
-  p.y = R_ADD(p.y, R_MUL(dtv, v.y));
-  p.z = R_ADD(p.z, R_MUL(dtv, v.z));
-  if (periodic & 1u) {
-    if (MD_GE(p.x, bhi.x)) p.x = R_SUB(p.x, blen.x);
-    else if (MD_LT(p.x, blo.x)) p.x = R_ADD(p.x, blen.x);
+  real_t x[3] = {p.x, p.y, p.z}, u[3] = {v.x, v.y, v.z}, lo[3] = {blo.x, blo.y, blo.z}, hi[3] = {bhi.x, bhi.y, bhi.z};
+  real_t len[3] = {blen.x, blen.y, blen.z};
+  int finite = 1;
+  for (uint d = 0; d < 3u; d++) {
+    real_t c = R_ADD(x[d], R_MUL(dtv, u[d]));
+    if (periodic & (1u << d)) {
+      if (MD_GE(c, hi[d])) c = R_SUB(c, len[d]);
+      else if (MD_LT(c, lo[d])) c = R_ADD(c, len[d]);
+    }
+    finite &= MD_FINITE(c) & MD_FINITE(u[d]);
+    x[d] = R_CANON(c);
+    u[d] = R_CANON(u[d]);
   }
-  if (periodic & 2u) {
-    if (MD_GE(p.y, bhi.y)) p.y = R_SUB(p.y, blen.y);
-    else if (MD_LT(p.y, blo.y)) p.y = R_ADD(p.y, blen.y);
-  }
-  if (periodic & 4u) {
-    if (MD_GE(p.z, bhi.z)) p.z = R_SUB(p.z, blen.z);
-    else if (MD_LT(p.z, blo.z)) p.z = R_ADD(p.z, blen.z);
-  }
-  if (!(MD_FINITE(p.x) && MD_FINITE(p.y) && MD_FINITE(p.z) && MD_FINITE(v.x) && MD_FINITE(v.y) && MD_FINITE(v.z)))
-    md_flag(status, MD_ERR_NONFINITE);
-  p.x = R_CANON(p.x);
-  p.y = R_CANON(p.y);
-  p.z = R_CANON(p.z);
-  v.x = R_CANON(v.x);
-  v.y = R_CANON(v.y);
-  v.z = R_CANON(v.z);
-  pos[i] = p;
-  vel[i] = v;
+  if (!finite) md_flag(status, MD_ERR_NONFINITE);
+  pos[i] = (real4)(x[0], x[1], x[2], p.w);
+  vel[i] = (real4)(u[0], u[1], u[2], v.w);
   if (check) {
     real4 q = pos0[i];
-    real_t dx = md_image(R_SUB(p.x, q.x), blen.x, bhalf.x);
-    real_t dy = md_image(R_SUB(p.y, q.y), blen.y, bhalf.y);
-    real_t dz = md_image(R_SUB(p.z, q.z), blen.z, bhalf.z);
-    real_t d2 = R_ADD(R_ADD(R_MUL(dx, dx), R_MUL(dy, dy)), R_MUL(dz, dz));
+    real_t q3[3] = {q.x, q.y, q.z}, hl[3] = {bhalf.x, bhalf.y, bhalf.z}, d2 = MD_ZERO;
+    for (uint d = 0; d < 3u; d++) {
+      real_t e = md_image(R_SUB(x[d], q3[d]), len[d], hl[d]);
+      d2 = R_ADD(d2, R_MUL(e, e));
+    }
     if (!MD_GE(hskin2, d2) || !MD_FINITE(d2)) atomic_or(&status[MD_ST_REBUILD], 1);
   }
 }
@@ -531,10 +552,7 @@ __kernel void md_integrate2(__global const real4 *pos, __global real4 *vel, __gl
   if (i >= n) return;
   real4 v = md_kick(vel[i], coef[MD_C_DTFM + MD_TYPE_OF(pos[i])], force, i, stride);
   if (!(MD_FINITE(v.x) && MD_FINITE(v.y) && MD_FINITE(v.z))) md_flag(status, MD_ERR_NONFINITE);
-  v.x = R_CANON(v.x);
-  v.y = R_CANON(v.y);
-  v.z = R_CANON(v.z);
-  vel[i] = v;
+  vel[i] = (real4)(R_CANON(v.x), R_CANON(v.y), R_CANON(v.z), v.w);
 }
 
 /* ---- thermo sums (contract md.thermo) -----------------------------------------------------------------

@@ -39,6 +39,11 @@ int rcl_md_path_parse(rcl_md_path *out, const char *name) {
                    "unknown force path \"%s\" (expected auto, gather, symmetric, allpairs or task)", name);
 }
 
+const char *rcl_md_convert_name(rcl_md_convert c) {
+  static const char *const names[] = {"auto", "builtin", "float64", "integer"};
+  return (unsigned)c <= RCL_MD_CONVERT_INTEGER ? names[c] : "unknown-conversion";
+}
+
 int rcl_md_fixed_bits(rcl_dtype dtype) { return dtype == RCL_F64 ? RCL_MD_FIXED_BITS_F64 : RCL_MD_FIXED_BITS_F32; }
 
 int rcl_md_lj_set_pair(rcl_md_lj *lj, int ti, int tj, double epsilon, double sigma) {
@@ -275,6 +280,8 @@ static int check_options(const rcl_md_options *o) {
                      o->version, RCL_MD_OPTIONS_VERSION);
   if ((unsigned)o->path > RCL_MD_PATH_TASK)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_options.path %d is not a force path", (int)o->path);
+  if ((unsigned)o->convert > RCL_MD_CONVERT_INTEGER)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_options.convert %d is not a conversion method", (int)o->convert);
   if (o->local_size && !rcl__is_pow2(o->local_size))
     return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu is not a power of two", o->local_size);
   if (o->build_local_size && !rcl__is_pow2(o->build_local_size))
@@ -325,6 +332,17 @@ int rcl_md_create(rcl_md **out, rcl_context *ctx, rcl_dtype dtype, const rcl_md_
   if (rc) return rc;
   if (o.skin == 0) o.skin = 0.3;
   if (o.path == RCL_MD_PATH_AUTO) o.path = RCL_MD_PATH_GATHER;
+  if (ctx) {
+    const rcl_device_profile *p = rcl_context_profile(ctx);
+    if (o.convert == RCL_MD_CONVERT_AUTO)
+      o.convert = !p->fp64 ? RCL_MD_CONVERT_INTEGER : (p->type & CL_DEVICE_TYPE_CPU) ? RCL_MD_CONVERT_FLOAT64
+                                                                                     : RCL_MD_CONVERT_BUILTIN;
+    if (o.convert == RCL_MD_CONVERT_FLOAT64 && !p->fp64)
+      return rcl__fail(RCL_ERR_UNSUPPORTED, "the float64 fixed-point conversion needs fp64, which %s lacks",
+                       p->device_name);
+    if (o.convert == RCL_MD_CONVERT_INTEGER && dtype != RCL_F32)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "the integer fixed-point conversion is for f32 only");
+  }
   if (ctx && o.path == RCL_MD_PATH_SYMMETRIC && !rcl_context_profile(ctx)->int64_atomics)
     return rcl__fail(RCL_ERR_UNSUPPORTED,
                      "the symmetric force path needs 64-bit integer atomics (cl_khr_int64_base_atomics), which %s "

@@ -23,10 +23,10 @@ extern "C" {
 /* Fixed-point scale: a force, energy or virial contribution v is stored as rte(v * 2^bits). */
 #define RCL_MD_FIXED_BITS_F32 32
 #define RCL_MD_FIXED_BITS_F64 38
-/* Every pair contribution must satisfy |v * 2^bits| < 2^52, and no atom may have more than
+/* Every pair contribution must satisfy |v * 2^bits| < 2^51, and no atom may have more than
  * RCL_MD_MAX_NEIGHBORS partners within cutoff + skin: then no per-atom sum can leave the int64 range
- * (1024 * 2^52 = 2^62). A violation stops the computation with RCL_ERR_OVERFLOW; it never wraps. */
-#define RCL_MD_FIXED_LIMIT_LOG2 52
+ * (1024 * 2^51 = 2^61). A violation stops the computation with RCL_ERR_OVERFLOW; it never wraps. */
+#define RCL_MD_FIXED_LIMIT_LOG2 51
 #define RCL_MD_MAX_NEIGHBORS 1024
 
 /* ---- the system ------------------------------------------------------------------------------------ */
@@ -94,17 +94,28 @@ typedef enum {
 RCL_API const char *rcl_md_path_name(rcl_md_path p); /* "auto", "gather", "symmetric", "allpairs", "task" */
 RCL_API int rcl_md_path_parse(rcl_md_path *out, const char *name);
 
+/* How a pair contribution is rounded to the fixed-point integer: three exact implementations of
+ * round-to-nearest-even, the same bits, different speed per device. */
+typedef enum {
+  RCL_MD_CONVERT_AUTO = 0,    /* BUILTIN on GPUs, FLOAT64 on CPUs with fp64, INTEGER without fp64 */
+  RCL_MD_CONVERT_BUILTIN = 1, /* convert_long_rte (one instruction on GPUs) */
+  RCL_MD_CONVERT_FLOAT64 = 2, /* add 1.5 * 2^52 in binary64 (vectorises on CPUs); needs fp64 */
+  RCL_MD_CONVERT_INTEGER = 3  /* integer operations on the bits of the f32 value (f32 only) */
+} rcl_md_convert;
+RCL_API const char *rcl_md_convert_name(rcl_md_convert c); /* "auto", "builtin", "float64", "integer" */
+
 /* Launch configuration and neighbour-list settings. Zeros mean defaults; no value changes any bit. */
 #define RCL_MD_OPTIONS_VERSION 1
 typedef struct {
   unsigned int version;
   rcl_md_path path;
+  rcl_md_convert convert;
   size_t local_size;        /* force kernel work-group size (allpairs: the tile size); a power of two */
   size_t build_local_size;  /* cell-list, neighbour-list, integration and reduction kernels; a power of two */
   double skin;              /* neighbour skin in sigma units, > 0; 0: 0.3 */
   size_t neighbor_capacity; /* initial list slots per atom; 0: from the density. Grows when exceeded. */
 } rcl_md_options;
-#define RCL_MD_OPTIONS_INIT {RCL_MD_OPTIONS_VERSION, RCL_MD_PATH_AUTO, 0, 0, 0.0, 0}
+#define RCL_MD_OPTIONS_INIT {RCL_MD_OPTIONS_VERSION, RCL_MD_PATH_AUTO, RCL_MD_CONVERT_AUTO, 0, 0, 0.0, 0}
 
 /* ---- the simulation ----------------------------------------------------------------------------- */
 
