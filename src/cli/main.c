@@ -8,6 +8,7 @@ const cli_command cli_commands[] = {
     {"devices", cmd_devices, "list OpenCL devices and what each guarantees"},
     {"run", cmd_run, "run a kernel on one or all devices and compare digests"},
     {"bench", cmd_bench, "benchmark kernels (reproducible vs native vs peers), JSON output"},
+    {"md", cmd_md, "Lennard-Jones molecular dynamics on one or all devices, with per-device digests"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {
