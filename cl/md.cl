@@ -28,7 +28,8 @@
 #endif
 #define MD_NT2 (MD_NT * MD_NT)
 
-/* status[]: [0] rebuild requested, [1] error bits, [2] largest neighbour count seen, [3] largest cell */
+/* status[]: [0] rebuild requested, [1] error bits, [2] largest neighbour count seen, [3] largest cell,
+ * [4..5] partner pairs within cutoff + skin of the last build (low and high 32 bits) */
 #define MD_ST_REBUILD 0
 #define MD_ST_ERRORS 1
 #define MD_ST_MAXNEIGH 2
@@ -37,6 +38,7 @@
 #define MD_ERR_CAPACITY 4u  /* a neighbour list outgrew its slots (the host grows them and rebuilds) */
 #define MD_ERR_PARTNERS 8u  /* an atom has more than MD_MAX_PARTNERS partners */
 #define MD_ERR_KINETIC 16u  /* a kinetic-energy term outside the fixed-point range */
+#define MD_ERR_ESCAPED 32u  /* an atom moved more than half a periodic box length in one step */
 #define MD_MAX_PARTNERS 1024
 
 #if defined(RCL_DTYPE_F64)
@@ -46,6 +48,7 @@ typedef double4 real4;
 #define MD_LIMIT 0x1p51
 #define MD_KE_LIMIT 0x1p62
 #define MD_ONE 1.0
+#define MD_HALF 0.5
 #define MD_ZERO 0.0
 #define MD_TYPE_OF(p) ((int)(as_long((p).w) & 0xff))
 #define MD_FINITE(x) ((as_ulong(x) & 0x7ff0000000000000ul) != 0x7ff0000000000000ul)
@@ -66,6 +69,7 @@ typedef float4 real4;
 #define MD_LIMIT 0x1p51f
 #define MD_KE_LIMIT 0x1p62f
 #define MD_ONE 1.0f
+#define MD_HALF 0.5f
 #define MD_ZERO 0.0f
 #define MD_TYPE_OF(p) (as_int((p).w) & 0xff)
 #define MD_FINITE(x) ((as_uint(x) & 0x7f800000u) != 0x7f800000u)
@@ -477,6 +481,8 @@ __kernel void md_neigh_build(__global const real4 *pos, __global const int *cell
         }
       }
   ncount[i] = (int)(cnt < cap ? cnt : cap);
+  volatile __global uint *pairs = (volatile __global uint *)&status[4];
+  if (atomic_add(&pairs[0], all) > 0xffffffffu - all) atomic_inc(&pairs[1]); /* carry */
   if (cnt > cap) {
     md_flag(status, MD_ERR_CAPACITY);
     atomic_max(&status[MD_ST_MAXNEIGH], (int)cnt);
@@ -504,18 +510,23 @@ RCL_FN void md_drift(uint i, real4 p, real4 v, __global real4 *pos, __global rea
                      real_t hskin2, __global volatile int *status) {
   real_t x[3] = {p.x, p.y, p.z}, u[3] = {v.x, v.y, v.z}, lo[3] = {blo.x, blo.y, blo.z}, hi[3] = {bhi.x, bhi.y, bhi.z};
   real_t len[3] = {blen.x, blen.y, blen.z};
-  int finite = 1;
+  int finite = 1, escaped = 0;
   for (uint d = 0; d < 3u; d++) {
     real_t c = R_ADD(x[d], R_MUL(dtv, u[d]));
     if (periodic & (1u << d)) {
       if (MD_GE(c, hi[d])) c = R_SUB(c, len[d]);
       else if (MD_LT(c, lo[d])) c = R_ADD(c, len[d]);
+      /* one wrap brings back any atom that moved less than a box length; beyond half of one more, the
+       * minimum image would be wrong: an error (its bounds are exact halvings of the box values) */
+      if (MD_LT(c, R_SUB(lo[d], R_MUL(len[d], MD_HALF))) || MD_LT(R_ADD(hi[d], R_MUL(len[d], MD_HALF)), c))
+        escaped = 1;
     }
     finite &= MD_FINITE(c) & MD_FINITE(u[d]);
     x[d] = R_CANON(c);
     u[d] = R_CANON(u[d]);
   }
   if (!finite) md_flag(status, MD_ERR_NONFINITE);
+  else if (escaped) md_flag(status, MD_ERR_ESCAPED);
   pos[i] = (real4)(x[0], x[1], x[2], p.w);
   vel[i] = (real4)(u[0], u[1], u[2], v.w);
   if (check) {

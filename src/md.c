@@ -266,10 +266,10 @@ static int check_lj(const rcl_md_lj *lj, const rcl_md_system *s) {
     for (int b = 0; b < s->ntypes; b++) {
       double eps, sigma;
       pair_coeffs(lj, a, b, &eps, &sigma);
-      if (!(eps >= 0) || !isfinite(eps) || !(sigma > 0) || !isfinite(sigma) || sigma > 1e6 || eps > 1e30)
+      if (!(eps == 0 || (eps >= 1e-10 && eps <= 1e10)) || !(sigma >= 1e-3 && sigma <= 1e3))
         return rcl__fail(RCL_ERR_INVALID_ARG,
-                         "pair coefficients of types %d %d (epsilon %g, sigma %g) must be finite, epsilon >= 0 and "
-                         "0 < sigma <= 1e6", a + 1, b + 1, eps, sigma);
+                         "pair coefficients of types %d %d: epsilon %g must be 0 or within [1e-10, 1e10] and sigma "
+                         "%g within [1e-3, 1e3] (sigma units)", a + 1, b + 1, eps, sigma);
     }
   return 0;
 }
@@ -299,6 +299,10 @@ int md_status_error(const rcl_md *md, unsigned bits, const char *where) {
     return rcl__fail(RCL_ERR_INVALID_ARG,
                      "a position or velocity became infinite or NaN %s (step %zu): the time step is too large or "
                      "the input is broken", where, md->step);
+  if (bits & MD_ERR_ESCAPED)
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "an atom moved more than half a periodic box length in one step %s (step %zu): the time step is "
+                     "far too large or a velocity is absurd", where, md->step);
   if (bits & MD_ERR_RANGE)
     return rcl__fail(RCL_ERR_OVERFLOW,
                      "a pair force, energy or virial left the fixed-point range %s (step %zu): |value| * 2^%d must "
@@ -442,6 +446,7 @@ int rcl_md_run(rcl_md *md, size_t steps, double dt, size_t every, rcl_md_thermo_
     md->have_ev = 0;
     if ((rc = md->be->step(md, want, want || s == steps)) != 0) return rc;
     md->step++;
+    md->steps_taken++;
     md->have_ev = want;
     if (want) {
       if ((rc = rcl_md_thermo_get(md, &th)) != 0) return rc;
@@ -488,6 +493,14 @@ int rcl_md_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *list, s
     return rcl__fail(RCL_ERR_INVALID_ARG, "this simulation keeps no neighbour lists (%s)",
                      md->ctx ? "allpairs path" : "host reference");
   return md->be->get_neighbors(md, atom, count, list, cap);
+}
+
+int rcl_md_get_stats(rcl_md *md, rcl_md_stats *out) {
+  if (!md || !out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_get_stats: NULL argument");
+  memset(out, 0, sizeof *out);
+  out->steps = md->steps_taken;
+  out->neighbor_builds = md->builds;
+  return md->be->stats ? md->be->stats(md, out) : 0;
 }
 
 size_t rcl_md_natoms(const rcl_md *md) { return md ? md->n : 0; }

@@ -7,7 +7,7 @@
 
 #include "md_internal.h"
 
-#define MD_STATUS_WORDS 4
+#define MD_STATUS_WORDS 6
 #define ALLPAIRS_MAX_ATOMS 16384
 
 enum { K_FORCE, K_FORCE_EV, K_INT1, K_INT2, K_COUNT, K_SCAN, K_FILL, K_MOVE, K_NEIGH, K_THERMO, K_N };
@@ -31,7 +31,28 @@ typedef struct {
   size_t wmax[K_N]; /* CL_KERNEL_WORK_GROUP_SIZE of each */
   size_t W, WB, WS, WT, thermo_groups;
   size_t budget;
+  /* kernel timing: events of launches not yet accounted (processed once the queue has passed them) */
+  int profiling;
+  cl_event pending[64];
+  int pending_cat[64];
+  int npending;
+  double seconds[3]; /* force, build, integrate */
+  uint64_t pairs;
 } dev_state;
+
+enum { CAT_FORCE, CAT_BUILD, CAT_INTEGRATE, CAT_NONE };
+
+/* Adds the device time of finished launches to their category and releases the events. */
+static void account(dev_state *s) {
+  for (int k = 0; k < s->npending; k++) {
+    cl_ulong a = 0, b = 0;
+    if (clGetEventProfilingInfo(s->pending[k], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) == CL_SUCCESS &&
+        clGetEventProfilingInfo(s->pending[k], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS && b >= a)
+      s->seconds[s->pending_cat[k]] += 1e-9 * (double)(b - a);
+    clReleaseEvent(s->pending[k]);
+  }
+  s->npending = 0;
+}
 
 static const char *const knames[K_N] = {"",           "",           "md_integrate1", "md_integrate2",
                                         "md_cell_count", "md_cell_scan", "md_cell_fill", "md_sort_move",
@@ -94,14 +115,26 @@ static cl_uint periodic_mask(const rcl_md *md) {
 
 static int launch(dev_state *s, int k, const char *name, size_t items, size_t local) {
   size_t global = ceil_div(items ? items : 1, local) * local;
-  cl_int err = clEnqueueNDRangeKernel(s->q, s->k[k], 1, NULL, &global, &local, 0, NULL, NULL);
+  int cat = k <= K_FORCE_EV ? CAT_FORCE : k <= K_INT2 ? CAT_INTEGRATE : k <= K_NEIGH ? CAT_BUILD : CAT_NONE;
+  int timed = s->profiling && cat != CAT_NONE;
+  if (timed && s->npending == 64) {
+    clFinish(s->q);
+    account(s);
+  }
+  cl_event ev = NULL;
+  cl_int err = clEnqueueNDRangeKernel(s->q, s->k[k], 1, NULL, &global, &local, 0, NULL, timed ? &ev : NULL);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name, global, local);
+  if (timed) {
+    s->pending[s->npending] = ev;
+    s->pending_cat[s->npending++] = cat;
+  }
   return 0;
 }
 
 static int read_status(dev_state *s, cl_int st[MD_STATUS_WORDS]) {
   cl_int err = clEnqueueReadBuffer(s->q, s->status, CL_TRUE, 0, MD_STATUS_WORDS * sizeof(cl_int), st, 0, NULL, NULL);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueReadBuffer(MD status)");
+  if (s->npending) account(s); /* the in-order queue has finished every earlier launch */
   return 0;
 }
 
@@ -163,6 +196,7 @@ static int build_lists(rcl_md *md, dev_state *s) {
   s->cur = nxt;
   for (;;) {
     cl_uint cap = (cl_uint)s->cap;
+    if ((rc = write_status(s, 4, 0)) != 0 || (rc = write_status(s, 5, 0)) != 0) return rc;
     rc = rcl__set_args(s->k[K_NEIGH], knames[K_NEIGH], 15, MEM(s->pos[nxt]), MEM(s->cellnew), MEM(s->cstart), U32(n),
                        sizeof nc, &nc, U32(per), ARG(len), ARG(hh), ARG(rcs2), U32(half), U32(stride), U32(cap),
                        MEM(s->nlist), MEM(s->ncount), MEM(s->status));
@@ -188,6 +222,11 @@ static int build_lists(rcl_md *md, dev_state *s) {
   }
   md->builds++;
   s->need_build = 0;
+  {
+    cl_int st[MD_STATUS_WORDS];
+    if ((rc = read_status(s, st)) != 0) return rc;
+    s->pairs = (uint64_t)(uint32_t)st[4] | ((uint64_t)(uint32_t)st[5] << 32);
+  }
   return 0;
 }
 
@@ -272,6 +311,18 @@ static int dev_step(rcl_md *md, int ev, int complete) {
                      U32(stride), MEM(s->coef), MEM(s->status));
   if (!rc) rc = launch(s, K_INT2, knames[K_INT2], n, s->WB);
   return rc;
+}
+
+static int dev_stats(rcl_md *md, rcl_md_stats *out) {
+  dev_state *s = md->bs;
+  cl_int err = clFinish(s->q);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clFinish(MD queue)");
+  account(s);
+  out->neighbor_pairs = s->pairs;
+  out->force_seconds = s->seconds[CAT_FORCE];
+  out->build_seconds = s->seconds[CAT_BUILD];
+  out->integrate_seconds = s->seconds[CAT_INTEGRATE];
+  return 0;
 }
 
 static int dev_check(rcl_md *md) {
@@ -447,6 +498,7 @@ static void dev_destroy(rcl_md *md) {
     if (*bufs[i]) clReleaseMemObject(*bufs[i]);
   for (int k = 0; k < K_N; k++)
     if (s->k[k]) clReleaseKernel(s->k[k]);
+  account(s);
   rcl__free(s);
   md->bs = NULL;
 }
@@ -493,6 +545,9 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   s->q = ctx->queue;
   if (!s->q) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: the context has no queue (wrapped without one)");
   s->native = ctx->mode == RCL_MODE_NATIVE;
+  cl_command_queue_properties qp = 0;
+  s->profiling = clGetCommandQueueInfo(s->q, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL) == CL_SUCCESS &&
+                 (qp & CL_QUEUE_PROFILING_ENABLE);
   s->es = rcl_dtype_size(md->dtype);
   s->stride = ceil_div(md->n, 64) * 64;
   s->budget = rcl__loop_budget(ctx);
@@ -626,5 +681,6 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   return rc;
 }
 
-const md_backend rcl__md_device_backend = {dev_init, dev_destroy,   dev_set_coef,   dev_forces,        dev_step,
-                                           dev_sums, dev_get_state, dev_get_forces, dev_get_neighbors, dev_check};
+const md_backend rcl__md_device_backend = {dev_init,       dev_destroy,       dev_set_coef, dev_forces,
+                                           dev_step,       dev_sums,          dev_get_state, dev_get_forces,
+                                           dev_get_neighbors, dev_check,      dev_stats};

@@ -13,6 +13,7 @@
 #define MD_ERR_CAPACITY 4u
 #define MD_ERR_PARTNERS 8u
 #define MD_ERR_KINETIC 16u
+#define MD_ERR_ESCAPED 32u
 
 /* Coefficient table layout (cl/md.cl): [lj1 | lj2 | lj3 | lj4 | offset] of nt*nt each, mass[nt], dtfm[nt]. */
 #define MD_NCOEF(nt) (5 * (nt) * (nt) + 2 * (nt))
@@ -59,6 +60,7 @@ struct rcl_md {
   double mass[RCL_MD_MAX_TYPES];
   double dt; /* the time step the dtfm entries were made for (0: none yet) */
   size_t step;
+  size_t steps_taken;
   size_t builds;
   int have_ev; /* the energy and virial of the current step were computed */
   const md_backend *be;
@@ -84,6 +86,8 @@ struct md_backend {
   int (*get_neighbors)(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap);
   /* Reports any error the device flagged since the last check (end of a run). */
   int (*check)(rcl_md *md);
+  /* Fills the backend's counters (kernel times, neighbour pairs); NULL: none. */
+  int (*stats)(rcl_md *md, rcl_md_stats *out);
 };
 
 extern const md_backend rcl__md_ref_backend;

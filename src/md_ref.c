@@ -110,11 +110,15 @@ typedef struct {
     for (size_t i = 0; i < md->n; i++)                                                                       \
       for (int d = 0; d < 3; d++) {                                                                          \
         T p = x[3 * i + d] + dtv * v[3 * i + d];                                                             \
+        int escaped = 0;                                                                                     \
         if (md->periodic[d]) {                                                                               \
           if (p >= hi[d]) p = p - len[d];                                                                    \
           else if (p < lo[d]) p = p + len[d];                                                                \
+          escaped = p < lo[d] - len[d] * (T)0.5 || hi[d] + len[d] * (T)0.5 < p;                              \
         }                                                                                                    \
-        if (!isfinite(p)) return md_status_error(md, MD_ERR_NONFINITE, "in the integration");                \
+        if (!isfinite(p) || !isfinite(v[3 * i + d]))                                                         \
+          return md_status_error(md, MD_ERR_NONFINITE, "in the integration");                                \
+        if (escaped) return md_status_error(md, MD_ERR_ESCAPED, "in the integration");                       \
         x[3 * i + d] = p;                                                                                    \
       }                                                                                                      \
     return 0;                                                                                                \
@@ -224,4 +228,4 @@ static int ref_check(rcl_md *md) {
 }
 
 const md_backend rcl__md_ref_backend = {ref_init,      ref_destroy,    ref_set_coef, ref_forces, ref_step, ref_sums,
-                                        ref_get_state, ref_get_forces, NULL,         ref_check};
+                                        ref_get_state, ref_get_forces, NULL,         ref_check, NULL};

@@ -169,6 +169,18 @@ RCL_API int rcl_md_get_forces(rcl_md *md, void *force, int64_t *fixed);
  * `cap`; *count receives the full count. Refused for the allpairs path and the host reference. */
 RCL_API int rcl_md_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap);
 
+/* Counters for benchmarks. Kernel times need a queue with profiling enabled (the default for contexts
+ * reprocl creates); they are 0 otherwise and for the host reference. */
+typedef struct {
+  size_t steps;            /* velocity-Verlet steps taken */
+  size_t neighbor_builds;  /* including the first */
+  uint64_t neighbor_pairs; /* ordered partner pairs within cutoff + skin at the last build (both orders) */
+  double force_seconds;    /* device time in force kernels */
+  double build_seconds;    /* device time in cell-list and neighbour-list kernels */
+  double integrate_seconds; /* device time in integration kernels */
+} rcl_md_stats;
+RCL_API int rcl_md_get_stats(rcl_md *md, rcl_md_stats *out);
+
 RCL_API size_t rcl_md_natoms(const rcl_md *md);
 RCL_API size_t rcl_md_step(const rcl_md *md);
 RCL_API rcl_dtype rcl_md_dtype(const rcl_md *md);
