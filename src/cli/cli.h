@@ -104,6 +104,7 @@ typedef struct {
 } cli_bench_family;
 extern const cli_bench_family cli_bench_families[]; /* cmd_bench.c; NULL-terminated */
 int cli_bench_reduce(cli_bench *b);
+int cli_bench_md(cli_bench *b);
 
 /* Times fn(arg) `repeats` times after one warm-up; each call must finish its work (clFinish).
  * Returns 0 and fills median/min/max seconds, or the failing call's status. */

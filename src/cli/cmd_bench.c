@@ -8,6 +8,7 @@
 
 const cli_bench_family cli_bench_families[] = {
     {"reduce", cli_bench_reduce},
+    {"md", cli_bench_md},
     {NULL, NULL}};
 
 static void help(void) {
