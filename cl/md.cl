@@ -29,10 +29,12 @@
 #define MD_NT2 (MD_NT * MD_NT)
 
 /* status[]: [0] rebuild requested, [1] error bits, [2] largest neighbour count seen, [3] largest cell,
- * [4..5] partner pairs within cutoff + skin of the last build (low and high 32 bits) */
+ * [4..5] partner pairs within cutoff + skin of the last build (low and high 32 bits), [6] close to a
+ * rebuild (the host's hint for scheduling; no result depends on it) */
 #define MD_ST_REBUILD 0
 #define MD_ST_ERRORS 1
 #define MD_ST_MAXNEIGH 2
+#define MD_ST_CLOSE 6 /* some atom moved more than 0.4 skin: a rebuild may come next step */
 #define MD_ERR_RANGE 1u     /* a contribution outside the fixed-point range, or not a number */
 #define MD_ERR_NONFINITE 2u /* a position or velocity became inf or NaN */
 #define MD_ERR_CAPACITY 4u  /* a neighbour list outgrew its slots (the host grows them and rebuilds) */
@@ -504,10 +506,11 @@ RCL_FN real4 md_kick(real4 v, real_t h, __global const acc_t *force, uint i, uin
 }
 
 /* x += dtv * v, the periodic wrap, the finiteness check and, with check, a rebuild request when the
- * displacement since the last build (minimum image) exceeds skin / 2 (d2 > hskin2). */
+ * displacement since the last build (minimum image) exceeds skin / 2 (d2 > hskin2), and the hint that
+ * one may come soon (d2 > hclose2). */
 RCL_FN void md_drift(uint i, real4 p, real4 v, __global real4 *pos, __global real4 *vel, __global const real4 *pos0,
                      real_t dtv, real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check,
-                     real_t hskin2, __global volatile int *status) {
+                     real_t hskin2, real_t hclose2, __global volatile int *status) {
   real_t x[3] = {p.x, p.y, p.z}, u[3] = {v.x, v.y, v.z}, lo[3] = {blo.x, blo.y, blo.z}, hi[3] = {bhi.x, bhi.y, bhi.z};
   real_t len[3] = {blen.x, blen.y, blen.z};
   int finite = 1, escaped = 0;
@@ -537,6 +540,7 @@ RCL_FN void md_drift(uint i, real4 p, real4 v, __global real4 *pos, __global rea
       d2 = R_ADD(d2, R_MUL(e, e));
     }
     if (!MD_GE(hskin2, d2) || !MD_FINITE(d2)) atomic_or(&status[MD_ST_REBUILD], 1);
+    if (!MD_GE(hclose2, d2)) status[MD_ST_CLOSE] = 1;
   }
 }
 
@@ -546,14 +550,14 @@ RCL_FN void md_drift(uint i, real4 p, real4 v, __global real4 *pos, __global rea
 __kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global const acc_t *force,
                             __global const real4 *pos0, uint n, uint stride, __constant const real_t *coef, real_t dtv,
                             real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check, real_t hskin2,
-                            uint kicks, __global volatile int *status) {
+                            real_t hclose2, uint kicks, __global volatile int *status) {
   uint i = (uint)get_global_id(0);
   if (i >= n) return;
   real4 p = pos[i], v = vel[i];
   real_t h = coef[MD_C_DTFM + MD_TYPE_OF(p)];
   v = md_kick(v, h, force, i, stride);
   if (kicks == 2u) v = md_kick(v, h, force, i, stride);
-  md_drift(i, p, v, pos, vel, pos0, dtv, blo, bhi, blen, bhalf, periodic, check, hskin2, status);
+  md_drift(i, p, v, pos, vel, pos0, dtv, blo, bhi, blen, bhalf, periodic, check, hskin2, hclose2, status);
 }
 
 /* The second half kick: v += dtfm * F. */

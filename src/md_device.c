@@ -7,7 +7,7 @@
 
 #include "md_internal.h"
 
-#define MD_STATUS_WORDS 6
+#define MD_STATUS_WORDS 7
 #define ALLPAIRS_MAX_ATOMS 16384
 
 enum { K_FORCE, K_FORCE_EV, K_INT1, K_INT2, K_COUNT, K_SCAN, K_FILL, K_MOVE, K_NEIGH, K_THERMO, K_N };
@@ -38,20 +38,32 @@ typedef struct {
   int npending;
   double seconds[3]; /* force, build, integrate */
   uint64_t pairs;
+  /* the per-step status, read without blocking while the speculative force kernel runs */
+  cl_int st[MD_STATUS_WORDS];
+  int spec_ok; /* last step no atom was close to a rebuild: launch the forces before the status arrives */
 } dev_state;
 
 enum { CAT_FORCE, CAT_BUILD, CAT_INTEGRATE, CAT_NONE };
 
-/* Adds the device time of finished launches to their category and releases the events. */
+/* Adds the device time of finished launches to their category and releases their events; launches still
+ * running stay pending. */
 static void account(dev_state *s) {
+  int kept = 0;
   for (int k = 0; k < s->npending; k++) {
+    cl_int done = CL_QUEUED;
+    clGetEventInfo(s->pending[k], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof done, &done, NULL);
+    if (done > CL_COMPLETE) { /* queued, submitted or running */
+      s->pending[kept] = s->pending[k];
+      s->pending_cat[kept++] = s->pending_cat[k];
+      continue;
+    }
     cl_ulong a = 0, b = 0;
     if (clGetEventProfilingInfo(s->pending[k], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) == CL_SUCCESS &&
         clGetEventProfilingInfo(s->pending[k], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS && b >= a)
       s->seconds[s->pending_cat[k]] += 1e-9 * (double)(b - a);
     clReleaseEvent(s->pending[k]);
   }
-  s->npending = 0;
+  s->npending = kept;
 }
 
 static const char *const knames[K_N] = {"",           "",           "md_integrate1", "md_integrate2",
@@ -282,27 +294,49 @@ static int dev_forces(rcl_md *md, int ev) {
 
 /* ---- integration ------------------------------------------------------------------------------------ */
 
+/* One step. The rebuild decision needs this step's displacements, so the status is read every step —
+ * without blocking: while it travels, the force kernel is already launched on the current lists
+ * (speculatively) unless the last step saw an atom close to the rebuild threshold. In the rare case the
+ * status then asks for a rebuild, the lists are rebuilt and the forces computed again: scheduling only,
+ * the bits are those of the contract either way. */
 static int dev_step(rcl_md *md, int ev, int complete) {
   dev_state *s = md->bs;
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), check = (cl_uint)s->lists,
           kicks = s->pending_kick ? 2u : 1u;
   md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
-         hs2 = arg_real(md, 0.25 * md->skin * md->skin);
-  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 17, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
+         hs2 = arg_real(md, 0.25 * md->skin * md->skin), hc2 = arg_real(md, 0.16 * md->skin * md->skin);
+  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 18, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
                          MEM(s->pos0), U32(n), U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len),
-                         ARG(hh), U32(per), U32(check), ARG(hs2), U32(kicks), MEM(s->status));
+                         ARG(hh), U32(per), U32(check), ARG(hs2), ARG(hc2), U32(kicks), MEM(s->status));
   if (!rc) rc = launch(s, K_INT1, knames[K_INT1], n, s->WB);
   s->pending_kick = 0;
-  cl_int st[MD_STATUS_WORDS];
-  /* The rebuild decision needs this step's displacements: the one host round trip of a step. */
-  if (!rc) rc = read_status(s, st);
-  if (!rc) rc = check_errors(md, st, "at or before this step");
   if (rc) return rc;
-  if (st[0]) {
-    s->need_build = 1;
-    if ((rc = write_status(s, 0, 0)) != 0) return rc;
+  if (!s->lists) {
+    rc = launch_forces(md, s, ev); /* no lists, no decision: errors surface at the next check */
+  } else {
+    cl_event rd = NULL;
+    cl_int err = clEnqueueReadBuffer(s->q, s->status, CL_FALSE, 0, sizeof s->st, s->st, 0, NULL, &rd);
+    if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueReadBuffer(MD status)");
+    int spec = s->spec_ok && !s->need_build;
+    if (spec) rc = launch_forces(md, s, ev);
+    clFlush(s->q);
+    err = clWaitForEvents(1, &rd);
+    clReleaseEvent(rd);
+    if (!rc && err != CL_SUCCESS) rc = rcl__fail_cl(err, "waiting for the MD status");
+    if (s->npending) account(s);
+    if (!rc) rc = check_errors(md, s->st, "at or before this step");
+    if (rc) return rc;
+    const cl_int zero = 0;
+    if (s->st[6]) err = clEnqueueFillBuffer(s->q, s->status, &zero, sizeof zero, 6 * sizeof zero, sizeof zero, 0, NULL, NULL);
+    s->spec_ok = !s->st[6];
+    if (s->st[0]) {
+      s->need_build = 1;
+      if (!err) err = clEnqueueFillBuffer(s->q, s->status, &zero, sizeof zero, 0, sizeof zero, 0, NULL, NULL);
+    }
+    if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueFillBuffer(MD status)");
+    if (s->st[0] || !spec) rc = launch_forces(md, s, ev);
   }
-  if ((rc = launch_forces(md, s, ev)) != 0) return rc;
+  if (rc) return rc;
   if (!complete) {
     s->pending_kick = 1;
     return 0;
