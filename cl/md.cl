@@ -348,10 +348,10 @@ RCL_FN int md_cell_coord(real_t x, real_t lo, real_t inv, int nc) {
 }
 
 RCL_FN int md_cell_of(real4 p, real4 blo, real4 cinv, int4 nc) {
-  int cx = md_cell_coord(p.x, blo.x, cinv.x, nc.x);
-  int cy = md_cell_coord(p.y, blo.y, cinv.y, nc.y);
-  int cz = md_cell_coord(p.z, blo.z, cinv.z, nc.z);
-  return (cz * nc.y + cy) * nc.x + cx;
+  real_t x[3] = {p.x, p.y, p.z}, lo[3] = {blo.x, blo.y, blo.z}, inv[3] = {cinv.x, cinv.y, cinv.z};
+  int n[3] = {nc.x, nc.y, nc.z}, c = 0;
+  for (int d = 2; d >= 0; d--) c = c * n[d] + md_cell_coord(x[d], lo[d], inv[d], n[d]); /* (cz*ny + cy)*nx + cx */
+  return c;
 }
 
 __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 cinv, int4 nc,
@@ -494,70 +494,101 @@ __kernel void md_neigh_build(__global const real4 *pos, __global const int *cell
 
 /* ---- velocity Verlet (contract md.nve) --------------------------------------------------------------- */
 
-/* The per-atom updates loop over the three components so that each exact operation (an integer
- * routine on devices that emulate fp32 subnormals) appears once in the kernel: code size is what a
- * driver that compiles at every launch (Mesa 22.3's Rusticl) pays per step. */
+/* The per-atom updates (contract md.nve). Each component takes
+ *   kick:  v = v + dtfm * F      (F the correctly rounded value of the fixed-point force)
+ *   drift: x = x + dtv * v
+ *   wrap:  x = x - len if x >= hi, x = x + len if x < lo (periodic axes; comparisons on the bit patterns)
+ * then the escape check (x outside [elo, ehi] = [lo - len/2, hi + len/2] is an error) and, with check,
+ * the displacement test against the positions of the last build: a rebuild request beyond skin/2
+ * (d2 > hskin2), a scheduling hint beyond 0.4 skin (d2 > hclose2). The displacement test only decides
+ * when lists are rebuilt, which changes no bit, so it uses the pair arithmetic.
+ *
+ * On devices that emulate fp32 operations (integer routines behind every R_ADD and R_MUL), every exact
+ * operation of a step runs through one loop body — kick, drift and wrap alike are y = a + b * c, with
+ * b = 1 for the wrap, which is exact — so the emulation appears once in the kernel: a driver that
+ * processes the kernel at every launch (Mesa 22.3's Rusticl) pays for its size every step. Elsewhere
+ * the plain sequence. Both are the same operations in the same order. */
+#if defined(RCL_DTYPE_F32) && (defined(RCL_EMULATE_F32_SUBNORMALS) || defined(RCL_EMULATE_F32_DIV_SQRT)) && \
+    !defined(RCL_NATIVE)
+#define MD_COMPACT 1
+#else
+#define MD_COMPACT 0
+#endif
 
-/* v += dtfm * F (one half kick; dtfm = dt / 2 / mass of the atom's type). */
-RCL_FN real4 md_kick(real4 v, real_t h, __global const acc_t *force, uint i, uint stride) {
-  real_t c[3] = {v.x, v.y, v.z};
-  for (uint d = 0; d < 3u; d++) c[d] = R_ADD(c[d], R_MUL(h, MD_FORCE_REAL(force[d * stride + i])));
-  return (real4)(c[0], c[1], c[2], v.w);
+RCL_FN real_t md_wrap_shift(real_t x, real_t lo, real_t hi, real_t len) {
+  return MD_GE(x, hi) ? R_NEG(len) : MD_LT(x, lo) ? len : MD_ZERO;
 }
 
-/* x += dtv * v, the periodic wrap, the finiteness check and, with check, a rebuild request when the
- * displacement since the last build (minimum image) exceeds skin / 2 (d2 > hskin2), and the hint that
- * one may come soon (d2 > hclose2). */
-RCL_FN void md_drift(uint i, real4 p, real4 v, __global real4 *pos, __global real4 *vel, __global const real4 *pos0,
-                     real_t dtv, real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check,
-                     real_t hskin2, real_t hclose2, __global volatile int *status) {
-  real_t x[3] = {p.x, p.y, p.z}, u[3] = {v.x, v.y, v.z}, lo[3] = {blo.x, blo.y, blo.z}, hi[3] = {bhi.x, bhi.y, bhi.z};
-  real_t len[3] = {blen.x, blen.y, blen.z};
-  int finite = 1, escaped = 0;
-  for (uint d = 0; d < 3u; d++) {
-    real_t c = R_ADD(x[d], R_MUL(dtv, u[d]));
-    if (periodic & (1u << d)) {
-      if (MD_GE(c, hi[d])) c = R_SUB(c, len[d]);
-      else if (MD_LT(c, lo[d])) c = R_ADD(c, len[d]);
-      /* one wrap brings back any atom that moved less than a box length; beyond half of one more, the
-       * minimum image would be wrong: an error (its bounds are exact halvings of the box values) */
-      if (MD_LT(c, R_SUB(lo[d], R_MUL(len[d], MD_HALF))) || MD_LT(R_ADD(hi[d], R_MUL(len[d], MD_HALF)), c))
-        escaped = 1;
+/* kicks (1 or 2) half kicks, then (with drift) the drift and the wrap; returns the new velocity, and the
+ * position in *p. */
+RCL_FN real4 md_update(real4 v, real4 *p, real_t h, __global const acc_t *force, uint i, uint stride, uint kicks,
+                       uint drift, real_t dtv, real4 blo, real4 bhi, real4 blen, uint periodic) {
+  real_t x[3] = {p->x, p->y, p->z}, u[3] = {v.x, v.y, v.z}, f[3];
+  real_t lo[3] = {blo.x, blo.y, blo.z}, hi[3] = {bhi.x, bhi.y, bhi.z}, len[3] = {blen.x, blen.y, blen.z};
+  for (uint d = 0; d < 3u; d++) f[d] = MD_FORCE_REAL(force[d * stride + i]);
+#if MD_COMPACT
+  uint nops = 3u * (kicks + (drift ? 2u : 0u));
+  for (uint k = 0; k < nops; k++) {
+    uint d = k % 3u, phase = k / 3u;
+    real_t a, b, c;
+    if (phase < kicks) {
+      a = u[d];
+      b = h;
+      c = f[d];
+    } else if (phase == kicks) {
+      a = x[d];
+      b = dtv;
+      c = u[d];
+    } else {
+      a = x[d];
+      b = MD_ONE;
+      c = (periodic & (1u << d)) ? md_wrap_shift(x[d], lo[d], hi[d], len[d]) : MD_ZERO;
     }
-    finite &= MD_FINITE(c) & MD_FINITE(u[d]);
-    x[d] = R_CANON(c);
-    u[d] = R_CANON(u[d]);
+    real_t r = R_ADD(a, R_MUL(b, c));
+    if (phase < kicks) u[d] = r;
+    else if (phase == kicks || c != MD_ZERO) x[d] = r;
   }
-  if (!finite) md_flag(status, MD_ERR_NONFINITE);
-  else if (escaped) md_flag(status, MD_ERR_ESCAPED);
-  pos[i] = (real4)(x[0], x[1], x[2], p.w);
-  vel[i] = (real4)(u[0], u[1], u[2], v.w);
-  if (check) {
-    real4 q = pos0[i];
-    real_t q3[3] = {q.x, q.y, q.z}, hl[3] = {bhalf.x, bhalf.y, bhalf.z}, d2 = MD_ZERO;
+#else
+  for (uint k = 0; k < kicks; k++)
+    for (uint d = 0; d < 3u; d++) u[d] = R_ADD(u[d], R_MUL(h, f[d]));
+  if (drift)
     for (uint d = 0; d < 3u; d++) {
-      real_t e = md_image(R_SUB(x[d], q3[d]), len[d], hl[d]);
-      d2 = R_ADD(d2, R_MUL(e, e));
+      real_t c = R_ADD(x[d], R_MUL(dtv, u[d]));
+      if (periodic & (1u << d)) {
+        if (MD_GE(c, hi[d])) c = R_SUB(c, len[d]);
+        else if (MD_LT(c, lo[d])) c = R_ADD(c, len[d]);
+      }
+      x[d] = c;
     }
-    if (!MD_GE(hskin2, d2) || !MD_FINITE(d2)) atomic_or(&status[MD_ST_REBUILD], 1);
-    if (!MD_GE(hclose2, d2)) status[MD_ST_CLOSE] = 1;
-  }
+#endif
+  *p = (real4)(x[0], x[1], x[2], p->w);
+  return (real4)(u[0], u[1], u[2], v.w);
 }
 
-/* The first half of a step: half kick and drift. With kicks = 2 it first applies the previous step's
- * second half kick, deferred so that a step costs one launch fewer (each kick is rounded on its own, so
- * the bits are those of two launches). */
+/* The first half of a step: half kick (kicks = 2: first the previous step's deferred second half kick,
+ * rounded on its own, so the bits are those of two launches) and drift. */
 __kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global const acc_t *force,
                             __global const real4 *pos0, uint n, uint stride, __constant const real_t *coef, real_t dtv,
-                            real4 blo, real4 bhi, real4 blen, real4 bhalf, uint periodic, uint check, real_t hskin2,
-                            real_t hclose2, uint kicks, __global volatile int *status) {
+                            real4 blo, real4 bhi, real4 blen, real4 bhalf, real4 elo, real4 ehi, uint periodic,
+                            uint check, real_t hskin2, real_t hclose2, uint kicks, __global volatile int *status) {
   uint i = (uint)get_global_id(0);
   if (i >= n) return;
-  real4 p = pos[i], v = vel[i];
-  real_t h = coef[MD_C_DTFM + MD_TYPE_OF(p)];
-  v = md_kick(v, h, force, i, stride);
-  if (kicks == 2u) v = md_kick(v, h, force, i, stride);
-  md_drift(i, p, v, pos, vel, pos0, dtv, blo, bhi, blen, bhalf, periodic, check, hskin2, hclose2, status);
+  real4 p = pos[i];
+  real4 v = md_update(vel[i], &p, coef[MD_C_DTFM + MD_TYPE_OF(p)], force, i, stride, kicks, 1u, dtv, blo, bhi, blen,
+                      periodic);
+  int finite = MD_FINITE(p.x) & MD_FINITE(p.y) & MD_FINITE(p.z) & MD_FINITE(v.x) & MD_FINITE(v.y) & MD_FINITE(v.z);
+  int escaped = ((periodic & 1u) && (MD_LT(p.x, elo.x) || MD_LT(ehi.x, p.x))) ||
+                ((periodic & 2u) && (MD_LT(p.y, elo.y) || MD_LT(ehi.y, p.y))) ||
+                ((periodic & 4u) && (MD_LT(p.z, elo.z) || MD_LT(ehi.z, p.z)));
+  if (!finite) md_flag(status, MD_ERR_NONFINITE);
+  else if (escaped) md_flag(status, MD_ERR_ESCAPED);
+  pos[i] = (real4)(R_CANON(p.x), R_CANON(p.y), R_CANON(p.z), p.w);
+  vel[i] = (real4)(R_CANON(v.x), R_CANON(v.y), R_CANON(v.z), v.w);
+  if (check) {
+    real_t dx, dy, dz, d2 = md_dist2(p, pos0[i], blen, bhalf, &dx, &dy, &dz);
+    if (!(d2 <= hskin2)) atomic_or(&status[MD_ST_REBUILD], 1); /* also NaN */
+    if (!(d2 <= hclose2)) status[MD_ST_CLOSE] = 1;
+  }
 }
 
 /* The second half kick: v += dtfm * F. */
@@ -565,7 +596,8 @@ __kernel void md_integrate2(__global const real4 *pos, __global real4 *vel, __gl
                             uint stride, __constant const real_t *coef, __global volatile int *status) {
   uint i = (uint)get_global_id(0);
   if (i >= n) return;
-  real4 v = md_kick(vel[i], coef[MD_C_DTFM + MD_TYPE_OF(pos[i])], force, i, stride);
+  real4 p = pos[i];
+  real4 v = md_update(vel[i], &p, coef[MD_C_DTFM + MD_TYPE_OF(p)], force, i, stride, 1u, 0u, MD_ZERO, p, p, p, 0u);
   if (!(MD_FINITE(v.x) && MD_FINITE(v.y) && MD_FINITE(v.z))) md_flag(status, MD_ERR_NONFINITE);
   vel[i] = (real4)(R_CANON(v.x), R_CANON(v.y), R_CANON(v.z), v.w);
 }

@@ -115,6 +115,23 @@ static md_arg arg_half(const rcl_md *md) {
   for (int d = 0; d < 3; d++) h[d] = md->periodic[d] ? 0.5 * rnd(md, md->len[d]) : INFINITY;
   return arg_real4(md, h[0], h[1], h[2]);
 }
+/* The escape bounds of contract md.nve, lo - len * 0.5 and hi + len * 0.5, evaluated in the dtype. */
+static void escape_bounds(const rcl_md *md, md_arg *elo, md_arg *ehi) {
+  double a[3], b[3];
+  for (int d = 0; d < 3; d++) {
+    if (md->dtype == RCL_F32) {
+      float lo = (float)md->lo[d], hi = (float)md->hi[d], len = (float)md->len[d];
+      a[d] = lo - len * 0.5f;
+      b[d] = hi + len * 0.5f;
+    } else {
+      a[d] = md->lo[d] - md->len[d] * 0.5;
+      b[d] = md->hi[d] + md->len[d] * 0.5;
+    }
+  }
+  *elo = arg_real4(md, a[0], a[1], a[2]);
+  *ehi = arg_real4(md, b[0], b[1], b[2]);
+}
+
 static cl_uint periodic_mask(const rcl_md *md) {
   return (cl_uint)((md->periodic[0] ? 1u : 0u) | (md->periodic[1] ? 2u : 0u) | (md->periodic[2] ? 4u : 0u));
 }
@@ -304,10 +321,12 @@ static int dev_step(rcl_md *md, int ev, int complete) {
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), check = (cl_uint)s->lists,
           kicks = s->pending_kick ? 2u : 1u;
   md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
-         hs2 = arg_real(md, 0.25 * md->skin * md->skin), hc2 = arg_real(md, 0.16 * md->skin * md->skin);
-  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 18, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
+         hs2 = arg_real(md, 0.25 * md->skin * md->skin), hc2 = arg_real(md, 0.16 * md->skin * md->skin), elo, ehi;
+  escape_bounds(md, &elo, &ehi);
+  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 20, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
                          MEM(s->pos0), U32(n), U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len),
-                         ARG(hh), U32(per), U32(check), ARG(hs2), ARG(hc2), U32(kicks), MEM(s->status));
+                         ARG(hh), ARG(elo), ARG(ehi), U32(per), U32(check), ARG(hs2), ARG(hc2), U32(kicks),
+                         MEM(s->status));
   if (!rc) rc = launch(s, K_INT1, knames[K_INT1], n, s->WB);
   s->pending_kick = 0;
   if (rc) return rc;
