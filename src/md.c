@@ -130,7 +130,7 @@ double md_sum_to_double(md_sum s, int bits) {
   __extension__ typedef unsigned __int128 u128;
   __extension__ typedef __int128 i128;
   int neg = s.hi < 0;
-  u128 v = (u128)(((i128)s.hi << 32) + (i128)s.lo); /* |hi| < 2^63: no overflow in 128 bits */
+  u128 v = (u128)((i128)s.hi * ((i128)1 << 32) + (i128)s.lo); /* |hi| < 2^63: no overflow in 128 bits */
   if (neg) v = (u128)0 - v;
   int e = -bits;
   uint64_t sticky = 0;
