@@ -183,7 +183,12 @@ RCL_FN int md_pair(real4 pi, real4 pj, int ti, __constant const real_t *coef, re
   real_t dx, dy, dz;
   real_t r2 = md_dist2(pi, pj, blen, bhalf, &dx, &dy, &dz);
   if (!(r2 < rc2)) return 0;
+#if MD_NT == 1
+  const int t = 0; /* one type: the coefficients are loop invariants */
+  (void)ti;
+#else
   int t = ti * MD_NT + MD_TYPE_OF(pj);
+#endif
   real_t r2inv = R_DIV(MD_ONE, r2);
   real_t r6inv = P_MUL(P_MUL(r2inv, r2inv), r2inv);
   real_t forcelj = P_MUL(r6inv, P_SUB(P_MUL(coef[MD_C_LJ1 + t], r6inv), coef[MD_C_LJ2 + t]));
@@ -225,10 +230,8 @@ RCL_FN void md_gather_atom(uint i, __global const real4 *pos, __global const int
   int ti = MD_TYPE_OF(pi);
   acc_t ax = 0, ay = 0, az = 0, ae = 0, aw = 0;
   int bad = 0, cnt = ncount[i];
-  for (int k = 0; k < cnt; k++) {
-    int j = nlist[(ulong)k * stride + i];
-    md_pair(pi, pos[j], ti, coef, rc2, blen, bhalf, &ax, &ay, &az, &ae, &aw, &bad);
-  }
+  __global const int *nl = nlist + i; /* column-major: consecutive work-items read consecutive entries */
+  for (int k = 0; k < cnt; k++, nl += stride) md_pair(pi, pos[*nl], ti, coef, rc2, blen, bhalf, &ax, &ay, &az, &ae, &aw, &bad);
   md_store(i, stride, force, ev, ax, ay, az, ae, aw);
   if (bad) md_flag(status, MD_ERR_RANGE);
 }
@@ -310,8 +313,9 @@ __kernel void md_force_symmetric(__global const real4 *pos, __global const int *
   int ti = MD_TYPE_OF(pi);
   acc_t ax = 0, ay = 0, az = 0, ae = 0, aw = 0;
   int bad = 0, cnt = ncount[i];
-  for (int k = 0; k < cnt; k++) {
-    int j = nlist[(ulong)k * stride + i];
+  __global const int *nl = nlist + i;
+  for (int k = 0; k < cnt; k++, nl += stride) {
+    int j = *nl;
     acc_t fx = 0, fy = 0, fz = 0;
     if (md_pair(pi, pos[j], ti, coef, rc2, blen, bhalf, &fx, &fy, &fz, &ae, &aw, &bad)) {
       ax += fx;
