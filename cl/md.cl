@@ -12,7 +12,7 @@
  * nearest even is odd-symmetric.
  *
  * Build defines: RCL_DTYPE_F32/F64 (prelude), MD_NT (atom types, 1..8), MD_EV (1: also energy and
- * virial). In native mode (RCL_NATIVE) the same kernels accumulate in floating point instead (float
+ * virial), MD_RTE (the implementation of the fixed-point rounding, below). In native mode (RCL_NATIVE) the same kernels accumulate in floating point instead (float
  * atomics through compare-and-swap in the symmetric path), for speed comparisons only.
  *
  * Layouts: positions and velocities are real4 per atom; the w of a position carries the atom's type in
@@ -50,7 +50,6 @@ typedef double4 real4;
 #define MD_LIMIT 0x1p51
 #define MD_KE_LIMIT 0x1p62
 #define MD_ONE 1.0
-#define MD_HALF 0.5
 #define MD_ZERO 0.0
 #define MD_TYPE_OF(p) ((int)(as_long((p).w) & 0xff))
 #define MD_FINITE(x) ((as_ulong(x) & 0x7ff0000000000000ul) != 0x7ff0000000000000ul)
@@ -71,7 +70,6 @@ typedef float4 real4;
 #define MD_LIMIT 0x1p51f
 #define MD_KE_LIMIT 0x1p62f
 #define MD_ONE 1.0f
-#define MD_HALF 0.5f
 #define MD_ZERO 0.0f
 #define MD_TYPE_OF(p) (as_int((p).w) & 0xff)
 #define MD_FINITE(x) ((as_uint(x) & 0x7f800000u) != 0x7f800000u)

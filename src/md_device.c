@@ -628,6 +628,8 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   size_t fmax = s->wmax[K_FORCE] < s->wmax[K_FORCE_EV] ? s->wmax[K_FORCE] : s->wmax[K_FORCE_EV];
   const char *fname = force_kernel_name(md->path);
   if (md->path == RCL_MD_PATH_TASK) {
+    if (o->local_size > 1)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu: the task path runs a single work-item", o->local_size);
     s->W = 1;
   } else {
     rc = pick_local(&s->W, o->local_size, md->path == RCL_MD_PATH_ALLPAIRS ? 64 : 128, fmax, "local_size", fname, md);

@@ -85,7 +85,7 @@ RCL_API int rcl_md_lj_set_pair(rcl_md_lj *lj, int type_i, int type_j, double eps
 
 /* How forces are computed. Every path gives the same bits; they differ in speed and device needs. */
 typedef enum {
-  RCL_MD_PATH_AUTO = 0,      /* gather (the fastest on every device measured) */
+  RCL_MD_PATH_AUTO = 0,      /* gather: runs everywhere (no atomics) */
   RCL_MD_PATH_GATHER = 1,    /* full neighbour list, each work-item sums its own atom: no atomics */
   RCL_MD_PATH_SYMMETRIC = 2, /* half list, each pair once (Newton's third law), 64-bit integer atomics */
   RCL_MD_PATH_ALLPAIRS = 3,  /* no list: tiles of the full force matrix through local memory (small systems) */
@@ -166,7 +166,9 @@ RCL_API int rcl_md_get_state(rcl_md *md, void *pos, void *vel);
  * sum times 2^-bits), `fixed` the raw int64 sums; either may be NULL. */
 RCL_API int rcl_md_get_forces(rcl_md *md, void *force, int64_t *fixed);
 /* The neighbour list of atom `atom` (system order) as system-order atom indices in list order, at most
- * `cap`; *count receives the full count. Refused for the allpairs path and the host reference. */
+ * `cap`; *count receives the full count. The list the force kernel uses: all partners within cutoff +
+ * skin at the last build, or those after the atom (half lists) for the symmetric path. Refused for the
+ * allpairs path and the host reference. */
 RCL_API int rcl_md_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap);
 
 /* Counters for benchmarks. Kernel times need a queue with profiling enabled (the default for contexts
