@@ -613,8 +613,10 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
                      s->budget != SIZE_MAX ? " on this device" : "", n);
 
   /* kernels: the force kernel with and without energy/virial, the rest from the plain program */
-  char defs[2][64];
-  for (int ev = 0; ev < 2; ev++) snprintf(defs[ev], sizeof defs[ev], "-DMD_NT=%d -DMD_EV=%d", md->nt, ev);
+  char defs[2][80];
+  int rte = md->opts.convert == RCL_MD_CONVERT_FLOAT64 ? 1 : md->opts.convert == RCL_MD_CONVERT_INTEGER ? 2 : 0;
+  for (int ev = 0; ev < 2; ev++)
+    snprintf(defs[ev], sizeof defs[ev], "-DMD_NT=%d -DMD_EV=%d -DMD_RTE=%d", md->nt, ev, rte);
   int rc = 0;
   for (int k = 0; k < K_N && !rc; k++) {
     const char *name = k <= K_FORCE_EV ? force_kernel_name(md->path) : knames[k];
