@@ -11,7 +11,15 @@
 
 #define DATA REPROCL_SOURCE_DIR "/tests/data/md/"
 #define GOLDEN REPROCL_SOURCE_DIR "/tests/data/golden/md.txt"
-#define HEAT_DATA "/usr/share/lammps/examples/HEAT/data.lj"
+/* HEAT/data.lj of the lammps-examples package; REPROCL_LAMMPS_EXAMPLES overrides the directory (hosts
+ * where the package is unpacked elsewhere) */
+static const char *heat_data(void) {
+  static char path[512];
+  const char *dir = getenv("REPROCL_LAMMPS_EXAMPLES");
+  snprintf(path, sizeof path, "%s/HEAT/data.lj", dir && *dir ? dir : "/usr/share/lammps/examples");
+  return path;
+}
+#define HEAT_DATA heat_data()
 
 static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
 
@@ -509,7 +517,8 @@ END_TEST
 
 START_TEST(lammps_heat) {
   FILE *f = fopen(HEAT_DATA, "r");
-  ck_assert_msg(f != NULL, "%s is missing: install the Debian package lammps-examples", HEAT_DATA);
+  ck_assert_msg(f != NULL, "%s is missing: install the Debian package lammps-examples (or point "
+                "REPROCL_LAMMPS_EXAMPLES at its examples directory)", HEAT_DATA);
   fclose(f);
   check_lammps(_i, "heat_lj", RCL_F64, HEAT_DATA, 3.0, 1, DATA "heat_lj.ref", DATA "heat_lj.forces", 1, 1e-12, 1e-12,
                1e-12);
@@ -521,7 +530,7 @@ END_TEST
 /* The host reference against LAMMPS too (it shares no code with the kernels), and the golden digests of
  * the LAMMPS configurations' forces from the reference, which the devices must match. */
 START_TEST(lammps_reference) {
-  static const struct {
+  const struct {
     const char *name, *data, *ref, *forces;
     rcl_dtype dt;
     double cutoff;
