@@ -30,10 +30,10 @@ typedef struct {
   size_t n, cap;
 } thermo_log;
 
-typedef struct {
+typedef struct run_ctx {
   thermo_log *log;
   FILE *traj, *logf;
-  size_t dump_every;
+  size_t thermo_every, dump_every, last_step; /* the callback comes at multiples of their gcd */
   const rcl_md_system *sys;
   rcl_dtype dt;
   double dtime;
@@ -50,9 +50,25 @@ static void thermo_line(FILE *f, const rcl_md_thermo *t) {
 static const char thermo_head[] = "        Step            PE/N            KE/N          Etot/N            Temp"
                                   "           Press\n";
 
+/* One extended-XYZ frame of the current state; sets r->failed on error. */
+static int write_frame(rcl_md *md, const rcl_md_thermo *t, run_ctx *r) {
+  size_t n3 = 3 * rcl_md_natoms(md), es = rcl_dtype_size(r->dt);
+  void *p = malloc(2 * n3 * es);
+  if (!p || rcl_md_get_state(md, p, (char *)p + n3 * es) ||
+      rcl_md_write_xyz(r->traj, r->sys, r->dt, p, (char *)p + n3 * es, t->step, (double)t->step * r->dtime)) {
+    fprintf(stderr, "reprocl md: error: writing the trajectory: %s\n", p ? rcl_error_last() : "out of memory");
+    r->failed = 1;
+  }
+  free(p);
+  return r->failed;
+}
+
 static int on_thermo(rcl_md *md, const rcl_md_thermo *t, void *user) {
   run_ctx *r = user;
   thermo_log *L = r->log;
+  int wanted = t->step % r->thermo_every == 0 || t->step == r->last_step;
+  if (r->traj && t->step % r->dump_every == 0 && write_frame(md, t, r)) return 1;
+  if (!wanted) return 0;
   if (L->n == L->cap) {
     size_t nc = L->cap ? 2 * L->cap : 64;
     double *nv = realloc(L->v, nc * 6 * sizeof *nv);
@@ -68,18 +84,6 @@ static int on_thermo(rcl_md *md, const rcl_md_thermo *t, void *user) {
   memcpy(L->v + 6 * L->n++, row, sizeof row);
   if (r->print) thermo_line(stdout, t);
   if (r->logf) thermo_line(r->logf, t);
-  if (r->traj && (t->step % r->dump_every == 0)) {
-    size_t n3 = 3 * rcl_md_natoms(md), es = rcl_dtype_size(r->dt);
-    void *p = malloc(2 * n3 * es);
-    if (!p || rcl_md_get_state(md, p, (char *)p + n3 * es) ||
-        rcl_md_write_xyz(r->traj, r->sys, r->dt, p, (char *)p + n3 * es, t->step, (double)t->step * r->dtime)) {
-      fprintf(stderr, "reprocl md: error: writing the trajectory: %s\n", p ? rcl_error_last() : "out of memory");
-      r->failed = 1;
-      free(p);
-      return 1;
-    }
-    free(p);
-  }
   return 0;
 }
 
@@ -105,6 +109,15 @@ typedef struct {
   double dtime;
 } run_spec;
 
+static size_t gcd(size_t a, size_t b) {
+  while (b) {
+    size_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+
 static void result_free(run_result *r) {
   free(r->log.v);
   free(r->state);
@@ -117,7 +130,8 @@ static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *t
   size_t n3 = 3 * sp->sys->natoms, es = rcl_dtype_size(sp->dt);
   rcl_md *md = NULL;
   int native = ctx && rcl_context_mode(ctx) == RCL_MODE_NATIVE;
-  run_ctx rc = {&r->log, traj, logf, sp->dump_every, sp->sys, sp->dt, sp->dtime, print, 0};
+  run_ctx rc = {&r->log, traj, logf, sp->every, traj ? sp->dump_every : sp->every, sp->steps, sp->sys, sp->dt,
+                sp->dtime, print, 0};
   int64_t *f = malloc(n3 * (native ? es : 8));
   r->state = malloc(2 * n3 * es);
   if (!f || !r->state) {
@@ -132,7 +146,7 @@ static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *t
   if (!st && print) fputs(thermo_head, stdout);
   if (!st && logf) fputs(thermo_head, logf);
   double t1 = cli_now();
-  if (!st) st = rcl_md_run(md, sp->steps, sp->dtime, sp->every, on_thermo, &rc);
+  if (!st) st = rcl_md_run(md, sp->steps, sp->dtime, gcd(rc.thermo_every, rc.dump_every), on_thermo, &rc);
   r->seconds = cli_now() - t1;
   if (!st && rc.failed) st = -1;
   if (!st) st = rcl_md_thermo_get(md, &r->last);
@@ -256,7 +270,6 @@ int cmd_md(int argc, char **argv) {
   sp.every = every ? every : (steps ? steps : 1);
   sp.dump_every = dump ? dump : sp.every;
   sp.dtime = dtime;
-  if (dump && outpath && !every) sp.every = dump; /* frames are written from the thermo callback */
 
   FILE *traj = NULL, *logf = NULL;
   if (outpath && !(traj = fopen(outpath, "w"))) {
