@@ -238,8 +238,8 @@ static int check_system(const rcl_md_system *s, rcl_dtype dt) {
       double x = s->pos[3 * i + d];
       if (!isfinite(x))
         return rcl__fail(RCL_ERR_INVALID_ARG, "atom %lld has a non-finite position %c = %g", id, axis[d], x);
-      if (x < s->lo[d] || x >= s->hi[d])
-        return rcl__fail(RCL_ERR_INVALID_ARG, "atom %lld lies outside the box: %c = %.17g not in [%.17g, %.17g)", id,
+      if (x < s->lo[d] || x > s->hi[d]) /* hi itself: a wrap can round onto it */
+        return rcl__fail(RCL_ERR_INVALID_ARG, "atom %lld lies outside the box: %c = %.17g not in [%.17g, %.17g]", id,
                          axis[d], x, s->lo[d], s->hi[d]);
       if (s->vel && (!isfinite(s->vel[3 * i + d]) || fabs(s->vel[3 * i + d]) > big))
         return rcl__fail(RCL_ERR_INVALID_ARG, "atom %lld has a non-finite velocity v%c = %g", id, axis[d],

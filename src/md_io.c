@@ -262,8 +262,8 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
           rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld has type %lld; the header declares %lld types", r->path,
                          r->line, id, ti, ntypes);
         for (int d = 0; d < 3 && !rc; d++)
-          if (atoms[done].x[d] < lo[d] || atoms[done].x[d] >= hi[d])
-            rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g)",
+          if (atoms[done].x[d] < lo[d] || atoms[done].x[d] > hi[d])
+            rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
                            r->path, r->line, id, 'x' + d, atoms[done].x[d], lo[d], hi[d]);
         if (!rc) {
           atoms[done].id = id;
@@ -522,8 +522,8 @@ static int read_xyz(rcl_md_system **out, reader *r) {
     for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&s->pos[3 * i + d], r, tok[1 + d], "the coordinate");
     for (int d = 0; d < 3 && !rc && with_vel; d++) rc = parse_double(&s->vel[3 * i + d], r, tok[4 + d], "the velocity");
     for (int d = 0; d < 3 && !rc && have_lattice; d++)
-      if (s->pos[3 * i + d] < lo[d] || s->pos[3 * i + d] >= lo[d] + len[d])
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g)",
+      if (s->pos[3 * i + d] < lo[d] || s->pos[3 * i + d] > lo[d] + len[d])
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
                        r->path, r->line, i + 1, 'x' + d, s->pos[3 * i + d], lo[d], lo[d] + len[d]);
   }
   if (rc) {

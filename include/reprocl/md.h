@@ -36,7 +36,7 @@ extern "C" {
 typedef struct {
   size_t natoms;
   int ntypes;                    /* 1..RCL_MD_MAX_TYPES */
-  double lo[3], hi[3];           /* orthorhombic box [lo, hi) */
+  double lo[3], hi[3];           /* orthorhombic box; atoms lie in [lo, hi] */
   int periodic[3];               /* per dimension: 1 periodic (minimum image), 0 open */
   double *pos;                   /* [3 * natoms]: x y z of atom 0, then atom 1, ... */
   double *vel;                   /* [3 * natoms], or NULL for zero velocities */
