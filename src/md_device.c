@@ -606,11 +606,9 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   s->budget = rcl__loop_budget(ctx);
   s->lists = md->path != RCL_MD_PATH_ALLPAIRS;
   size_t n = md->n, es = s->es;
-  if (md->path == RCL_MD_PATH_ALLPAIRS && (n > ALLPAIRS_MAX_ATOMS || (s->budget != SIZE_MAX && n + 64 > s->budget)))
-    return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms%s; this system has %zu",
-                     s->budget != SIZE_MAX && s->budget - 64 < ALLPAIRS_MAX_ATOMS ? (int)(s->budget - 64)
-                                                                                  : ALLPAIRS_MAX_ATOMS,
-                     s->budget != SIZE_MAX ? " on this device" : "", n);
+  if (md->path == RCL_MD_PATH_ALLPAIRS && n > ALLPAIRS_MAX_ATOMS)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms; this system has %zu",
+                     ALLPAIRS_MAX_ATOMS, n);
 
   /* kernels: the force kernel with and without energy/virial, the rest from the plain program */
   char defs[2][80];
@@ -639,6 +637,11 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
       rc = rcl__fail(RCL_ERR_INVALID_ARG, "an allpairs tile of %zu atoms needs %zu bytes of local memory; %s has %llu",
                      s->W, s->W * 4 * es, ctx->profile.device_name, (unsigned long long)ctx->profile.local_mem_size);
   }
+  /* allpairs: each work-item loops over n partners in n / W tiles */
+  if (!rc && md->path == RCL_MD_PATH_ALLPAIRS && s->budget != SIZE_MAX && n + ceil_div(n, s->W) + 64 > s->budget)
+    rc = rcl__fail(RCL_ERR_INVALID_ARG,
+                   "the allpairs path with tiles of %zu atoms takes at most %zu atoms on %s (its loop limit); this "
+                   "system has %zu", s->W, (s->budget - 64) * s->W / (s->W + 1), ctx->profile.device_name, n);
   size_t bmax = SIZE_MAX;
   for (int k = K_INT1; k <= K_NEIGH; k++)
     if (k != K_SCAN && s->wmax[k] < bmax) bmax = s->wmax[k];
@@ -653,7 +656,7 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   size_t want = (size_t)ctx->profile.compute_units * 8;
   if (s->thermo_groups > want) s->thermo_groups = want;
   if (s->budget != SIZE_MAX) {
-    size_t per = s->budget > 512 ? (s->budget - 512) / 2 : 1, need = ceil_div(n, s->WT * per);
+    size_t per = s->budget > 512 ? (s->budget - 512) / 4 : 1, need = ceil_div(n, s->WT * per); /* 4 per atom */
     if (s->thermo_groups < need) s->thermo_groups = need;
   }
   if (s->lists) {
