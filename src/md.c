@@ -386,6 +386,23 @@ int rcl_md_create(rcl_md **out, rcl_context *ctx, rcl_dtype dtype, const rcl_md_
   return 0;
 }
 
+int rcl_md_check(const rcl_md_system *sys, const rcl_md_lj *lj, rcl_dtype dtype) {
+  if (!sys || !lj) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_check: NULL system or coefficients");
+  if (rcl_dtype_size(dtype) == 0) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_check: unknown dtype %d", (int)dtype);
+  int rc = check_system(sys, dtype);
+  if (!rc) rc = check_lj(lj, sys);
+  if (rc) return rc;
+  rcl_md *md = rcl__calloc(1, sizeof *md);
+  if (!md) return RCL_ERR_OUT_OF_MEMORY;
+  md->dtype = dtype;
+  md->nt = sys->ntypes;
+  for (int t = 0; t < md->nt; t++) md->mass[t] = sys->mass[t];
+  make_tables(md, lj);
+  rc = check_tables(md);
+  rcl__free(md);
+  return rc;
+}
+
 void rcl_md_free(rcl_md *md) {
   if (!md) return;
   if (md->be) md->be->destroy(md);

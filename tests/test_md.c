@@ -653,6 +653,7 @@ START_TEST(bad_systems) {
     s->pos[7] = 1.0;
     lj.cutoff = 3.5;
     rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
+    rt_fails(rcl_md_check(s, &lj, RCL_F32), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
     lj.cutoff = 2.5;
     s->type[5] = 2;
     rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "atom 6 has type 2");
@@ -667,9 +668,11 @@ START_TEST(bad_systems) {
     lj.sigma[0] = 0.01;
     lj.cutoff = 0.5;
     rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "outside the supported range");
+    rt_fails(rcl_md_check(s, &lj, RCL_F32), RCL_ERR_INVALID_ARG, "outside the supported range");
     lj.epsilon[0] = 1;
     lj.sigma[0] = 1;
     lj.cutoff = 2.5;
+    rt_ok(rcl_md_check(s, &lj, RCL_F32));
     rcl_md_options o = RCL_MD_OPTIONS_INIT;
     o.local_size = 48;
     rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, &o), RCL_ERR_INVALID_ARG, "not a power of two");

@@ -143,6 +143,8 @@ typedef struct {
 RCL_API int rcl_md_create(rcl_md **out, rcl_context *ctx, rcl_dtype dtype, const rcl_md_system *sys,
                           const rcl_md_lj *lj, const rcl_md_options *opts);
 RCL_API void rcl_md_free(rcl_md *md);
+/* The argument checks of rcl_md_create alone (no device, no force evaluation): 0 or the same error. */
+RCL_API int rcl_md_check(const rcl_md_system *sys, const rcl_md_lj *lj, rcl_dtype dtype);
 
 /* Called every thermo_every steps (and at the first and last step of a run); a non-zero return stops
  * the run early (rcl_md_run then returns 0). */

@@ -271,6 +271,11 @@ int cmd_md(int argc, char **argv) {
   sp.dump_every = dump ? dump : sp.every;
   sp.dtime = dtime;
 
+  if (rcl_md_check(sys, &lj, sp.dt)) {
+    rc = cli_error("%s", rcl_error_last());
+    rcl_md_system_free(sys);
+    return rc;
+  }
   FILE *traj = NULL, *logf = NULL;
   if (outpath && !(traj = fopen(outpath, "w"))) {
     rcl_md_system_free(sys);
@@ -291,7 +296,7 @@ int cmd_md(int argc, char **argv) {
            shift ? " shifted" : "", dtime, steps);
   run_result *res = calloc(devs.count, sizeof *res);
   json_t *jdevs = json_array();
-  size_t ran = 0, agree = 0, unsupported = 0, first = (size_t)-1;
+  size_t ran = 0, agree = 0, unsupported = 0, failed = 0, first = (size_t)-1;
   for (size_t i = 0; i < devs.count && res; i++) {
     const char *why;
     if (rcl_device_profile_support(rcl_context_profile(devs.ctx[i]), RCL_FAMILY_MD, sp.dt, &why) == RCL_SUPPORT_NONE) {
@@ -313,6 +318,7 @@ int cmd_md(int argc, char **argv) {
     json_t *jd = result_json(r, devs.name[i], sys->natoms);
     if (!r->ok) {
       if (!json) printf("  error: %s\n", r->why);
+      failed++;
       rc = 1;
       json_array_append_new(jdevs, jd);
       continue;
@@ -380,8 +386,11 @@ int cmd_md(int argc, char **argv) {
   } else {
     json_decref(jdevs);
     json_decref(jref);
-    printf("%s: %zu of %zu device(s) ran, %zu agree (forces, thermo, final state)%s\n", ok ? "AGREE" : "DISAGREE", ran,
-           devs.count, agree, unsupported ? "; the others cannot run this configuration" : "");
+    if (failed)
+      printf("FAILED: the simulation stopped with an error on %zu device(s)\n", failed);
+    else
+      printf("%s: %zu of %zu device(s) ran, %zu agree (forces, thermo, final state)%s\n", ok ? "AGREE" : "DISAGREE",
+             ran, devs.count, agree, unsupported ? "; the others cannot run this configuration" : "");
   }
   if (!rc) rc = ok ? 0 : 1;
   for (size_t i = 0; res && i < devs.count; i++) result_free(&res[i]);
