@@ -27,6 +27,7 @@ int cmd_stencil(int argc, char **argv);
 int cmd_tune(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
+int cmd_md(int argc, char **argv);
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */
@@ -113,6 +114,7 @@ int cli_bench_reduce(cli_bench *b);
 int cli_bench_spmv(cli_bench *b);
 int cli_bench_cg(cli_bench *b);
 int cli_bench_stencil(cli_bench *b);
+int cli_bench_md(cli_bench *b);
 
 /* Times fn(arg) `repeats` times after one warm-up; each call must finish its work (clFinish).
  * Returns 0 and fills median/min/max seconds, or the failing call's status. */

@@ -11,6 +11,7 @@ const cli_bench_family cli_bench_families[] = {
     {"spmv", cli_bench_spmv},
     {"cg", cli_bench_cg},
     {"stencil", cli_bench_stencil},
+    {"md", cli_bench_md},
     {NULL, NULL}};
 
 static void help(void) {

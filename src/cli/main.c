@@ -19,6 +19,7 @@ const cli_command cli_commands[] = {
     {"tune", cmd_tune, "tune launch parameters per device and store them in the tuning cache"},
     {"cache", cmd_cache, "show, list or clear the tuning and program-binary caches"},
     {"compile", cmd_compile, "write program binaries for offline use (FPGA flow)"},
+    {"md", cmd_md, "Lennard-Jones molecular dynamics on one or all devices, with per-device digests"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {

@@ -1,0 +1,112 @@
+/* Internals of the molecular-dynamics family shared by md.c (the public API and the step loop),
+ * md_device.c (the OpenCL backend), md_ref.c (the host C reference of the contract) and md_io.c. */
+#ifndef REPROCL_MD_INTERNAL_H
+#define REPROCL_MD_INTERNAL_H
+#include <string.h>
+
+#include "internal.h"
+#include "reprocl/md.h"
+
+/* Keep in sync with cl/md.cl. */
+#define MD_ERR_RANGE 1u
+#define MD_ERR_NONFINITE 2u
+#define MD_ERR_CAPACITY 4u
+#define MD_ERR_PARTNERS 8u
+#define MD_ERR_KINETIC 16u
+#define MD_ERR_ESCAPED 32u
+
+/* Coefficient table layout (cl/md.cl): [lj1 | lj2 | lj3 | lj4 | offset] of nt*nt each, mass[nt], dtfm[nt]. */
+#define MD_NCOEF(nt) (5 * (nt) * (nt) + 2 * (nt))
+#define MD_C_LJ1(nt) 0
+#define MD_C_LJ2(nt) ((nt) * (nt))
+#define MD_C_LJ3(nt) (2 * (nt) * (nt))
+#define MD_C_LJ4(nt) (3 * (nt) * (nt))
+#define MD_C_OFF(nt) (4 * (nt) * (nt))
+#define MD_C_MASS(nt) (5 * (nt) * (nt))
+#define MD_C_DTFM(nt) (5 * (nt) * (nt) + (nt))
+
+/* An exact fixed-point total: hi * 2^32 + lo, with lo in [0, 2^32) after md_sum_normalize. */
+typedef struct {
+  int64_t hi;
+  int64_t lo;
+} md_sum;
+void md_sum_add(md_sum *s, int64_t q);        /* s += q */
+void md_sum_normalize(md_sum *s);              /* carries lo into hi */
+double md_sum_to_double(md_sum s, int bits);   /* correctly rounded (s * 2^-bits) */
+int md_sum_halve(md_sum *s);                   /* s /= 2; 0 if s was odd (a broken invariant) */
+
+/* The thermo sums of one step, each pair counted once (contract md.thermo). */
+typedef struct {
+  md_sum pe, virial, mv2; /* fixed point: sum of pair energies, of r2 * fpair, of m v^2 */
+  int native;             /* native mode: the floating-point sums below are used instead */
+  double pe_f, virial_f, mv2_f;
+} md_sums;
+
+typedef struct md_backend md_backend;
+
+struct rcl_md {
+  rcl_context *ctx; /* NULL: host reference */
+  rcl_dtype dtype;
+  int bits; /* fixed-point scale */
+  size_t n;
+  int nt;
+  double lo[3], hi[3], len[3];
+  int periodic[3];
+  double cutoff, skin;
+  rcl_md_path path;
+  rcl_md_options opts;
+  /* tables in binary64 (rounded to the dtype where they are used): coef as laid out for cl/md.cl */
+  double coef[MD_NCOEF(RCL_MD_MAX_TYPES)];
+  double mass[RCL_MD_MAX_TYPES];
+  double dt; /* the time step the dtfm entries were made for (0: none yet) */
+  size_t step;
+  size_t steps_taken;
+  size_t builds;
+  int have_ev; /* the energy and virial of the current step were computed */
+  const md_backend *be;
+  void *bs; /* backend state */
+};
+
+struct md_backend {
+  /* Uploads the system (rounded to the dtype) and builds what the backend needs. */
+  int (*init)(rcl_md *md, const rcl_md_system *sys);
+  void (*destroy)(rcl_md *md);
+  /* New coefficient values (after dt changed). */
+  int (*set_coef)(rcl_md *md);
+  /* Forces at the current positions (energy and virial too with ev), rebuilding lists when needed. */
+  int (*forces)(rcl_md *md, int ev);
+  /* One velocity-Verlet step: half kick and drift, rebuild when needed, forces (ev), half kick. With
+   * complete = 0 the backend may defer the last half kick into the next step (no one reads the state
+   * in between). */
+  int (*step)(rcl_md *md, int ev, int complete);
+  /* The thermo sums of the current step (the last forces call computed ev). */
+  int (*sums)(rcl_md *md, md_sums *out);
+  int (*get_state)(rcl_md *md, void *pos, void *vel);
+  int (*get_forces)(rcl_md *md, int64_t *fixed, void *native_force);
+  int (*get_neighbors)(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap);
+  /* Reports any error the device flagged since the last check (end of a run). */
+  int (*check)(rcl_md *md);
+  /* Fills the backend's counters (kernel times, neighbour pairs); NULL: none. */
+  int (*stats)(rcl_md *md, rcl_md_stats *out);
+};
+
+extern const md_backend rcl__md_ref_backend;
+extern const md_backend rcl__md_device_backend;
+
+/* The dtype value of a binary64 table entry (float rounding for f32). */
+static inline void md_put_real(void *dst, size_t i, rcl_dtype dt, double v) {
+  if (dt == RCL_F32) {
+    float f = (float)v;
+    memcpy((char *)dst + 4 * i, &f, 4);
+  } else {
+    memcpy((char *)dst + 8 * i, &v, 8);
+  }
+}
+/* The type tag in the w of a position: 1.0 + type ulps, a normal number whatever the type. */
+static inline uint32_t md_type_bits32(int t) { return 0x3f800000u | (uint32_t)t; }
+static inline uint64_t md_type_bits64(int t) { return 0x3ff0000000000000u | (uint64_t)t; }
+
+/* Error text for a status word of the kernels at a step. */
+int md_status_error(const rcl_md *md, unsigned bits, const char *where);
+
+#endif

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# CLI test of `reprocl md`: agreement across devices and with the host reference, JSON output, LAMMPS
+# energies of the melt configuration, trajectory and thermo-log output read back, golden digests, and
+# the errors of bad input. Arguments: CLI path, source dir, build dir.
+set -u
+cli=$1
+src=$2
+build=$3
+tmp="$build/cli_md_tmp"
+rm -rf "$tmp"
+mkdir -p "$tmp"
+fails=0
+fail() {
+  echo "FAIL: $*"
+  fails=$((fails + 1))
+}
+golden() { awk -v k="$1" '$1 == k {print $2}' "$src/tests/data/golden/md.txt"; }
+
+# 1. a short fcc melt on every device, with the host reference: all agree, exit 0
+out=$("$cli" md --lattice fcc --cells 4 --density 0.8442 --temp 3.0 --steps 40 --thermo 20 --device all \
+  --reference --out "$tmp/traj.xyz" --log "$tmp/thermo.log" 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "lattice run exited $rc"
+echo "$out" | grep -q '^AGREE: ' || fail "lattice run: no AGREE line"
+echo "$out" | grep -q 'host reference: .* identical to the devices' || fail "the host reference does not agree"
+state=$(echo "$out" | awk '/final state/ {print $4; exit}')
+forces=$(echo "$out" | awk '/forces\(step 0\)/ {print $4; exit}')
+[ "$state" = "$(golden md.cli.fcc4.f32.step40.state)" ] || fail "final state digest $state is not the golden one"
+[ "$forces" = "$(golden md.cli.fcc4.f32.step0.forces)" ] || fail "step-0 forces digest $forces is not the golden one"
+frames=$(grep -c '^256$' "$tmp/traj.xyz")
+[ "$frames" -eq 3 ] || fail "trajectory has $frames frames, expected 3 (steps 0, 20, 40)"
+grep -q 'Properties=species:S:1:pos:R:3:vel:R:3' "$tmp/traj.xyz" || fail "trajectory frames lack Properties"
+[ "$(grep -c '^ *[0-9]' "$tmp/thermo.log")" -eq 3 ] || fail "thermo log does not have 3 rows"
+grep -q 'PE/N' "$tmp/thermo.log" || fail "thermo log has no header"
+
+# 1b. the shorter stand-in for the 10 000-step melt of docs/md.md: 1000 steps of 500 atoms (156 list
+# rebuilds) on every device and the host reference, against the golden digest
+out=$("$cli" md --lattice fcc --cells 5 --density 0.8442 --temp 3.0 --steps 1000 --thermo 500 --device all \
+  --reference 2>&1)
+rc=$?
+echo "$out" | tail -4
+[ $rc -eq 0 ] || fail "1000-step run exited $rc"
+echo "$out" | grep -q 'host reference: .* identical to the devices' || fail "1000-step run: the reference differs"
+state=$(echo "$out" | awk '/final state/ {print $4; exit}')
+[ "$state" = "$(golden md.cli.fcc5.f32.step1000.state)" ] || fail "1000-step final state $state is not the golden one"
+
+# 2. the first frame read back: the same step-0 forces digest
+awk 'NR == 1 {n = $1} NR <= n + 2' "$tmp/traj.xyz" > "$tmp/frame0.xyz"
+out=$("$cli" md --input "$tmp/frame0.xyz" --steps 0 2>&1) || fail "reading the XYZ frame back failed: $out"
+echo "$out" | grep -q "forces(step 0) sha256 $forces" || fail "the XYZ frame read back gives other forces: $out"
+
+# 3. --steps 0 on the LAMMPS melt configuration, JSON: the energy and virial pressure of LAMMPS
+json=$("$cli" md --input "$src/tests/data/md/melt.data" --steps 0 --dtype f64 --json 2>/dev/null)
+echo "$json" | grep -q '"all_agree": true' || fail "melt --json: all_agree is not true"
+pe=$(echo "$json" | awk -F': ' '/"pe_total"/ {gsub(/,/, "", $2); print $2; exit}')
+press=$(echo "$json" | awk -F': ' '/"pressure"/ {gsub(/,/, "", $2); print $2; exit}')
+ref_pe=$(awk '{print $3}' "$src/tests/data/md/melt.ref")
+ref_p=$(awk '{print $5}' "$src/tests/data/md/melt.ref")
+awk -v a="$pe" -v b="$ref_pe" 'BEGIN {d = (a - b) / b; exit !(d < 1e-12 && d > -1e-12)}' || fail "melt pe $pe vs LAMMPS $ref_pe"
+awk -v a="$press" -v b="$ref_p" 'BEGIN {d = (a - b) / b; exit !(d < 1e-12 && d > -1e-12)}' ||
+  fail "melt pressure $press vs LAMMPS $ref_p"
+for key in '"pe"' '"ke"' '"etotal"' '"pressure"' '"state_sha256"' '"forces_sha256"'; do
+  echo "$json" | grep -q "$key" || fail "JSON lacks $key"
+done
+echo "$json" | grep -q "\"forces_sha256\": \"$(golden md.melt.f64.forces)\"" || fail "melt f64 forces digest"
+
+# 4. f64 on every device: devices without fp64 are skipped with the reason, the rest agree
+out=$("$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1.0 --steps 10 --dtype f64 --device all 2>&1)
+[ $? -eq 0 ] || fail "f64 run failed: $out"
+echo "$out" | grep -q 'AGREE' || fail "f64 run: no AGREE"
+
+# 5. --native: the drift line is printed
+out=$("$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1.0 --steps 20 --native 2>&1)
+echo "$out" | grep -q 'native build:' || fail "--native printed no native line: $out"
+
+# 6. bad input: clear messages, non-zero exit
+printf 'title\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1\n\nAtoms\n\n1 1 1 1 1\n2 1 x 2 2\n' > "$tmp/bad.data"
+out=$("$cli" md --input "$tmp/bad.data" --steps 0 2>&1)
+[ $? -ne 0 ] || fail "malformed data file accepted"
+echo "$out" | grep -q 'bad.data:17: the coordinate "x" is not a number' || fail "malformed file message: $out"
+out=$("$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1.0 --cutoff 3.0 2>&1)
+[ $? -ne 0 ] || fail "cutoff > half box accepted"
+echo "$out" | grep -q 'larger than half the periodic box' || fail "cutoff message: $out"
+out=$("$cli" md --input "$tmp/missing.data" 2>&1)
+[ $? -ne 0 ] || fail "missing file accepted"
+echo "$out" | grep -q 'cannot open' || fail "missing file message: $out"
+out=$("$cli" md --lattice fcc --cells 3 2>&1)
+[ $? -eq 2 ] || fail "incomplete --lattice options: exit status not 2"
+out=$("$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1 --path nowhere 2>&1)
+[ $? -eq 2 ] || fail "bad --path: exit status not 2"
+echo "$out" | grep -q 'unknown force path "nowhere"' || fail "bad --path message: $out"
+
+rm -rf "$tmp"
+[ $fails -eq 0 ] && echo "cli_md: all checks passed"
+exit $((fails != 0))
