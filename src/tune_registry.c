@@ -7,3 +7,6 @@ const rcl_tune_kernel *const rcl__tune_kernels[] = {
     &rcl__tk_reduce_dot_exact, &rcl__tk_reduce_nrm2_exact, &rcl__tk_reduce_axpy, &rcl__tk_reduce_scal,
     /* stencil, spmv and md add theirs here */
     NULL};
+
+/* Programs a family builds beyond its descriptors' define sets, for bundles. */
+const rcl_bundle_program rcl__bundle_extra_programs[] = {{0, NULL, NULL}};
