@@ -300,7 +300,7 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, con
   memset(p, 0, sizeof *p);
   p->exact = o->contract == RCL_SPMV_EXACT;
   size_t sv = soft_of(soft, RCL_SP_P_VARIANT, o->variant != RCL_SPMV_AUTO);
-  p->variant = o->variant != RCL_SPMV_AUTO                             ? o->variant
+  p->variant = o->variant != RCL_SPMV_AUTO                            ? o->variant
                : sv >= RCL_SPMV_SCALAR && sv < RCL_SPMV_VARIANT_COUNT ? (rcl_spmv_variant)sv
                                                                       : auto_variant(M);
   p->budget = rcl__loop_budget(M->ctx);
@@ -827,8 +827,7 @@ static int is_zero(const void *v, rcl_dtype dt) {
 
 /* Whether a call with o leaves a tunable field to the tuner. */
 static int leaves_choice(const rcl_spmv_options *o) {
-  return !o || o->variant == RCL_SPMV_AUTO || !o->local_size || !o->lanes || !o->block_nnz || !o->slice ||
-         !o->long_row;
+  return !o || o->variant == RCL_SPMV_AUTO || !o->local_size || !o->lanes || !o->block_nnz || !o->slice || !o->long_row;
 }
 
 int rcl_spmv_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alpha, cl_mem x, size_t xoff,

@@ -68,6 +68,7 @@ typedef struct {
   cl_mem x, y;
   size_t nrows;
   size_t soft[RCL_TUNE_MAX_PARAMS]; /* the platform values the default point resolves with */
+  size_t defv[RCL_TUNE_MAX_PARAMS]; /* the default point's values (check() of the default runs first) */
 } sp_state;
 
 static void sp_teardown(void *p) {
@@ -127,6 +128,22 @@ static rcl_spmv_options opts_of(const sp_state *s, const size_t *v) {
   return o;
 }
 
+/* The launch of a point (rcl_tune_point.eff): what the variant uses; the long-row path's sizes only where
+ * the matrix has long rows. */
+static void launch_of(size_t eff[RCL_TUNE_MAX_PARAMS], const sp_state *s, const rcl_spmv_launch *l) {
+  memset(eff, 0, sizeof(size_t) * RCL_TUNE_MAX_PARAMS);
+  eff[0] = (size_t)l->variant;
+  if (l->variant != RCL_SPMV_TASK) eff[1] = l->W;
+  if (l->variant == RCL_SPMV_VECTOR) eff[2] = l->L;
+  if (l->variant == RCL_SPMV_ADAPTIVE || (l->has_long && !s->exact)) eff[3] = l->B;
+  if (l->variant == RCL_SPMV_SELL) eff[4] = l->C;
+  if (l->has_long) {
+    eff[5] = l->T;
+    eff[6] = l->WL;
+    eff[7] = l->window;
+  }
+}
+
 static int sp_check(void *p, rcl_tune_point *pt, int is_default, char *why, size_t wl) {
   sp_state *s = p;
   rcl_spmv_launch l;
@@ -145,19 +162,26 @@ static int sp_check(void *p, rcl_tune_point *pt, int is_default, char *why, size
     return 0;
   }
   if (rc) return rc;
-  /* The launch: what the variant uses; the long-row path's sizes only where the matrix has long rows. */
-  memset(pt->eff, 0, sizeof pt->eff);
-  pt->eff[0] = (size_t)l.variant;
-  if (l.variant != RCL_SPMV_TASK) pt->eff[1] = l.W;
-  if (l.variant == RCL_SPMV_VECTOR) pt->eff[2] = l.L;
-  if (l.variant == RCL_SPMV_ADAPTIVE || (l.has_long && !s->exact)) pt->eff[3] = l.B;
-  if (l.variant == RCL_SPMV_SELL) pt->eff[4] = l.C;
-  if (l.has_long) {
-    pt->eff[5] = l.T;
-    pt->eff[6] = l.WL;
-    pt->eff[7] = l.window;
+  launch_of(pt->eff, s, &l);
+  if (!is_default) {
+    /* Parameters this launch ignores take the default's values (if the launch stays the same): a choice
+     * never carries a value that was not timed into a later call where it would matter. */
+    size_t v[RCL_TUNE_MAX_PARAMS], eff[RCL_TUNE_MAX_PARAMS];
+    memcpy(v, pt->v, sizeof v);
+    if (!pt->eff[1] && !pt->eff[6]) v[RCL_SP_P_LOCAL] = s->defv[RCL_SP_P_LOCAL];
+    if (!pt->eff[2]) v[RCL_SP_P_LANES] = s->defv[RCL_SP_P_LANES];
+    if (!pt->eff[3]) v[RCL_SP_P_BLOCK] = s->defv[RCL_SP_P_BLOCK];
+    if (!pt->eff[4]) v[RCL_SP_P_SLICE] = s->defv[RCL_SP_P_SLICE];
+    if (!pt->eff[5]) v[RCL_SP_P_LONG_ROW] = s->defv[RCL_SP_P_LONG_ROW];
+    rcl_spmv_options n = opts_of(s, v);
+    if (memcmp(v, pt->v, sizeof v) && rcl__spmv_resolve(&l, s->M, &n, NULL) == 0) {
+      launch_of(eff, s, &l);
+      if (!memcmp(eff, pt->eff, sizeof eff)) memcpy(pt->v, v, sizeof v);
+    }
+    rcl_error_clear();
+    return 1;
   }
-  if (is_default) {
+  {
     /* Every parameter of a choice has a value (a cache record names them all): the resolved ones, and
      * for those the variant does not use the platform value or the built-in fallback. */
     size_t *v = pt->v;
@@ -167,6 +191,7 @@ static int sp_check(void *p, rcl_tune_point *pt, int is_default, char *why, size
     if (l.variant == RCL_SPMV_ADAPTIVE || !v[RCL_SP_P_BLOCK]) v[RCL_SP_P_BLOCK] = l.B;
     if (l.variant == RCL_SPMV_SELL || !v[RCL_SP_P_SLICE]) v[RCL_SP_P_SLICE] = l.C ? l.C : 32;
     v[RCL_SP_P_LONG_ROW] = l.T;
+    memcpy(s->defv, v, sizeof s->defv);
   }
   return 1;
 }
@@ -215,11 +240,11 @@ SP_SETUP(setup_irregular_exact, 1, 1)
 
 /* Matrices below 2^16 non-zeros are launch-bound: they keep the defaults. Contract versions: spmv.ordered
  * and spmv.exact v1 (docs/contracts.md). */
-#define SP_KERNEL(VAR, NAME, EXACT, SETUP)                                                                              \
-  const rcl_tune_kernel VAR = {NAME,     RCL_FAMILY_SPMV, "spmv.cl", EXACT ? "-DRCL_SPMV_EXACT=1" : NULL,                \
-                               1,        1u << 16,        1u << 22,  RCL_SP_NPARAMS,                                     \
-                               spmv_params, SETUP,        sp_check,  NULL,                                               \
-                               sp_run,   sp_digest,       sp_teardown};
+#define SP_KERNEL(VAR, NAME, EXACT, SETUP)                                                                             \
+  const rcl_tune_kernel VAR = {NAME,        RCL_FAMILY_SPMV, "spmv.cl",  EXACT ? "-DRCL_SPMV_EXACT=1" : NULL,          \
+                               1,           1u << 16,        1u << 22,   RCL_SP_NPARAMS,                               \
+                               spmv_params, SETUP,           sp_check,   NULL,                                         \
+                               sp_run,      sp_digest,       sp_teardown};
 SP_KERNEL(rcl__tk_spmv_regular_ordered, "spmv.regular.ordered", 0, setup_regular_ordered)
 SP_KERNEL(rcl__tk_spmv_regular_exact, "spmv.regular.exact", 1, setup_regular_exact)
 SP_KERNEL(rcl__tk_spmv_irregular_ordered, "spmv.irregular.ordered", 0, setup_irregular_ordered)

@@ -285,9 +285,9 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
         return rcl__fail(RCL_ERR_INVALID_ARG, "the plain variant computes one point per work-item: tile and "
                                               "points_per_item apply to the tiled variant");
     default_local(o->local_size,
-                  in.local_size[0]                ? in.local_size[0]
+                  in.local_size[0]         ? in.local_size[0]
                   : soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X]
-                                                  : 64,
+                                           : 64,
                   soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 4, kmax, ctx);
     if (in.local_size[0]) o->local_size[0] = in.local_size[0]; /* checked below, not clamped */
     if (in.local_size[1]) o->local_size[1] = in.local_size[1];

@@ -59,8 +59,9 @@ typedef struct {
   size_t w, h;
   rcl_stencil_desc st;
   rcl_sor_desc sor;
-  cl_mem in;  /* the input grid (SOR: the pristine copy) */
-  cl_mem out; /* the output grid (SOR: the grid swept in place) */
+  size_t defv[RCL_TUNE_MAX_PARAMS]; /* the default point's values (check() of the default runs first) */
+  cl_mem in;                        /* the input grid (SOR: the pristine copy) */
+  cl_mem out;                       /* the output grid (SOR: the grid swept in place) */
 } st_state;
 
 static void st_teardown(void *p) {
@@ -146,8 +147,16 @@ static int st_check(void *p, rcl_tune_point *pt, int is_default, char *why, size
     static const size_t fallback[RCL_ST_NPARAMS] = {0, 64, 4, 1, 8};
     pt->v[RCL_ST_P_VARIANT] = (size_t)used.variant;
     for (int i = RCL_ST_P_LOCAL_X; i < RCL_ST_NPARAMS; i++)
-      if (pt->eff[i]) pt->v[i] = pt->eff[i];
-      else if (!pt->v[i]) pt->v[i] = fallback[i];
+      if (pt->eff[i])
+        pt->v[i] = pt->eff[i];
+      else if (!pt->v[i])
+        pt->v[i] = fallback[i];
+    memcpy(s->defv, pt->v, sizeof s->defv);
+  } else {
+    /* Parameters this launch ignores take the default's values: a choice never carries a value that was
+     * not timed into a later call where it would matter (and such points are the same candidate). */
+    for (int i = RCL_ST_P_LOCAL_X; i < RCL_ST_NPARAMS; i++)
+      if (!pt->eff[i]) pt->v[i] = s->defv[i];
   }
   return 1;
 }
@@ -201,9 +210,9 @@ static int setup_sor(void **out, rcl_context *ctx, rcl_dtype dt, size_t n) {
 
 /* Grids below 2^16 points (256 x 256) are launch-bound: they keep the defaults. The contract versions are
  * those of docs/contracts.md (stencil.nine, stencil.general, stencil.sor: v1). */
-#define ST_KERNEL(VAR, NAME, DEFINES, SETUP, PREPARE)                                                                   \
-  const rcl_tune_kernel VAR = {NAME,     RCL_FAMILY_STENCIL, "stencil.cl", DEFINES,  1,        1u << 16,               \
-                               1u << 22, RCL_ST_NPARAMS,     stencil_params, SETUP, st_check, PREPARE,                 \
+#define ST_KERNEL(VAR, NAME, DEFINES, SETUP, PREPARE)                                                                  \
+  const rcl_tune_kernel VAR = {NAME,     RCL_FAMILY_STENCIL, "stencil.cl",   DEFINES, 1,        1u << 16,              \
+                               1u << 22, RCL_ST_NPARAMS,     stencil_params, SETUP,   st_check, PREPARE,               \
                                st_run,   st_digest,          st_teardown};
 ST_KERNEL(rcl__tk_stencil_nine, "stencil.nine", "-DST_R=1", setup_nine, NULL)
 ST_KERNEL(rcl__tk_stencil_general_r1, "stencil.general.r1", "-DST_R=1", setup_general_r1, NULL)

@@ -617,8 +617,7 @@ START_TEST(bundles) {
     rcl_csr_free(A);
   }
   rcl_cache_stats_get(&st, c);
-  ck_assert_msg(st.binary_misses == 0, "%zu programs were compiled although the bundle was loaded",
-                st.binary_misses);
+  ck_assert_msg(st.binary_misses == 0, "%zu programs were compiled although the bundle was loaded", st.binary_misses);
   ck_assert_uint_ge(st.bundle_hits, 5); /* stencil r1 and r2, spmv ordered and exact, reductions (CG, residual) */
   rcl_context_free(c);
   /* Another device's bundle (its fingerprint edited) is refused; so is a truncated one. */

@@ -121,8 +121,10 @@ START_TEST(stencil_tuned_parameters_are_bit_identical) {
       char hex[RCL_SHA256_HEX_SIZE];
       stencil_apply(want, NULL, k, dt, w, h, tin, NULL);
       digest_of(hex, want, bytes);
-      ck_assert_msg(!strcmp(rep.reference_digest, hex), "%s %s on %s: the default's digest %.16s is not the host "
-                    "reference's %.16s", kn, rcl_dtype_name(dt), rt_device_name(_i), rep.reference_digest, hex);
+      ck_assert_msg(!strcmp(rep.reference_digest, hex),
+                    "%s %s on %s: the default's digest %.16s is not the host "
+                    "reference's %.16s",
+                    kn, rcl_dtype_name(dt), rt_device_name(_i), rep.reference_digest, hex);
       /* The context uses the choice from now on; with it (implicit and explicit) the output is the host
        * reference's and the default configuration's. */
       rcl_tune_choice ch;
@@ -196,8 +198,8 @@ START_TEST(spmv_tuned_parameters_are_bit_identical) {
       ck_assert_msg(A->nnz >= n && A->nnz < 2 * n, "%s: tuning matrix of %zu non-zeros for n = %zu", kn, A->nnz, n);
       rcl_spmv_matrix *M;
       rt_ok(rcl_spmv_matrix_create(&M, c, A));
-      ck_assert_ptr_eq(rcl__spmv_tune_kernel_of(M, spmvs[k].exact), rcl__spmv_tune_kernel(spmvs[k].exact,
-                                                                                            spmvs[k].irregular));
+      ck_assert_ptr_eq(rcl__spmv_tune_kernel_of(M, spmvs[k].exact),
+                       rcl__spmv_tune_kernel(spmvs[k].exact, spmvs[k].irregular));
       void *tx = malloc(A->ncols * es), *x = malloc(A->ncols * es), *y0 = malloc(A->nrows * es);
       void *want = malloc(A->nrows * es), *got = malloc(A->nrows * es), *dflt = malloc(A->nrows * es);
       ck_assert_int_eq(rcl_generate(tx, dt, A->ncols, RCL_GEN_UNIFORM, RCL_SPMV_TUNE_SEED + 1), 0);
@@ -214,8 +216,10 @@ START_TEST(spmv_tuned_parameters_are_bit_identical) {
       char hex[RCL_SHA256_HEX_SIZE];
       rt_ok(rcl_ref_spmv(want, A, contract, one, tx, zero));
       digest_of(hex, want, A->nrows * es);
-      ck_assert_msg(!strcmp(rep.reference_digest, hex), "%s %s on %s: the default's digest %.16s is not the host "
-                    "reference's %.16s", kn, rcl_dtype_name(dt), rt_device_name(_i), rep.reference_digest, hex);
+      ck_assert_msg(!strcmp(rep.reference_digest, hex),
+                    "%s %s on %s: the default's digest %.16s is not the host "
+                    "reference's %.16s",
+                    kn, rcl_dtype_name(dt), rt_device_name(_i), rep.reference_digest, hex);
       /* Other data, same matrix: implicit (the context's tuned choice for this bucket) and explicit. */
       memcpy(want, y0, A->nrows * es);
       rt_ok(rcl_ref_spmv(want, A, contract, alpha, x, beta));
@@ -270,6 +274,56 @@ START_TEST(spmv_tuned_parameters_are_bit_identical) {
       rcl_csr_free(A);
     }
   }
+}
+END_TEST
+
+/* SOR sweeps in place: tuning it on first use (forced here) works on scratch grids, so the caller's grid
+ * is swept exactly as many times as asked, and the stencils' input is never written. */
+START_TEST(in_place_kernels_tuned_on_scratch) {
+  if (!rt_supported(_i, RCL_FAMILY_STENCIL, RCL_F32)) return;
+  char spec[16];
+  snprintf(spec, sizeof spec, "%d", _i);
+  rcl_context_options co = RCL_CONTEXT_OPTIONS_INIT;
+  co.device = spec;
+  co.tuning = RCL_TUNING_FORCE;
+  rcl_context *c;
+  rt_ok(rcl_context_create(&c, &co));
+  size_t w = 256, h = 257, n = w * h;
+  float *g = malloc(n * 4), *want = malloc(n * 4), *in = malloc(n * 4), *keep = malloc(n * 4), res, wres;
+  rt_fill(g, RCL_F32, n, "uniform", 51);
+  memcpy(want, g, n * 4);
+  rcl_sor_desc sd = RCL_SOR_DESC_INIT;
+  rt_ok(rcl_ref_sor(want, &wres, &sd, RCL_F32, w, h, 2, NULL));
+  rt_ok(rcl_sor(g, &res, c, &sd, RCL_F32, w, h, 2, NULL, NULL));
+  rt_assert_bits_eq(g, want, n, RCL_F32, "SOR tuned on first use on %s", rt_device_name(_i));
+  rt_assert_bits_eq(&res, &wres, 1, RCL_F32, "SOR residual after tuning on first use");
+  rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
+  rt_fill(in, RCL_F32, n, "uniform", 52);
+  memcpy(keep, in, n * 4);
+  rt_ok(rcl_ref_stencil(want, &st, RCL_F32, w, h, 3, in));
+  /* The enqueue form on the caller's buffers: the first call tunes (on its own grids), then runs once. */
+  cl_int err;
+  cl_mem bin = clCreateBuffer(rcl_context_cl_context(c), CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * 4, in, &err);
+  cl_mem bout = clCreateBuffer(rcl_context_cl_context(c), CL_MEM_READ_WRITE, n * 4, NULL, &err);
+  ck_assert_ptr_nonnull(bout);
+  rt_ok(rcl_stencil_enqueue(bout, 0, 0, c, &st, RCL_F32, w, h, 3, bin, 0, 0, NULL, NULL, NULL));
+  cl_command_queue q = rcl_context_cl_queue(c);
+  ck_assert_int_eq(clEnqueueReadBuffer(q, bout, CL_TRUE, 0, n * 4, g, 0, NULL, NULL), CL_SUCCESS);
+  ck_assert_int_eq(clEnqueueReadBuffer(q, bin, CL_TRUE, 0, n * 4, in, 0, NULL, NULL), CL_SUCCESS);
+  clReleaseMemObject(bin);
+  clReleaseMemObject(bout);
+  rt_assert_bits_eq(g, want, n, RCL_F32, "nine-point stencil tuned on first use on %s", rt_device_name(_i));
+  rt_assert_bits_eq(in, keep, n, RCL_F32, "the stencil's input buffer after tuning on first use");
+  rcl_cache_stats cs;
+  rcl_cache_stats_get(&cs, c);
+  /* stencil.sor (the residual reuses it), the residual norm's reduce.nrm2.ordered, stencil.nine */
+  ck_assert_uint_eq(cs.tunings, 3);
+  ck_assert_msg(rcl_cache_warning(c) == NULL || !strstr(rcl_cache_warning(c), "tuning"), "%s", rcl_cache_warning(c));
+  rcl_context_free(c);
+  free(g);
+  free(want);
+  free(in);
+  free(keep);
 }
 END_TEST
 
@@ -333,6 +387,7 @@ int main(void) {
   rt_add_device_presence(s);
   RT_ADD_DEVICE_CASE(s, stencil_tuned_parameters_are_bit_identical);
   RT_ADD_DEVICE_CASE(s, spmv_tuned_parameters_are_bit_identical);
+  RT_ADD_DEVICE_CASE(s, in_place_kernels_tuned_on_scratch);
   RT_ADD_DEVICE_CASE(s, a_differing_candidate_is_excluded_and_reported);
   int rc = rt_run(s);
   for (size_t i = 0; i < sizeof ctxs / sizeof ctxs[0]; i++) rcl_context_free(ctxs[i]);
