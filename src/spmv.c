@@ -835,7 +835,9 @@ int rcl_spmv_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alph
   if (!M) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_enqueue: NULL matrix");
   size_t tv[RCL_TUNE_MAX_PARAMS];
   const size_t *soft = NULL;
-  if (leaves_choice(opts) && M->nnz && (!opts || opts->version == RCL_SPMV_OPTIONS_VERSION)) {
+  int valid = !opts || (opts->version == RCL_SPMV_OPTIONS_VERSION &&
+                        (opts->contract == RCL_SPMV_ORDERED || opts->contract == RCL_SPMV_EXACT));
+  if (valid && M->nnz && leaves_choice(opts)) { /* (invalid options are refused below, before any tuning) */
     /* Tuned per non-zeros, for the matrix's row regularity (tuning first when the mode says so). */
     int exact = opts && opts->contract == RCL_SPMV_EXACT;
     int rc = rcl__tune_lookup(tv, M->ctx, rcl__spmv_tune_kernel_of(M, exact), M->dtype, M->nnz);
