@@ -295,6 +295,12 @@ static int for_each_program(rcl_context *ctx, program_fn fn, void *user, size_t 
       }
     }
   }
+  for (const rcl_bundle_program *e = rcl__bundle_extra_programs; e->file && !rc; e++)
+    for (int d = 0; d < 2 && !rc; d++) {
+      if (rcl_device_profile_support(&ctx->profile, e->family, dts[d], NULL) == RCL_SUPPORT_NONE) continue;
+      rc = fn(user, ctx, e->file, dts[d], e->defines);
+      n++;
+    }
   if (count) *count = n;
   return rc;
 }

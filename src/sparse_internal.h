@@ -2,7 +2,7 @@
  * Not installed. */
 #ifndef REPROCL_SPARSE_INTERNAL_H
 #define REPROCL_SPARSE_INTERNAL_H
-#include "internal.h"
+#include "tune_internal.h"
 #include "reprocl/sparse.h"
 
 /* Entries in file order, before assembly into CSR: (row, col) 0-based, values in dtype. */
@@ -54,5 +54,52 @@ RCL_INTERNAL void rcl__locale_end(rcl_locale_guard *g);
 RCL_INTERNAL int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
 /* The same for a matrix on a device (its arrays are read back once); the result lives on A's context. */
 RCL_INTERNAL int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
+
+/* ---- tuning (spmv_tune.c; docs/tuning.md) ----------------------------------------------------------- */
+
+/* The tunable parameters of SpMV, in the order of their rcl_tune_param_def table: the variant
+ * (rcl_spmv_variant, scalar .. task) and the rcl_spmv_options fields of the same names. `window` is not
+ * tuned: its default is the most a work-item may loop over per launch, the fewest launches. */
+enum {
+  RCL_SP_P_VARIANT,
+  RCL_SP_P_LOCAL,
+  RCL_SP_P_LANES,
+  RCL_SP_P_BLOCK,
+  RCL_SP_P_SLICE,
+  RCL_SP_P_LONG_ROW,
+  RCL_SP_NPARAMS
+};
+
+/* The extra build defines of the SpMV program for a contract and row-pointer width (what spmv.c builds,
+ * what the descriptors and bundles name). */
+RCL_INTERNAL const char *rcl__spmv_defines(int exact, int rp64);
+/* The descriptors: per contract, one for matrices with regular rows (the longest at most twice the mean
+ * + 16) and one for irregular ones, tuned on matrices of that kind. */
+extern const rcl_tune_kernel rcl__tk_spmv_regular_ordered, rcl__tk_spmv_regular_exact, rcl__tk_spmv_irregular_ordered,
+    rcl__tk_spmv_irregular_exact;
+RCL_INTERNAL const rcl_tune_kernel *rcl__spmv_tune_kernel(int exact, int irregular);
+RCL_INTERNAL const rcl_tune_kernel *rcl__spmv_tune_kernel_of(const rcl_spmv_matrix *M, int exact);
+
+/* What a call launches (the validity predicate runs this: the same planner as a call). */
+typedef struct {
+  rcl_spmv_variant variant;
+  size_t W, WL, L, B, C, T, window; /* variant and long-row work-group sizes, lanes, block, slice, threshold */
+  int has_long;                     /* the matrix has rows longer than T (the long-row path runs) */
+} rcl_spmv_launch;
+/* The launch of opts on M, soft (RCL_SP_P_*, 0: none; or NULL) filling what opts leaves at 0 as tuned
+ * values do (clamped, never refused); RCL_ERR_INVALID_ARG for options the device cannot launch. */
+RCL_INTERNAL int rcl__spmv_resolve(rcl_spmv_launch *out, rcl_spmv_matrix *M, const rcl_spmv_options *opts,
+                                   const size_t *soft);
+/* rcl_spmv_enqueue with the soft values given instead of looked up (NULL: built-in defaults only). */
+RCL_INTERNAL int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alpha, cl_mem x,
+                                        size_t xoff, const void *beta, const rcl_spmv_options *opts, const size_t *soft,
+                                        const rcl_queue_args *q);
+
+/* The tuning problem at problem size n (non-zeros), shared with the tests: regular, the 2D Poisson matrix
+ * on a side of floor(sqrt(n / 5)) (at least 2); irregular, power-law rows rcl_csr_powerlaw(max(64, n / 24)
+ * rows and columns, min_len 2, seed RCL_SPMV_TUNE_SEED). x = rcl_generate(RCL_GEN_UNIFORM,
+ * RCL_SPMV_TUNE_SEED + 1); y = 1 * A x + 0 * y. */
+#define RCL_SPMV_TUNE_SEED 0x5e7a
+RCL_INTERNAL int rcl__spmv_tune_matrix(rcl_csr **out, int irregular, rcl_dtype dtype, size_t n);
 
 #endif

@@ -207,8 +207,9 @@ static int get_kernel(kentry **out, rcl_spmv_matrix *M, int exact, const char *n
       *out = e;
       return 0;
     }
-  char defs[96];
-  snprintf(defs, sizeof defs, "%s%s", exact ? "-DRCL_SPMV_EXACT=1" : "", M->rp64 ? " -DRCL_SPMV_RP64=1" : "");
+  /* Exactly the define strings of the tuner descriptors and bundle programs (tune_registry.c): a
+   * bundle's program is found by its full build options. */
+  const char *defs = rcl__spmv_defines(exact, M->rp64);
   kentry *e = rcl__calloc(1, sizeof *e);
   if (!e) return RCL_ERR_OUT_OF_MEMORY;
   int rc = rcl__kernel_get(&e->k, M->ctx, "spmv.cl", M->dtype, defs, name);
@@ -254,16 +255,38 @@ static int bad_opt(const rcl_spmv_matrix *M, const char *field, size_t v, const 
                    M->ctx->profile.device_name);
 }
 
-/* AUTO: on CPUs one work-item per row (barriers are costly there); on GPUs and accelerators sliced ELL
- * for regular rows (coalesced, no local memory) and CSR-adaptive when row lengths vary a lot. */
-static rcl_spmv_variant auto_variant(const rcl_spmv_matrix *M) {
-  if (M->ctx->profile.type & CL_DEVICE_TYPE_CPU) return RCL_SPMV_SCALAR;
-  size_t mean = M->nrows ? ceil_div(M->nnz, M->nrows) : 0;
-  return M->max_row <= 2 * mean + 16 ? RCL_SPMV_SELL : RCL_SPMV_ADAPTIVE;
+const char *rcl__spmv_defines(int exact, int rp64) {
+  static const char *const defs[2][2] = {{"", "-DRCL_SPMV_RP64=1"},
+                                         {"-DRCL_SPMV_EXACT=1", "-DRCL_SPMV_EXACT=1 -DRCL_SPMV_RP64=1"}};
+  return defs[exact != 0][rp64 != 0];
 }
 
-/* Validates the options and fills the plan (kernels are looked up to learn their work-group limits). */
-static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, kentry **kv, kentry **kl1, kentry **kl2) {
+/* Regular rows: the longest at most twice the mean + 16 (the tuner keys its choices on this too). */
+static int is_regular(const rcl_spmv_matrix *M) {
+  size_t mean = M->nrows ? ceil_div(M->nnz, M->nrows) : 0;
+  return M->max_row <= 2 * mean + 16;
+}
+
+/* AUTO without a tuned or platform choice: on CPUs one work-item per row (barriers are costly there); on
+ * GPUs and accelerators sliced ELL for regular rows (coalesced, no local memory) and CSR-adaptive when row
+ * lengths vary a lot. */
+static rcl_spmv_variant auto_variant(const rcl_spmv_matrix *M) {
+  if (M->ctx->profile.type & CL_DEVICE_TYPE_CPU) return RCL_SPMV_SCALAR;
+  return is_regular(M) ? RCL_SPMV_SELL : RCL_SPMV_ADAPTIVE;
+}
+
+const rcl_tune_kernel *rcl__spmv_tune_kernel_of(const rcl_spmv_matrix *M, int exact) {
+  return rcl__spmv_tune_kernel(exact, !is_regular(M));
+}
+
+/* A soft value (tuned, cached or platform, RCL_SP_P_*) for a field the caller left at 0, or 0. */
+static size_t soft_of(const size_t *soft, int i, size_t given) { return soft && !given ? soft[i] : 0; }
+
+/* Validates the options and fills the plan (kernels are looked up to learn their work-group limits).
+ * Fields the caller left at 0 take the soft values (or NULL) where they have one, clamped to what the
+ * device and matrix allow (never refused), else the built-in defaults. */
+static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft, kentry **kv,
+                     kentry **kl1, kentry **kl2) {
   static const rcl_spmv_options defaults = RCL_SPMV_OPTIONS_INIT;
   if (!o) o = &defaults;
   if (o->version != RCL_SPMV_OPTIONS_VERSION)
@@ -276,7 +299,10 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.variant %d is not an rcl_spmv_variant", (int)o->variant);
   memset(p, 0, sizeof *p);
   p->exact = o->contract == RCL_SPMV_EXACT;
-  p->variant = o->variant == RCL_SPMV_AUTO ? auto_variant(M) : o->variant;
+  size_t sv = soft_of(soft, RCL_SP_P_VARIANT, o->variant != RCL_SPMV_AUTO);
+  p->variant = o->variant != RCL_SPMV_AUTO                            ? o->variant
+               : sv >= RCL_SPMV_SCALAR && sv < RCL_SPMV_VARIANT_COUNT ? (rcl_spmv_variant)sv
+                                                                      : auto_variant(M);
   p->budget = rcl__loop_budget(M->ctx);
   size_t es = rcl_dtype_size(M->dtype);
   p->xd = M->dtype == RCL_F64 ? XD_F64 : XD_F32;
@@ -300,9 +326,10 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
     return bad_opt(M, "local_size", o->local_size, "exceeds the variant kernel's work-group limit");
   if (o->local_size && o->local_size > lmax)
     return bad_opt(M, "local_size", o->local_size, "exceeds the long-row kernels' work-group limit");
-  p->W = o->local_size ? o->local_size : rcl__floor_pow2(kmax < 256 ? kmax : 256);
+  size_t sl = soft_of(soft, RCL_SP_P_LOCAL, o->local_size), wl = sl ? sl : 256;
+  p->W = o->local_size ? o->local_size : rcl__floor_pow2(kmax < wl ? kmax : wl);
   if (p->variant == RCL_SPMV_TASK) p->W = 1;
-  p->WL = o->local_size ? o->local_size : rcl__floor_pow2(lmax < 256 ? lmax : 256);
+  p->WL = o->local_size ? o->local_size : rcl__floor_pow2(lmax < wl ? lmax : wl);
   cl_ulong lmem = M->ctx->profile.local_mem_size;
   /* Staged products per group: adaptive blocks and the ordered long-row path. */
   size_t stage = p->exact ? 2 * es : es;
@@ -313,6 +340,10 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
     if ((cl_ulong)o->block_nnz * stage + 64 * 8 > lmem)
       return bad_opt(M, "block_nnz", o->block_nnz, "does not fit in local memory");
     p->B = o->block_nnz;
+  } else if (soft_of(soft, RCL_SP_P_BLOCK, o->block_nnz)) { /* a power of two >= WB: a multiple of it */
+    p->B = rcl__floor_pow2(soft[RCL_SP_P_BLOCK]);
+    if (p->B < WB) p->B = WB;
+    while (p->B > WB && (cl_ulong)p->B * stage + 64 * 8 > lmem) p->B /= 2;
   } else {
     p->B = 8 * WB;
     while (p->B > WB && (cl_ulong)p->B * stage + 64 * 8 > lmem / 2) p->B /= 2;
@@ -331,6 +362,9 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
       if (!rcl__is_pow2(o->lanes)) return bad_opt(M, "lanes", o->lanes, "is not a power of two");
       if (o->lanes > p->W) return bad_opt(M, "lanes", o->lanes, "exceeds local_size");
       p->L = o->lanes;
+    } else if (soft_of(soft, RCL_SP_P_LANES, o->lanes)) {
+      p->L = rcl__floor_pow2(soft[RCL_SP_P_LANES]);
+      if (p->L > p->W) p->L = p->W;
     } else {
       size_t mean = M->nrows ? ceil_div(M->nnz, M->nrows) : 1;
       p->L = 1;
@@ -340,7 +374,8 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
   if (p->variant == RCL_SPMV_SELL) {
     if (o->slice && (!rcl__is_pow2(o->slice) || o->slice > 4096))
       return bad_opt(M, "slice", o->slice, "is not a power of two up to 4096");
-    p->C = o->slice ? o->slice : 32;
+    size_t sc = soft_of(soft, RCL_SP_P_SLICE, o->slice);
+    p->C = o->slice ? o->slice : sc ? rcl__floor_pow2(sc < 4096 ? sc : 4096) : 32;
   }
   /* The longest row one work-item of the variant may sum in one launch. */
   size_t cap;
@@ -368,7 +403,8 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, ken
                        o->long_row, rcl_spmv_variant_name(p->variant), cap, M->ctx->profile.device_name);
     p->T = o->long_row < cap ? o->long_row : cap;
   } else {
-    p->T = cap;
+    size_t st = soft_of(soft, RCL_SP_P_LONG_ROW, o->long_row);
+    p->T = st && st < cap ? st : cap;
   }
   /* Long-row path: ordered windows (entries per launch) or exact segments (entries per work-item). */
   size_t wmax;
@@ -789,8 +825,31 @@ static int is_zero(const void *v, rcl_dtype dt) {
   return (u << 1) == 0;
 }
 
+/* Whether a call with o leaves a tunable field to the tuner. */
+static int leaves_choice(const rcl_spmv_options *o) {
+  return !o || o->variant == RCL_SPMV_AUTO || !o->local_size || !o->lanes || !o->block_nnz || !o->slice || !o->long_row;
+}
+
 int rcl_spmv_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alpha, cl_mem x, size_t xoff,
                      const void *beta, const rcl_spmv_options *opts, const rcl_queue_args *q) {
+  if (!M) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_enqueue: NULL matrix");
+  size_t tv[RCL_TUNE_MAX_PARAMS];
+  const size_t *soft = NULL;
+  int valid = !opts || (opts->version == RCL_SPMV_OPTIONS_VERSION &&
+                        (opts->contract == RCL_SPMV_ORDERED || opts->contract == RCL_SPMV_EXACT));
+  if (valid && M->nnz && leaves_choice(opts)) { /* (invalid options are refused below, before any tuning) */
+    /* Tuned per non-zeros, for the matrix's row regularity (tuning first when the mode says so). */
+    int exact = opts && opts->contract == RCL_SPMV_EXACT;
+    int rc = rcl__tune_lookup(tv, M->ctx, rcl__spmv_tune_kernel_of(M, exact), M->dtype, M->nnz);
+    if (rc) return rc;
+    soft = tv;
+  }
+  return rcl__spmv_enqueue_soft(y, yoff, M, alpha, x, xoff, beta, opts, soft, q);
+}
+
+int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alpha, cl_mem x, size_t xoff,
+                           const void *beta, const rcl_spmv_options *opts, const size_t *soft,
+                           const rcl_queue_args *q) {
   if (!M) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_enqueue: NULL matrix");
   if (!alpha || !beta) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_enqueue: NULL alpha or beta");
   size_t es = rcl_dtype_size(M->dtype), need;
@@ -811,7 +870,7 @@ int rcl_spmv_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alph
   pthread_mutex_lock(&M->lock);
   plan p;
   kentry *kv = NULL, *k1 = NULL, *k2 = NULL;
-  rc = make_plan(&p, M, opts, &kv, &k1, &k2);
+  rc = make_plan(&p, M, opts, soft, &kv, &k1, &k2);
   cl_mem tmp[2] = {NULL, NULL};
   if (!rc && M->nrows == 0) { /* nothing to compute, but the caller's event still follows its wait list */
     cl_event ev = NULL;
@@ -842,6 +901,26 @@ int rcl_spmv_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alph
     ch.last = ev;
   }
   rcl__chain_end(&ch, q);
+  return 0;
+}
+
+int rcl__spmv_resolve(rcl_spmv_launch *out, rcl_spmv_matrix *M, const rcl_spmv_options *opts, const size_t *soft) {
+  memset(out, 0, sizeof *out);
+  plan p;
+  kentry *kv = NULL, *k1 = NULL, *k2 = NULL;
+  pthread_mutex_lock(&M->lock);
+  int rc = make_plan(&p, M, opts, soft, &kv, &k1, &k2);
+  pthread_mutex_unlock(&M->lock);
+  if (rc) return rc;
+  out->variant = p.variant;
+  out->W = p.W;
+  out->WL = p.WL;
+  out->L = p.L;
+  out->B = p.B;
+  out->C = p.C;
+  out->T = p.T;
+  out->window = p.window;
+  out->has_long = M->max_row > p.T;
   return 0;
 }
 

@@ -130,7 +130,7 @@ void rcl__sor_coefficients(void *c1, void *c0, double omega, rcl_dtype dtype) {
 
 /* ---- launch configuration ---------------------------------------------------------------------------- */
 
-typedef enum { K_NINE, K_GENERAL, K_SOR } kernel_kind;
+typedef rcl_stencil_kernel_kind kernel_kind;
 
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
@@ -148,7 +148,7 @@ static const char *radius_define(unsigned int radius) { return radius == 2 ? "-D
 /* Loop iterations one task work-item spends per point (the general stencil's weight loop counts where the
  * compiler keeps it). */
 static size_t task_cost(kernel_kind kk, unsigned int radius) {
-  return kk == K_GENERAL ? (2 * radius + 1) * (2 * radius + 1) + 1 : 1;
+  return kk == RCL_STK_GENERAL ? (2 * radius + 1) * (2 * radius + 1) + 1 : 1;
 }
 
 static int opts_check_version(const rcl_stencil_options *o) {
@@ -162,8 +162,34 @@ static int opts_check_version(const rcl_stencil_options *o) {
   return 0;
 }
 
-static rcl_stencil_variant pick_variant(const rcl_context *ctx, const rcl_stencil_options *o) {
+/* Whether the caller's shape fields (local_size, tile, points_per_item) can be used by variant v. */
+static int shape_fits(const rcl_stencil_options *o, rcl_stencil_variant v) {
+  for (int d = 0; o && d < 2; d++) {
+    if (v == RCL_STENCIL_TASK && (o->local_size[d] || o->tile[d] || o->points_per_item[d])) return 0;
+    if (v == RCL_STENCIL_PLAIN &&
+        ((o->points_per_item[d] && o->points_per_item[d] != 1) || (o->tile[d] && o->tile[d] != o->local_size[d])))
+      return 0;
+  }
+  return 1;
+}
+
+/* Whether a call with o leaves a choice to the tuner (a variant, or a shape the fields do not determine). */
+static int leaves_choice(const rcl_stencil_options *o) {
+  if (!o || o->variant == RCL_STENCIL_AUTO) return 1;
+  if (o->variant == RCL_STENCIL_TASK) return 0;
+  if (o->variant == RCL_STENCIL_PLAIN) return !o->local_size[0] || !o->local_size[1];
+  for (int d = 0; d < 2; d++)
+    if ((o->local_size[d] != 0) + (o->tile[d] != 0) + (o->points_per_item[d] != 0) < 2) return 1;
+  return 0;
+}
+
+/* The variant: the caller's; else the tuned, cached or platform one (soft: skipped when the caller's
+ * shape fields do not fit it); else tiled on GPUs and accelerators, plain on CPUs. */
+static rcl_stencil_variant pick_variant(const rcl_context *ctx, const rcl_stencil_options *o, const size_t *soft) {
   if (o && o->variant != RCL_STENCIL_AUTO) return o->variant;
+  if (soft && soft[RCL_ST_P_VARIANT] >= RCL_STENCIL_PLAIN && soft[RCL_ST_P_VARIANT] <= RCL_STENCIL_TASK &&
+      shape_fits(o, (rcl_stencil_variant)soft[RCL_ST_P_VARIANT]))
+    return (rcl_stencil_variant)soft[RCL_ST_P_VARIANT];
   return (ctx->profile.type & CL_DEVICE_TYPE_CPU) ? RCL_STENCIL_PLAIN : RCL_STENCIL_TILED;
 }
 
@@ -229,9 +255,14 @@ typedef struct {
   size_t lmem;           /* bytes of local memory (TILED) */
 } launch_cfg;
 
-/* Resolves opts for a kernel whose variant is already picked; k is that kernel. */
+/* Resolves opts for a kernel whose variant is already picked; k is that kernel. soft (or NULL) holds the
+ * tuned, cached or platform values (RCL_ST_P_*; 0: none) used where the caller left a field at 0, as the
+ * built-in defaults are: clamped to the kernel's work-group limit. */
 static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind kk, unsigned int radius,
-                   rcl_stencil_variant v, cl_kernel k, const char *kname, const rcl_stencil_options *opts) {
+                   rcl_stencil_variant v, cl_kernel k, const char *kname, const rcl_stencil_options *opts,
+                   const size_t *soft) {
+  static const size_t none[RCL_TUNE_MAX_PARAMS];
+  if (!soft) soft = none;
   rcl_stencil_options in = opts ? *opts : (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
   rcl_stencil_options *o = &cfg->o;
   memset(cfg, 0, sizeof *cfg);
@@ -253,7 +284,11 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
       if ((in.points_per_item[d] && in.points_per_item[d] != 1) || (in.tile[d] && in.tile[d] != in.local_size[d]))
         return rcl__fail(RCL_ERR_INVALID_ARG, "the plain variant computes one point per work-item: tile and "
                                               "points_per_item apply to the tiled variant");
-    default_local(o->local_size, in.local_size[0] ? in.local_size[0] : 64, 4, kmax, ctx);
+    default_local(o->local_size,
+                  in.local_size[0]         ? in.local_size[0]
+                  : soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X]
+                                           : 64,
+                  soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 4, kmax, ctx);
     if (in.local_size[0]) o->local_size[0] = in.local_size[0]; /* checked below, not clamped */
     if (in.local_size[1]) o->local_size[1] = in.local_size[1];
     if ((rc = check_local(o->local_size, kmax, ctx, kname))) return rc;
@@ -263,10 +298,12 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
     return 0;
   }
   /* TILED: x first, then a default y that fits the kernel's limit beside the x chosen. */
-  static const size_t dp[2] = {1, 8};
+  const size_t dp[2] = {soft[RCL_ST_P_POINTS_X] ? soft[RCL_ST_P_POINTS_X] : 1,
+                        soft[RCL_ST_P_POINTS_Y] ? soft[RCL_ST_P_POINTS_Y] : 8};
   for (int d = 0; d < 2; d++) {
     size_t dl[2];
-    default_local(dl, d == 0 ? 32 : o->local_size[0], 8, kmax, ctx);
+    default_local(dl, d == 0 ? (soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X] : 32) : o->local_size[0],
+                  soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 8, kmax, ctx);
     o->local_size[d] = in.local_size[d];
     o->points_per_item[d] = in.points_per_item[d];
     o->tile[d] = in.tile[d];
@@ -283,7 +320,7 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
                      (unsigned long long)ctx->profile.local_mem_size);
   /* Loop iterations of one work-item: loading the tile, then its points (and the weight loop). */
   size_t load = ceil_div(o->tile[1] + h, o->local_size[1]) * (1 + ceil_div(o->tile[0] + h, o->local_size[0]));
-  size_t per_point = kk == K_GENERAL ? task_cost(kk, radius) : 1;
+  size_t per_point = kk == RCL_STK_GENERAL ? task_cost(kk, radius) : 1;
   size_t iters = load + o->points_per_item[0] * (1 + o->points_per_item[1] * per_point);
   if (iters > budget)
     return rcl__fail(RCL_ERR_INVALID_ARG,
@@ -294,35 +331,86 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
   return 0;
 }
 
-/* Picks the variant, gets its kernel and resolves the configuration. */
-static int prepare(launch_cfg *cfg, cl_kernel *k, rcl_context *ctx, rcl_dtype dt, kernel_kind kk, unsigned int radius,
-                   const rcl_stencil_options *opts) {
-  int rc = opts_check_version(opts);
-  if (rc) return rc;
-  rcl_stencil_variant v = pick_variant(ctx, opts);
-  if ((rc = rcl__kernel_get(k, ctx, "stencil.cl", dt, radius_define(radius), kernel_name(kk, v)))) return rc;
-  rc = resolve(cfg, ctx, dt, kk, radius, v, *k, kernel_name(kk, v), opts);
-  if (rc) {
+/* Gets variant v's kernel and resolves the configuration with it. */
+static int prepare_variant(launch_cfg *cfg, cl_kernel *k, rcl_context *ctx, rcl_dtype dt, kernel_kind kk,
+                           unsigned int radius, rcl_stencil_variant v, const rcl_stencil_options *opts,
+                           const size_t *soft) {
+  int rc = rcl__kernel_get(k, ctx, "stencil.cl", dt, radius_define(radius), kernel_name(kk, v));
+  if (!rc) rc = resolve(cfg, ctx, dt, kk, radius, v, *k, kernel_name(kk, v), opts, soft);
+  if (rc && *k) {
     clReleaseKernel(*k);
     *k = NULL;
   }
   return rc;
 }
 
-int rcl_stencil_resolve_options(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dtype, const rcl_stencil_desc *st,
-                                const rcl_stencil_options *opts) {
-  if (!out || !ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_stencil_resolve_options: NULL output or context");
-  unsigned int radius = 1;
-  int rc = st ? rcl__stencil_check(st, &radius) : 0;
-  if (!rc) rc = rcl__require_support(ctx, RCL_FAMILY_STENCIL, dtype);
+/* Picks the variant, gets its kernel and resolves the configuration. Where the caller leaves a choice, the
+ * tuner's values for a grid of npoints points are used (tuning first when the context's mode says so;
+ * with may_tune 0 only what rcl_tune_get reports). Those are soft: if they cannot launch, the built-in
+ * defaults are used, so a tuned or platform value never makes a call fail. */
+static int prepare(launch_cfg *cfg, cl_kernel *k, rcl_context *ctx, rcl_dtype dt, kernel_kind kk, unsigned int radius,
+                   const rcl_stencil_options *opts, size_t npoints, int may_tune) {
+  int rc = opts_check_version(opts);
   if (rc) return rc;
-  kernel_kind kk = !st ? K_SOR : st->kind == RCL_STENCIL_NINE ? K_NINE : K_GENERAL;
+  size_t tv[RCL_TUNE_MAX_PARAMS];
+  const size_t *soft = NULL;
+  if (leaves_choice(opts)) {
+    const rcl_tune_kernel *tk = rcl__stencil_tune_kernel(kk, radius);
+    rc = may_tune ? rcl__tune_lookup(tv, ctx, tk, dt, npoints) : rcl__tune_peek(tv, ctx, tk, dt, npoints);
+    if (rc) return rc;
+    soft = tv;
+  }
+  rcl_stencil_variant v = pick_variant(ctx, opts, soft);
+  *k = NULL;
+  rc = prepare_variant(cfg, k, ctx, dt, kk, radius, v, opts, soft);
+  if (rc == RCL_ERR_INVALID_ARG && soft) {
+    rcl_error_clear();
+    rc = prepare_variant(cfg, k, ctx, dt, kk, radius, pick_variant(ctx, opts, NULL), opts, NULL);
+  }
+  return rc;
+}
+
+int rcl__stencil_config(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dt, kernel_kind kk, unsigned int radius,
+                        const rcl_stencil_options *opts, const size_t *soft) {
   launch_cfg cfg;
   cl_kernel k = NULL;
-  rc = prepare(&cfg, &k, ctx, dtype, kk, radius, opts);
+  int rc = opts_check_version(opts);
+  if (rc) return rc;
+  rcl_stencil_variant v = pick_variant(ctx, opts, soft);
+  rc = prepare_variant(&cfg, &k, ctx, dt, kk, radius, v, opts, soft);
+  if (rc == RCL_ERR_INVALID_ARG && soft) {
+    rcl_error_clear();
+    rc = prepare_variant(&cfg, &k, ctx, dt, kk, radius, pick_variant(ctx, opts, NULL), opts, NULL);
+  }
   if (k) clReleaseKernel(k);
   if (!rc) *out = cfg.o;
   return rc;
+}
+
+int rcl_stencil_resolve_launch(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dtype, const rcl_stencil_desc *st,
+                               size_t width, size_t height, const rcl_stencil_options *opts) {
+  if (!out || !ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_stencil_resolve_launch: NULL output or context");
+  unsigned int radius = 1;
+  int rc = st ? rcl__stencil_check(st, &radius) : 0;
+  if (!rc) rc = rcl__require_support(ctx, RCL_FAMILY_STENCIL, dtype);
+  size_t npoints = 0;
+  if (!rc && (width || height)) {
+    rc = rcl__grid_check_dims(width, height, rcl_dtype_size(dtype), "rcl_stencil_resolve_launch");
+    npoints = width * height;
+  }
+  if (rc) return rc;
+  kernel_kind kk = !st ? RCL_STK_SOR : st->kind == RCL_STENCIL_NINE ? RCL_STK_NINE : RCL_STK_GENERAL;
+  launch_cfg cfg;
+  cl_kernel k = NULL;
+  rc = prepare(&cfg, &k, ctx, dtype, kk, radius, opts, npoints, 0);
+  if (k) clReleaseKernel(k);
+  if (!rc) *out = cfg.o;
+  return rc;
+}
+
+int rcl_stencil_resolve_options(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dtype, const rcl_stencil_desc *st,
+                                const rcl_stencil_options *opts) {
+  return rcl_stencil_resolve_launch(out, ctx, dtype, st, 0, 0, opts);
 }
 
 /* ---- launching ------------------------------------------------------------------------------------ */
@@ -458,7 +546,7 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
   if (!rc) rc = rcl__queue_of(&queue, ctx, q);
   if (rc) return rc;
 
-  kernel_kind kk = st->kind == RCL_STENCIL_NINE ? K_NINE : K_GENERAL;
+  kernel_kind kk = st->kind == RCL_STENCIL_NINE ? RCL_STK_NINE : RCL_STK_GENERAL;
   cl_kernel k = NULL;
   cl_mem wbuf = NULL, tmp = NULL;
   launch_cfg cfg;
@@ -480,11 +568,11 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
       rc = rcl__chain_kernel_nd(&ch, k, "rcl_grid_copy", 2, global, local);
     }
   } else {
-    rc = prepare(&cfg, &k, ctx, dtype, kk, radius, opts);
+    rc = prepare(&cfg, &k, ctx, dtype, kk, radius, opts, width * height, 1);
     /* Only a prepared configuration has a resolved variant (a failed one may still say "auto"). */
     const char *name = rc ? "" : kernel_name(kk, cfg.o.variant);
-    size_t nw = kk == K_NINE ? 3 : (2 * radius + 1) * (2 * radius + 1);
-    if (!rc && kk == K_GENERAL)
+    size_t nw = kk == RCL_STK_NINE ? 3 : (2 * radius + 1) * (2 * radius + 1);
+    if (!rc && kk == RCL_STK_GENERAL)
       rc = rcl__buffer_create(&wbuf, ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nw * es,
                               dtype == RCL_F32 ? (void *)c.f : (void *)c.d, "stencil weights");
     if (!rc && iters >= 2 && !scratch) {
@@ -497,7 +585,7 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
     /* The last iteration writes out; before it they alternate, so iteration i writes out when
      * iters - 1 - i is even. */
     cl_uint extra = 0;
-    if (!rc && kk == K_NINE) {
+    if (!rc && kk == RCL_STK_NINE) {
       for (cl_uint a = 0; a < 3 && !rc; a++)
         rc = set_arg(k, name, 10 + a, es, dtype == RCL_F32 ? (void *)&c.f[a] : (void *)&c.d[a]);
       extra = 13;
@@ -602,8 +690,8 @@ int rcl_sor_enqueue(cl_mem grid, size_t offset, size_t pitch, rcl_context *ctx, 
   launch_cfg cfg;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
-  rc = prepare(&cfg, &k, ctx, dtype, K_SOR, 1, opts);
-  const char *name = rc ? "" : kernel_name(K_SOR, cfg.o.variant);
+  rc = prepare(&cfg, &k, ctx, dtype, RCL_STK_SOR, 1, opts, width * height, 1);
+  const char *name = rc ? "" : kernel_name(RCL_STK_SOR, cfg.o.variant);
   if (!rc) rc = set_sor_args(k, name, &g, &b, width, height, s->boundary, bval, es);
   if (!rc) rc = set_arg(k, name, 11, es, c1);
   if (!rc) rc = set_arg(k, name, 12, es, c0);
@@ -632,22 +720,36 @@ int rcl_sor_residual_enqueue(cl_mem result, size_t result_offset, rcl_context *c
   if (rc) return rc;
   unsigned char bval[8];
   rcl__to_dtype(bval, s->boundary_value, dtype);
-  /* One work-item per point, or the task form: the residual is one pass with no reuse to tile for. */
+  /* One work-item per point, or the task form: the residual is one pass with no reuse to tile for. With
+   * variant AUTO it follows the sweeps' tuned (or platform) choice: the task form where that is task,
+   * else one work-item per point with the sweeps' work-group shape as a soft default. */
+  size_t n = width * height; /* checked by rcl__grid_check_dims */
+  size_t tv[RCL_TUNE_MAX_PARAMS];
+  const size_t *soft = NULL;
+  rcl_stencil_variant rv = opts ? opts->variant : RCL_STENCIL_AUTO;
+  if (rv == RCL_STENCIL_AUTO) {
+    if ((rc = rcl__tune_lookup(tv, ctx, rcl__stencil_tune_kernel(RCL_STK_SOR, 1), dtype, n)) != 0) return rc;
+    soft = tv;
+    if (tv[RCL_ST_P_VARIANT] == RCL_STENCIL_TASK && shape_fits(opts, RCL_STENCIL_TASK)) rv = RCL_STENCIL_TASK;
+  }
   launch_cfg cfg;
   memset(&cfg, 0, sizeof cfg);
-  cfg.o.variant = opts && opts->variant == RCL_STENCIL_TASK ? RCL_STENCIL_TASK : RCL_STENCIL_PLAIN;
+  cfg.o.variant = rv == RCL_STENCIL_TASK ? RCL_STENCIL_TASK : RCL_STENCIL_PLAIN;
   const char *name = cfg.o.variant == RCL_STENCIL_TASK ? "rcl_sor_residual_task" : "rcl_sor_residual_plain";
   cl_kernel k = NULL;
   cl_mem res = NULL;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
-  size_t n = width * height; /* checked by rcl__grid_check_dims */
   rc = rcl__kernel_get(&k, ctx, "stencil.cl", dtype, radius_define(1), name);
   if (!rc && cfg.o.variant == RCL_STENCIL_PLAIN) {
     rcl_stencil_options po = RCL_STENCIL_OPTIONS_INIT;
     po.variant = RCL_STENCIL_PLAIN;
     if (opts && opts->variant == RCL_STENCIL_PLAIN) po = *opts;
-    rc = resolve(&cfg, ctx, dtype, K_SOR, 1, RCL_STENCIL_PLAIN, k, name, &po);
+    rc = resolve(&cfg, ctx, dtype, RCL_STK_SOR, 1, RCL_STENCIL_PLAIN, k, name, &po, soft);
+    if (rc == RCL_ERR_INVALID_ARG && soft) {
+      rcl_error_clear();
+      rc = resolve(&cfg, ctx, dtype, RCL_STK_SOR, 1, RCL_STENCIL_PLAIN, k, name, &po, NULL);
+    }
   }
   if (!rc) rc = rcl__buffer_create(&res, ctx, CL_MEM_READ_WRITE, n * es, NULL, "SOR residual grid");
   if (!rc) rc = set_sor_args(k, name, &g, &b, width, height, s->boundary, bval, es);

@@ -27,6 +27,7 @@
 #define MAX_SAMPLES 31
 #define DEFAULT_BUDGET_MS 1000.0
 #define DEFAULT_SAMPLES 7
+#define WARMUP_SHARE 0.5 /* of the budget, at most, for the warm-ups of candidates other than the default */
 /* Tuning on first use stops at this problem size: one launch of a larger problem can take the whole
  * budget (and its scratch copies the memory); `reprocl tune --size N` tunes any size explicitly. */
 #define FIRST_USE_MAX_N ((size_t)1 << 24)
@@ -53,6 +54,10 @@ int rcl__tune_param_parse(size_t *out, const rcl_tune_param_def *p, const char *
         return 0;
       }
   }
+  if (!p->labels && !strcasecmp(text, "max")) { /* "no limit" (e.g. spmv's long_row), the largest size_t */
+    *out = SIZE_MAX;
+    return 0;
+  }
   char *end;
   unsigned long long v = strtoull(text, &end, 10);
   if (!*text || *end || text[0] == '-' || text[0] == '+') {
@@ -60,7 +65,7 @@ int rcl__tune_param_parse(size_t *out, const rcl_tune_param_def *p, const char *
     for (size_t i = 0; p->labels && i < p->count; i++)
       snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", p->labels[i]);
     return rcl__fail(RCL_ERR_INVALID_ARG, "%s=\"%s\": expected %s%s", p->name, text,
-                     p->labels ? "one of " : "a non-negative integer", list);
+                     p->labels ? "one of " : "a non-negative integer or max", list);
   }
   if (p->labels && v != 0) { /* an enumerated parameter takes only its own values */
     size_t i = 0;
@@ -77,7 +82,10 @@ const char *rcl__tune_param_format(char *buf, size_t size, const rcl_tune_param_
       snprintf(buf, size, "%s", p->labels[i]);
       return buf;
     }
-  snprintf(buf, size, "%zu", value);
+  if (value == SIZE_MAX)
+    snprintf(buf, size, "max");
+  else
+    snprintf(buf, size, "%zu", value);
   return buf;
 }
 
@@ -539,6 +547,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
   }
   char why[512];
   if (!rc) {
+    cands[0].p.is_default = 1;
     rc = defaults_of(cands[0].p.v, ctx, k);
     if (!rc) {
       int ok = k->check(st, &cands[0].p, 1, why, sizeof why);
@@ -591,14 +600,19 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
   }
   /* The budget counts launches: building the programs and the scratch data (which a first call pays
    * anyway) is not spent on choosing. */
-  deadline = now_s() + budget_ms * 1e-3;
+  double t0 = now_s();
+  deadline = t0 + budget_ms * 1e-3;
+  /* Warm-ups may take at most half the budget: where they are slow (PoCL compiles a kernel per work-group
+   * size, ~0.5 s each), the candidates nearest the default are still timed instead of none. */
+  double warm_deadline = t0 + WARMUP_SHARE * budget_ms * 1e-3;
   size_t est = nc * (1 + (size_t)samples), done = 0;
   char ref[RCL_SHA256_HEX_SIZE] = "";
   /* Warm-ups: each candidate once, untimed, its digest checked against the default's. */
   for (size_t i = 0; i < nc && !rc; i++) {
-    if (i > 0 && now_s() > deadline) {
-      rep->budget_exhausted = 1;
+    if (i > 0 && now_s() > warm_deadline) {
+      rep->budget_exhausted = 1; /* the rest of the space is not explored */
       for (size_t j = i; j < nc; j++) cands[j].alive = 0;
+      est = done + i * (size_t)samples;
       break;
     }
     double t;
@@ -626,11 +640,12 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
   for (size_t i = 0; i < nc; i++) rep->timed += cands[i].alive;
   /* Rounds: one timed launch per live candidate, round-robin. */
   size_t rounds = 0;
-  while (!rc && rounds < (size_t)samples && !rep->budget_exhausted) {
+  int stopped = 0;
+  while (!rc && rounds < (size_t)samples && !stopped) {
     for (size_t i = 0; i < nc && !rc; i++) {
       if (!cands[i].alive) continue;
       if (now_s() > deadline) {
-        rep->budget_exhausted = 1;
+        rep->budget_exhausted = stopped = 1;
         break;
       }
       rc = launch(&cands[i].t[cands[i].nt], &rep->host_timing, k, st, &cands[i].p, q);
@@ -638,7 +653,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
       if (!rc) cands[i].nt++;
       if (progress) progress(puser, ++done, est);
     }
-    if (rc || rep->budget_exhausted) break;
+    if (rc || stopped) break;
     rounds++;
     if (rounds == FIRST_ROUNDS) { /* prune: several times slower than the best so far */
       double best = INFINITY, med, q1, q3;
@@ -851,6 +866,16 @@ int rcl__tune_lookup(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const
   pthread_mutex_lock(&t->lock);
   overlay(values, e, k->nparams);
   pthread_mutex_unlock(&t->lock);
+  return 0;
+}
+
+int rcl__tune_peek(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt,
+                   size_t n) {
+  rcl_tune_choice ch;
+  int rc = rcl_tune_get(&ch, ctx, k->name, dt, n);
+  if (rc) return rc;
+  memset(values, 0, sizeof(size_t) * RCL_TUNE_MAX_PARAMS);
+  for (size_t i = 0; i < ch.count && i < RCL_TUNE_MAX_PARAMS; i++) values[i] = ch.params[i].value;
   return 0;
 }
 

@@ -26,6 +26,8 @@ typedef struct {
 typedef struct {
   size_t v[RCL_TUNE_MAX_PARAMS];
   size_t eff[RCL_TUNE_MAX_PARAMS];
+  int is_default; /* the default configuration (set by the tuner): run() launches it as a call with nothing
+                   * set would, where its launch cannot be written as explicit options */
 } rcl_tune_point;
 
 typedef struct rcl_tune_kernel rcl_tune_kernel;
@@ -61,6 +63,13 @@ struct rcl_tune_kernel {
 
 /* Every tunable kernel of the library, NULL-terminated (tune_registry.c). */
 extern const rcl_tune_kernel *const rcl__tune_kernels[];
+/* Programs built beyond the descriptors' (file, defines), for bundles; terminated by file NULL. */
+typedef struct {
+  rcl_family family;
+  const char *file;
+  const char *defines;
+} rcl_bundle_program;
+extern const rcl_bundle_program rcl__bundle_extra_programs[];
 RCL_INTERNAL const rcl_tune_kernel *rcl__tune_kernel_find(const char *name);
 /* Index of a parameter by name, or -1. */
 RCL_INTERNAL int rcl__tune_param_index(const rcl_tune_kernel *k, const char *name);
@@ -79,6 +88,11 @@ RCL_INTERNAL unsigned rcl__tune_bucket(size_t n);
  * problem is kept for rcl_cache_warning(). */
 RCL_INTERNAL int rcl__tune_lookup(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const rcl_tune_kernel *k,
                                   rcl_dtype dtype, size_t n);
+
+/* The same values without ever tuning (what rcl_tune_get reports): for "which configuration would a call
+ * use" queries that must not spend a tuning budget. */
+RCL_INTERNAL int rcl__tune_peek(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const rcl_tune_kernel *k,
+                                rcl_dtype dtype, size_t n);
 
 /* ---- timing capture (launch.c) ------------------------------------------------------------------- */
 /* While a capture is active on a thread, rcl__chain_kernel/_fill retain the first and last event they

@@ -42,12 +42,26 @@ grep -q '"records": 16,' "$work/list.json" || fail "expected 16 records: $(grep 
 "$cli" compile --device 0 -o "$work/b.bundle" | grep -q "program binaries" || fail "compile"
 REPROCL_NO_BINARY_CACHE=1 REPROCL_BINARIES="$work/b.bundle" \
   "$cli" run reduce --op dot --mode exact --n 100000 --device 0 | grep -q "^AGREE" || fail "run with a bundle"
+for args in "stencil --kind general --weights 0,.25,0,.25,0,.25,0,.25,0 --grid 40x30 --iters 3" \
+            "stencil --kind sor --grid 40x30 --iters 3" "spmv --gen powerlaw:500:3 --contract exact" \
+            "cg --gen poisson2d:20"; do
+  # shellcheck disable=SC2086
+  REPROCL_NO_BINARY_CACHE=1 REPROCL_BINARIES="$work/b.bundle" "$cli" $args --device 0 | grep -q "^AGREE" ||
+    fail "$args with a bundle"
+done
 "$cli" compile --device 0 --emit-source "$work/src" | grep -q "manifest.txt" || fail "compile --emit-source"
 [ "$(ls "$work/src"/*.cl | wc -l)" -ge 1 ] || fail "no sources emitted"
 set +e
 out=$(REPROCL_BINARIES="$work/missing.bundle" "$cli" run reduce --n 10 --device 0 2>&1); rc=$?
 set -e
 [ $rc = 1 ] && echo "$out" | grep -q "missing.bundle does not exist" || fail "a missing bundle: $rc $out"
+
+# Every family tunes from the command line into the cache.
+"$cli" tune --kernel stencil.nine,spmv.regular.ordered --device 0 --dtype f32 --size 2^16 --budget-ms 400 --json \
+  >"$work/f.json"
+grep -q '"mismatches": 0' "$work/f.json" || fail "tune stencil/spmv --json: $(cat "$work/f.json")"
+"$cli" cache list | grep -q "stencil.nine .*f32  2^16" || fail "cache list (stencil): $("$cli" cache list)"
+"$cli" cache list | grep -q "spmv.regular.ordered .*f32  2^16" || fail "cache list (spmv): $("$cli" cache list)"
 
 # Usage errors name the problem.
 set +e

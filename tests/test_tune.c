@@ -562,6 +562,64 @@ START_TEST(bundles) {
   rcl_cache_stats_get(&st, c);
   ck_assert_uint_eq(st.bundle_hits, 1);
   rcl_context_free(c);
+  /* The bundle holds every family's programs: stencils (both radii), SOR and its residual, SpMV (both
+   * contracts), CG — all loaded from it, none compiled, with the host reference's bits. */
+  c = make_ctx(_i, NULL, RCL_TUNING_OFF);
+  rt_ok(rcl_program_bundle_load(c, path));
+  {
+    size_t w = 37, h = 29;
+    float in[37 * 29], out[37 * 29], ref[37 * 29], res, rres;
+    rt_fill(in, RCL_F32, w * h, "uniform", 12);
+    rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
+    rt_ok(rcl_stencil(out, c, &st, RCL_F32, w, h, 2, in, NULL));
+    rt_ok(rcl_ref_stencil(ref, &st, RCL_F32, w, h, 2, in));
+    rt_assert_bits_eq(out, ref, w * h, RCL_F32, "nine-point stencil from a bundle");
+    st.kind = RCL_STENCIL_GENERAL;
+    st.radius = 2;
+    for (int i = 0; i < 25; i++) st.weights[i] = (i % 5 - 2) * 0.125;
+    rt_ok(rcl_stencil(out, c, &st, RCL_F32, w, h, 2, in, NULL));
+    rt_ok(rcl_ref_stencil(ref, &st, RCL_F32, w, h, 2, in));
+    rt_assert_bits_eq(out, ref, w * h, RCL_F32, "5x5 stencil from a bundle");
+    rcl_sor_desc sd = RCL_SOR_DESC_INIT;
+    memcpy(out, in, sizeof in);
+    memcpy(ref, in, sizeof in);
+    rt_ok(rcl_sor(out, &res, c, &sd, RCL_F32, w, h, 3, NULL, NULL));
+    rt_ok(rcl_ref_sor(ref, &rres, &sd, RCL_F32, w, h, 3, NULL));
+    rt_assert_bits_eq(out, ref, w * h, RCL_F32, "SOR from a bundle");
+    rt_assert_bits_eq(&res, &rres, 1, RCL_F32, "SOR residual from a bundle");
+    rcl_csr *A;
+    rt_ok(rcl_csr_poisson2d(&A, RCL_F32, 12));
+    rcl_spmv_matrix *M;
+    rt_ok(rcl_spmv_matrix_create(&M, c, A));
+    float xs[144], ys[144], yr[144], one = 1.0f, zero = 0.0f;
+    rt_fill(xs, RCL_F32, 144, "uniform", 13);
+    for (int ex = 0; ex < 2; ex++) {
+      rcl_spmv_options so = RCL_SPMV_OPTIONS_INIT;
+      so.contract = ex ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
+      rt_ok(rcl_spmv_host(ys, M, &one, xs, &zero, &so));
+      rt_ok(rcl_ref_spmv(yr, A, so.contract, &one, xs, &zero));
+      rt_assert_bits_eq(ys, yr, 144, RCL_F32, "SpMV %s from a bundle", rcl_spmv_contract_name(so.contract));
+    }
+    rcl_cg_options co = RCL_CG_OPTIONS_INIT;
+    co.max_iterations = 5;
+    co.tol = 0;
+    float xc[144] = {0}, xr[144] = {0};
+    rcl_cg_result rd, rr;
+    memset(&rd, 0, sizeof rd);
+    memset(&rr, 0, sizeof rr);
+    int s1 = rcl_cg(xc, &rd, M, xs, &co), s2 = rcl_ref_cg(xr, &rr, A, xs, &co);
+    ck_assert_int_eq(s1, s2);
+    ck_assert_str_eq(rd.history_sha256, rr.history_sha256);
+    rcl_cg_result_free(&rd);
+    rcl_cg_result_free(&rr);
+    rcl_error_clear();
+    rcl_spmv_matrix_free(M);
+    rcl_csr_free(A);
+  }
+  rcl_cache_stats_get(&st, c);
+  ck_assert_msg(st.binary_misses == 0, "%zu programs were compiled although the bundle was loaded", st.binary_misses);
+  ck_assert_uint_ge(st.bundle_hits, 5); /* stencil r1 and r2, spmv ordered and exact, reductions (CG, residual) */
+  rcl_context_free(c);
   /* Another device's bundle (its fingerprint edited) is refused; so is a truncated one. */
   char cmd[1200];
   snprintf(cmd, sizeof cmd, "sed '2s/^device ./device 0/; 2s/^device 00/device 11/' '%s' > '%s.other'", path, path);

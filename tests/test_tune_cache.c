@@ -645,9 +645,24 @@ START_TEST(platform_files) {
   rt_ok(rcl__platform_defaults(v, &src, &fpga, k));
   ck_assert_uint_eq(v[0], 2); /* the task variant on FPGAs */
   unsetenv("REPROCL_PLATFORM_DIR");
-  /* The shipped files choose the task variant for accelerators too. */
+  /* The shipped files choose the task variant for accelerators too: for every kernel of every family that
+   * has one (and a shipped value for each device class it names is a value of the parameter). */
   rt_ok(rcl__platform_defaults(v, &src, &fpga, k));
   ck_assert_uint_eq(v[0], 2);
+  size_t with_task = 0;
+  for (const rcl_tune_kernel *const *kp = rcl__tune_kernels; *kp; kp++) {
+    int vi = rcl__tune_param_index(*kp, "variant");
+    if (vi < 0) continue;
+    size_t task = 0;
+    rt_ok(rcl__tune_param_parse(&task, &(*kp)->params[vi], "task"));
+    rt_ok(rcl__platform_defaults(v, &src, &fpga, *kp));
+    ck_assert_msg(v[vi] == task, "%s: the shipped platform files give variant %zu on an FPGA, not task (%zu)",
+                  (*kp)->name, v[vi], task);
+    rt_ok(rcl__platform_defaults(v, &src, p, *kp));
+    ck_assert_msg(v[vi] != task, "%s: the task variant is the default on %s", (*kp)->name, p->device_name);
+    with_task++;
+  }
+  ck_assert_uint_ge(with_task, 6 + 4 + 4); /* reductions, stencils, SpMV */
   rm_rf(d);
   free(d);
 }

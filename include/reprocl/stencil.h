@@ -69,7 +69,9 @@ typedef enum {
 RCL_API const char *rcl_stencil_variant_name(rcl_stencil_variant v); /* "auto", "plain", "tiled", "task" */
 RCL_API int rcl_stencil_variant_parse(rcl_stencil_variant *out, const char *name);
 
-/* Launch configuration. Zeros mean "default"; any valid value gives the same bits, only the speed changes.
+/* Launch configuration. Zeros mean "default": the tuned or cached choice for the grid size on this device,
+ * else the platform defaults (docs/tuning.md; tuned on first use unless tuning is off). Any valid value
+ * gives the same bits, only the speed changes.
  * Index [0] is x (along rows, the coalesced direction), [1] is y.
  *  - local_size: work-group shape (PLAIN and TILED).
  *  - TILED: a work-group computes a tile of tile[0] x tile[1] points, each work-item points_per_item[0]
@@ -90,8 +92,14 @@ typedef struct {
     RCL_STENCIL_OPTIONS_VERSION, RCL_STENCIL_AUTO, {0, 0}, {0, 0}, { 0, 0 }                                            \
   }
 
-/* The launch configuration that a call with opts would use on ctx (what the 0s resolve to: the variant,
- * and for TILED all three shapes), or the error it would give. st selects the kernel; NULL means SOR. */
+/* The launch configuration that a call with opts on a width x height grid would use on ctx (what the 0s
+ * resolve to: the variant, and for TILED all three shapes), or the error it would give. st selects the
+ * kernel; NULL means SOR. Fields left at 0 take the tuned or cached choice for that grid size if this
+ * context has one, else the platform defaults (docs/tuning.md); this call never tunes. */
+RCL_API int rcl_stencil_resolve_launch(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dtype,
+                                       const rcl_stencil_desc *st, size_t width, size_t height,
+                                       const rcl_stencil_options *opts);
+/* The same without a grid size: the platform defaults for what opts leaves at 0. */
 RCL_API int rcl_stencil_resolve_options(rcl_stencil_options *out, rcl_context *ctx, rcl_dtype dtype,
                                         const rcl_stencil_desc *st, const rcl_stencil_options *opts);
 

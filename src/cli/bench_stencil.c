@@ -65,7 +65,7 @@ static int bench_case(cli_bench *b, st_case *c, const kernel_def *k, const char 
   double per = c->sor ? 3.0 : 2.0, flops = c->sor ? 6.0 : (double)rcl_stencil_flops_per_point(&c->st);
   rcl_stencil_options used;
   json_t *cfg = json_null();
-  if (!rcl_stencil_resolve_options(&used, c->ctx, c->dt, c->sor ? NULL : &c->st, &c->o))
+  if (!rcl_stencil_resolve_launch(&used, c->ctx, c->dt, c->sor ? NULL : &c->st, c->w, c->h, &c->o))
     cfg = json_pack("{s:s,s:[I,I],s:[I,I],s:[I,I]}", "variant", rcl_stencil_variant_name(used.variant), "local_size",
                     (json_int_t)used.local_size[0], (json_int_t)used.local_size[1], "tile", (json_int_t)used.tile[0],
                     (json_int_t)used.tile[1], "points_per_item", (json_int_t)used.points_per_item[0],
@@ -158,7 +158,7 @@ int cli_bench_stencil(cli_bench *b) {
                   c.o.points_per_item[q] = sweep[t][2 + q];
                 }
                 rcl_stencil_options used;
-                if (rcl_stencil_resolve_options(&used, c.ctx, c.dt, &c.st, &c.o)) {
+                if (rcl_stencil_resolve_launch(&used, c.ctx, c.dt, &c.st, c.w, c.h, &c.o)) {
                   cli_bench_skip(b, "stencil", "nine", label, rcl_error_last());
                   break;
                 }

@@ -31,7 +31,8 @@ static void help(void) {
          "                   random uses --seed), or of a raw --input file\n"
          "  --input FILE     raw little-endian f32/f64 (needs --grid), PGM (P2/P5) or greyscale PNG (values\n"
          "                   sample/maxval in [0, 1])\n"
-         "  --variant, --local, --tile, --points   the launch configuration (any gives the same bits)\n"
+         "  --variant, --local, --tile, --points   the launch configuration (any gives the same bits;\n"
+         "                   default: the tuned or platform choice for the grid size, see reprocl tune)\n"
          "  --native         also run the kernels built with the vendor's default options (contraction\n"
          "                   allowed) and show the drift: differing points, max |diff|, max ulp\n"
          "  --no-reference   skip the host reference (large runs); devices are still compared\n"
@@ -396,12 +397,13 @@ int cmd_stencil(int argc, char **argv) {
       continue;
     }
     rcl_stencil_options used;
-    if (rcl_stencil_resolve_options(&used, devs.ctx[i], j.dt, j.sor ? NULL : &j.st, &j.opts)) {
+    double secs;
+    if ((rc = run_on(val, res, &secs, devs.ctx[i], &j)) != 0) goto out;
+    /* What the run used (after it: a first run may have tuned the launch for this grid size). */
+    if (rcl_stencil_resolve_launch(&used, devs.ctx[i], j.dt, j.sor ? NULL : &j.st, j.w, j.h, &j.opts)) {
       rc = cli_error("launch configuration on %s: %s", devs.name[i], rcl_error_last());
       goto out;
     }
-    double secs;
-    if ((rc = run_on(val, res, &secs, devs.ctx[i], &j)) != 0) goto out;
     ran++;
     cli_digest(hex, val, bytes);
     int ok = !reference || (memcmp(val, ref, bytes) == 0 && (!j.sor || memcmp(res, ref_res, es) == 0));
