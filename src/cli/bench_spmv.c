@@ -383,7 +383,7 @@ static int cg_once(void *p) {
 int cli_bench_cg(cli_bench *b) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   const char *spec = b->quick ? "poisson2d:24" : "poisson3d:100";
-  size_t iters = b->quick ? 10 : 100;
+  size_t iters = 10;
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
   if (!peer_viennacl_available())
     cli_bench_skip(b, "cg", "cg", "viennacl", "ViennaCL not found at build time (libviennacl-dev and a C++ compiler)");
@@ -415,6 +415,21 @@ int cli_bench_cg(cli_bench *b) {
       char what[64];
       snprintf(what, sizeof what, "viennacl %s", rcl_dtype_name(dts[d]));
       cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());
+    }
+    /* Iterations per solve: enough for about 0.3 s (at least 10, at most 100), from a 10-iteration solve
+     * of reprocl's plain CG, the same for every mode and peer (the time per iteration is what counts;
+     * a CPU would otherwise spend minutes here). */
+    if (!rc && !b->quick) {
+      cg_run r = {M, NULL, rcl_context_cl_queue(b->ctx), xb, bb, es, n, 10, 0, RCL_CG_OPTIONS_INIT};
+      r.o.tol = 0;
+      r.o.max_iterations = 10;
+      double t0 = cli_now();
+      if (cg_once(&r) || cg_once(&r)) { /* the first builds the programs */
+        rc = cli_fail("cg on %s", spec);
+      } else {
+        double per = (cli_now() - t0) / 20.0;
+        iters = per > 0 ? (size_t)fmin(100.0, fmax(10.0, 0.3 / per)) : 100;
+      }
     }
     /* per iteration: one SpMV, two dots, one norm, three axpys, one scal (and the Jacobi SpMV) */
     for (int jac = 0; jac < 2 && !rc; jac++) {

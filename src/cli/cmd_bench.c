@@ -39,6 +39,16 @@ static int selected(const char *list, const char *family) {
   return 0;
 }
 
+/* The host's 1-minute load average (Linux /proc/loadavg), or null: a benchmark on a shared machine is
+ * read together with how busy the machine was. */
+static json_t *load_average(void) {
+  FILE *f = fopen("/proc/loadavg", "r");
+  double l;
+  int ok = f && fscanf(f, "%lf", &l) == 1;
+  if (f) fclose(f);
+  return ok ? json_real(l) : json_null();
+}
+
 /* Writes the document (to stdout at the end when there is no -o). */
 static int write_doc(json_t *top, const char *outpath, int final) {
   if (!outpath) {
@@ -124,6 +134,7 @@ int cmd_bench(int argc, char **argv) {
                 "bench", "command_line", cmdline, "quick", quick, "repeats", quick ? 2 : repeats, "max_seconds",
                 max_seconds, "tuning", tuning ? tuning : "on", "peers", "clblast", peer_clblast_available(), "viennacl",
                 peer_viennacl_available(), "devices", json_incref(jdev), "results", json_incref(results));
+  json_object_set_new(top, "load_average_start", load_average());
   for (size_t i = 0; i < devs.count && !rc; i++) {
     cli_bench b = {devs.ctx[i], ndevs.ctx[i], devs.name[i], quick, quick ? 2 : repeats, 0, results, 0, 0, 0};
     double dev_t0 = cli_now();
@@ -146,6 +157,7 @@ int cmd_bench(int argc, char **argv) {
       left--;
       rc = f->fn(&b);
       fprintf(stderr, "  %s: %.1f s\n", f->family, cli_now() - b.family_t0);
+      json_object_set_new(top, "load_average_end", load_average());
       if (!rc) rc = write_doc(top, outpath, 0);
     }
   }
