@@ -196,6 +196,38 @@ def targets(doc, dev):
     return rows
 
 
+def fit_fixed_cost(rows):
+    """Least-squares fit time = t0 + bytes / bw over the rows (the largest sizes of one case): the fixed
+    cost per call (launches, synchronisation, allocations) and the streaming bandwidth. None if < 2."""
+    pts = [(r["bytes"], t(r)) for r in rows]
+    if len(pts) < 2:
+        return None
+    mx = sum(b for b, _ in pts) / len(pts)
+    my = sum(y for _, y in pts) / len(pts)
+    sxx = sum((b - mx) ** 2 for b, _ in pts)
+    if sxx <= 0:
+        return None
+    slope = sum((b - mx) * (y - my) for b, y in pts) / sxx
+    if slope <= 0:
+        return None
+    return my - slope * mx, 1.0 / slope / 1e9  # seconds, GB/s
+
+
+def fixed_cost_rows(doc, dev, copy, min_n=2 ** 24):
+    g = defaultdict(list)
+    for r in measurements(doc, dev, "reduce"):
+        if r["n"] >= min_n:
+            g[(r["kernel"], r["variant"], r["mode"], r["dtype"])].append(r)
+    out = []
+    for key in sorted(g):
+        f = fit_fixed_cost(g[key])
+        if f:
+            sizes = sorted(g[key], key=lambda r: r["n"])
+            out.append(key + (f"{sizes[0]['size']}..{sizes[-1]['size']}", fmt(f[0] * 1e6, ".1f"), fmt(f[1], ".0f"),
+                              pct(f[1] / copy) if copy else "–"))
+    return out
+
+
 def peer_rows(doc, dev):
     """reprocl (reproducible, fastest configuration) against each peer on the same case."""
     out = []
@@ -353,7 +385,9 @@ def main(argv):
         dev = d["name"]
         if devsel and devsel.lower() not in (dev + " " + short_device(dev)).lower():
             continue
-        print(f"\n### {short_device(dev)}: copy bandwidth {d.get('copy_gbps', 0):.1f} GB/s (read + write)\n")
+        launch = d.get("launch_seconds")
+        extra = f"; one small kernel's launch + finish {launch * 1e6:.1f} µs" if launch else ""
+        print(f"\n### {short_device(dev)}: copy bandwidth {d.get('copy_gbps', 0):.1f} GB/s (read + write){extra}\n")
         if family is None:
             print("Targets (the issue's, measured in this run):\n")
             print(table(["target", "measured", "status", "how"], targets(doc, dev)))
@@ -364,6 +398,11 @@ def main(argv):
                              "reprocl/peer time x"],
                             [(f, k, dt, s, fmt(r["gbps"], ".1f"), p["mode"][5:], fmt(p["gbps"], ".1f"),
                               fmt(t(r) / t(p))) for f, k, dt, s, r, p in prs]))
+        fc = fixed_cost_rows(doc, dev, d.get("copy_gbps", 0)) if family in (None, "reduce") else []
+        if fc:
+            print("\nReductions: time = fixed cost + bytes / streaming bandwidth, fitted over 2^24 and up "
+                  "(what a call pays whatever its size, and the rate it then streams at):\n")
+            print(table(["kernel", "variant", "mode", "dtype", "sizes", "fixed µs", "streaming GB/s", "of copy"], fc))
         if only_targets:
             continue
         for title, tab in family_tables(doc, dev, family):

@@ -49,10 +49,8 @@ static int copy_once(void *p) {
   return err ? RCL_ERR_OPENCL : 0;
 }
 
-int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats) {
-  const rcl_device_profile *p = rcl_context_profile(ctx);
-  if (bytes > p->max_mem_alloc_size) bytes = (size_t)p->max_mem_alloc_size;
-  bytes &= ~(size_t)4095;
+/* Median seconds of one copy of `bytes` (a multiple of 4096) with the plain copy kernel, finish included. */
+static int copy_seconds(double *secs, rcl_context *ctx, size_t bytes, int repeats) {
   rcl_program_options po = RCL_PROGRAM_OPTIONS_INIT;
   po.name = "bench_copy.cl";
   po.flags = RCL_PROGRAM_PRELUDE_OPS; /* no floating-point arithmetic at all */
@@ -81,13 +79,27 @@ int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeat
     clSetKernelArg(a.k, 2, sizeof n, &n);
     double med, mn, mx;
     rc = cli_bench_time(&med, &mn, &mx, repeats, copy_once, &a);
-    if (!rc) *gbps = 2.0 * (double)bytes / med / 1e9;
+    if (!rc) *secs = med;
   }
   if (in) clReleaseMemObject(in);
   if (out) clReleaseMemObject(out);
   if (a.k) clReleaseKernel(a.k);
   rcl_program_free(prog);
   return rc;
+}
+
+int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats) {
+  const rcl_device_profile *p = rcl_context_profile(ctx);
+  if (bytes > p->max_mem_alloc_size) bytes = (size_t)p->max_mem_alloc_size;
+  bytes &= ~(size_t)4095;
+  double secs;
+  int rc = copy_seconds(&secs, ctx, bytes, repeats);
+  if (!rc) *gbps = 2.0 * (double)bytes / secs / 1e9;
+  return rc;
+}
+
+int cli_bench_launch_seconds(double *secs, rcl_context *ctx, int repeats) {
+  return copy_seconds(secs, ctx, 4096, repeats < 20 ? 20 : repeats);
 }
 
 void cli_bench_record(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *mode,
