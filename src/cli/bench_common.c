@@ -131,14 +131,20 @@ void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const 
 }
 
 int cli_bench_out_of_time(cli_bench *b, const char *family, const char *size, double growth) {
-  double now = cli_now(), last = b->size_t0 > 0 ? now - b->size_t0 : 0;
+  double now = cli_now(), spent = now - b->family_t0;
+  char why[200];
+  if (b->size_t0 < 0) { /* a smaller size was already skipped: so is every larger one */
+    snprintf(why, sizeof why, "time budget: a smaller size was already skipped (%.0f s spent, budget %.0f s)", spent,
+             b->budget_s);
+    cli_bench_skip(b, family, "all", size, why);
+    return 1;
+  }
+  double last = b->size_t0 > 0 ? now - b->size_t0 : 0;
   b->size_t0 = now;
-  if (b->budget_s <= 0) return 0;
-  double spent = now - b->family_t0;
-  if (spent + last * growth <= b->budget_s) return 0;
-  char why[160];
+  if (b->budget_s <= 0 || spent + last * growth <= b->budget_s) return 0;
   snprintf(why, sizeof why, "time budget: %.0f s spent, the next size would take about %.0f s more (budget %.0f s)",
            spent, last * growth, b->budget_s);
   cli_bench_skip(b, family, "all", size, why);
+  b->size_t0 = -1;
   return 1;
 }

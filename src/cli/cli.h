@@ -103,7 +103,8 @@ typedef struct {
   double copy_gbps; /* the device's measured copy bandwidth (read + write), this run */
   json_t *results;  /* array: one object per case, see cli_bench_record */
   /* Time budget of the running family on this device (0: none; cmd_bench sets it from --max-seconds),
-   * the time it started, and the start of the size in progress (see cli_bench_out_of_time). */
+   * the time it started, and the start of the size in progress (-1 once a size was skipped for the
+   * budget; see cli_bench_out_of_time). */
   double budget_s, family_t0, size_t0;
 } cli_bench;
 typedef int (*cli_bench_fn)(cli_bench *b);
