@@ -307,7 +307,7 @@ def family_tables(doc, dev, family=None):
                 o, on = c.get("reproducible"), c.get("native")
                 if not o:
                     continue
-                rows.append((key[0], key[1], key[3], key[4], fmt(t(o) / o.get("iterations", 1) * 1e3, ".3f"),
+                rows.append((key[0], key[1], key[3], key[4], fmt(t(o) * 1e3, ".3f"),
                              fmt(o["gbps"], ".1f"), fmt(o["gflops"], ".1f"), pct(o.get("copy_fraction")),
                              fmt(t(o) / t(on)) if on else "–"))
             out.append(("Stencils", table(["kernel", "dtype", "grid", "variant", "ms per iteration", "GB/s",
