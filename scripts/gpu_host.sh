@@ -3,6 +3,7 @@
 # logs under $OUT (or ./gpu-out). Used to produce the cross-vendor records in docs/; each step is also a
 # plain command anyone can run on their own GPU machine.
 #   source .device/setup.sh; bash scripts/gpu_host.sh build test reduce bench-reduce
+#   source .device/setup.sh; bash scripts/gpu_host.sh bench-all     (after build; docs/performance.md)
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -79,6 +80,32 @@ cg --gen poisson2d:100 --dtype f32 --tol 1e-5 --device all
 cg --gen poisson2d:100 --dtype f64 --tol 1e-10 --device all
 EOF2
   grep -E "exit status|AGREE|agree" "$out/sparse.txt" | sort | uniq -c
+}
+step_bench-all() {
+  # The performance record (docs/performance.md): every family on the H100 with reproducible, native,
+  # CLBlast and ViennaCL side by side in one run and one JSON, then the Markdown tables (targets first)
+  # and the PNG charts. The peers must have been found by CMake (carry libclblast1 libclblast-dev
+  # libviennacl-dev with prepare.sh; ViennaCL also needs g++); "peers in this build" says which were.
+  # BENCH_SECONDS (default 480) is the run's time budget: sizes that would not fit are skipped and
+  # recorded, so the step ends within the device tool's 10 minutes.
+  export REPROCL_DATA_PREFIX=/tmp/ocl
+  $cli bench --device nvidia --max-seconds "${BENCH_SECONDS:-480}" -o "$out/bench-h100.json" >"$out/bench-h100.log" 2>&1
+  local st=$?
+  grep -E "copy bandwidth|summary|skipped|^  [a-z]+: [0-9.]+ s$" "$out/bench-h100.log" | tail -60
+  [ -s "$out/bench-h100.json" ] || { echo "no JSON (exit status $st)"; return 1; }
+  python3 scripts/bench_table.py --validate "$out/bench-h100.json"
+  python3 -c 'import json,sys; print("peers in this build:", json.load(open(sys.argv[1]))["peers"])' "$out/bench-h100.json"
+  python3 scripts/bench_table.py "$out/bench-h100.json" >"$out/bench-h100.md"
+  python3 scripts/bench_table.py "$out/bench-h100.json" --targets-only
+  local py=python3
+  $py -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
+  if $py -c 'import matplotlib' 2>/dev/null; then
+    $py scripts/plot_bench.py "$out/bench-h100.json" "$out/plots"
+  else
+    echo "no matplotlib on this host: make the charts where it is (python3-matplotlib):"
+    echo "  scripts/plot_bench.py bench-h100.json docs/perf"
+  fi
+  return $st
 }
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }

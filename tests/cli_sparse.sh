@@ -108,7 +108,7 @@ done
 
 # ---- the benchmark (quick: tiny sizes, no speed asserted) ---------------------------------------------------
 "$cli" bench --family spmv,cg --quick --device 0 -o "$work/b.json" 2>"$work/b.err" || fail "bench: $(cat "$work/b.err")"
-grep -q '"kernel": "summary"' "$work/b.json" || fail "bench has no summary record"
+grep -q '"record": "summary"' "$work/b.json" || fail "bench has no summary record"
 grep -q '"family": "cg"' "$work/b.json" || fail "bench has no cg record"
 grep -q '"mode": "native"' "$work/b.json" || fail "bench has no native record"
 grep -q 'baseline-tree' "$work/b.json" || fail "bench has no baseline record"

@@ -32,10 +32,9 @@ int cli_bench_time(double *median, double *min, double *max, int repeats, cli_ti
   return rc;
 }
 
-static const char copy_src[] =
-    "__kernel void rcl_bench_copy(__global const uint4 *a, __global uint4 *b, ulong n) {\n"
-    "  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = a[i];\n"
-    "}\n";
+static const char copy_src[] = "__kernel void rcl_bench_copy(__global const uint4 *a, __global uint4 *b, ulong n) {\n"
+                               "  for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) b[i] = a[i];\n"
+                               "}\n";
 
 typedef struct {
   cl_command_queue q;
@@ -50,10 +49,8 @@ static int copy_once(void *p) {
   return err ? RCL_ERR_OPENCL : 0;
 }
 
-int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats) {
-  const rcl_device_profile *p = rcl_context_profile(ctx);
-  if (bytes > p->max_mem_alloc_size) bytes = (size_t)p->max_mem_alloc_size;
-  bytes &= ~(size_t)4095;
+/* Median seconds of one copy of `bytes` (a multiple of 4096) with the plain copy kernel, finish included. */
+static int copy_seconds(double *secs, rcl_context *ctx, size_t bytes, int repeats) {
   rcl_program_options po = RCL_PROGRAM_OPTIONS_INIT;
   po.name = "bench_copy.cl";
   po.flags = RCL_PROGRAM_PRELUDE_OPS; /* no floating-point arithmetic at all */
@@ -82,7 +79,7 @@ int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeat
     clSetKernelArg(a.k, 2, sizeof n, &n);
     double med, mn, mx;
     rc = cli_bench_time(&med, &mn, &mx, repeats, copy_once, &a);
-    if (!rc) *gbps = 2.0 * (double)bytes / med / 1e9;
+    if (!rc) *secs = med;
   }
   if (in) clReleaseMemObject(in);
   if (out) clReleaseMemObject(out);
@@ -91,27 +88,63 @@ int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeat
   return rc;
 }
 
+int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats) {
+  const rcl_device_profile *p = rcl_context_profile(ctx);
+  if (bytes > p->max_mem_alloc_size) bytes = (size_t)p->max_mem_alloc_size;
+  bytes &= ~(size_t)4095;
+  double secs;
+  int rc = copy_seconds(&secs, ctx, bytes, repeats);
+  if (!rc) *gbps = 2.0 * (double)bytes / secs / 1e9;
+  return rc;
+}
+
+int cli_bench_launch_seconds(double *secs, rcl_context *ctx, int repeats) {
+  return copy_seconds(secs, ctx, 4096, repeats < 20 ? 20 : repeats);
+}
+
 void cli_bench_record(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *mode,
-                      rcl_dtype dt, const char *size, double median, double min, double max, double bytes,
+                      rcl_dtype dt, const char *size, double n, double median, double min, double max, double bytes,
                       double flops, json_t *extra) {
   double gbps = bytes / median / 1e9, gflops = flops / median / 1e9;
-  json_t *o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:f,s:f,s:f},s:f,s:f,s:f,s:f}", "family", family, "kernel",
-                        kernel, "variant", variant, "mode", mode, "dtype", rcl_dtype_name(dt), "size", size, "device",
-                        b->device_name, "time_s", "median", median, "min", min, "max", max, "bytes", bytes, "flops",
-                        flops, "gbps", gbps, "gflops", gflops);
-  if (b->copy_gbps > 0) json_object_set_new(o, "copy_fraction", json_real(gbps / b->copy_gbps));
+  json_t *o =
+      json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:s,s:{s:f,s:f,s:f},s:i,s:f,s:f,s:f,s:f}", "record", "measurement",
+                "family", family, "kernel", kernel, "variant", variant, "mode", mode, "dtype", rcl_dtype_name(dt),
+                "size", size, "n", n, "device", b->device_name, "time_s", "median", median, "min", min, "max", max,
+                "repeats", b->repeats, "bytes", bytes, "flops", flops, "gbps", gbps, "gflops", gflops);
+  /* null when the copy bandwidth could not be measured: the field is always there */
+  json_object_set_new(o, "copy_fraction", b->copy_gbps > 0 ? json_real(gbps / b->copy_gbps) : json_null());
   if (extra) {
     json_object_update(o, extra);
     json_decref(extra);
   }
   json_array_append_new(b->results, o);
   if (!b->quick || isatty(1))
-    fprintf(stderr, "  %-8s %-14s %-12s %-16s %-4s %-10s %10.3f ms %8.1f GB/s %8.1f GFLOP/s\n", family, kernel,
-            variant, mode, rcl_dtype_name(dt), size, median * 1e3, gbps, gflops);
+    fprintf(stderr, "  %-8s %-14s %-12s %-16s %-4s %-10s %10.3f ms %8.1f GB/s %8.1f GFLOP/s\n", family, kernel, variant,
+            mode, rcl_dtype_name(dt), size, median * 1e3, gbps, gflops);
 }
 
 void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *why) {
-  json_array_append_new(b->results, json_pack("{s:s,s:s,s:s,s:s,s:s}", "family", family, "kernel", kernel, "variant",
-                                              variant, "device", b->device_name, "skipped", why));
+  json_array_append_new(b->results,
+                        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s}", "record", "skipped", "family", family, "kernel", kernel,
+                                  "variant", variant, "device", b->device_name, "skipped", why));
   fprintf(stderr, "  %-8s %-14s %-12s skipped: %s\n", family, kernel, variant, why);
+}
+
+int cli_bench_out_of_time(cli_bench *b, const char *family, const char *size, double growth) {
+  double now = cli_now(), spent = now - b->family_t0;
+  char why[200];
+  if (b->size_t0 < 0) { /* a smaller size was already skipped: so is every larger one */
+    snprintf(why, sizeof why, "time budget: a smaller size was already skipped (%.0f s spent, budget %.0f s)", spent,
+             b->budget_s);
+    cli_bench_skip(b, family, "all", size, why);
+    return 1;
+  }
+  double last = b->size_t0 > 0 ? now - b->size_t0 : 0;
+  b->size_t0 = now;
+  if (b->budget_s <= 0 || spent + last * growth <= b->budget_s) return 0;
+  snprintf(why, sizeof why, "time budget: %.0f s spent, the next size would take about %.0f s more (budget %.0f s)",
+           spent, last * growth, b->budget_s);
+  cli_bench_skip(b, family, "all", size, why);
+  b->size_t0 = -1;
+  return 1;
 }

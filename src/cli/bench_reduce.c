@@ -46,98 +46,128 @@ static int axpy_once(void *p) {
   axpy_case *c = p;
   double a64 = 0.5;
   float a32 = 0.5f;
-  int rc = rcl_axpy_enqueue(c->y, 0, c->ctx, c->dt, c->n, c->dt == RCL_F32 ? (void *)&a32 : (void *)&a64, c->x, 0, 0,
-                            NULL);
+  int rc =
+      rcl_axpy_enqueue(c->y, 0, c->ctx, c->dt, c->n, c->dt == RCL_F32 ? (void *)&a32 : (void *)&a64, c->x, 0, 0, NULL);
   if (!rc && clFinish(rcl_context_cl_queue(c->ctx)) != CL_SUCCESS) rc = RCL_ERR_OPENCL;
   return rc;
 }
 
-int cli_bench_reduce(cli_bench *b) {
-  static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
-  static const rcl_reduce_op ops[] = {RCL_OP_SUM, RCL_OP_DOT, RCL_OP_NRM2};
+/* One size and dtype: CLBlast (Xsum, Xasum, Xdot, Xnrm2, Xaxpy), reprocl's axpy, and sum, dot, nrm2 in
+ * ordered and exact mode, reproducible beside native, all on the same two device vectors. */
+static int bench_size(cli_bench *b, rcl_dtype dt, int lg) {
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
-  int first_log2 = b->quick ? 10 : 20, last_log2 = b->quick ? 14 : 28;
-  for (int d = 0; d < 2; d++) {
-    const char *why;
-    if (rcl_device_profile_support(p, RCL_FAMILY_REDUCE, dts[d], &why) == RCL_SUPPORT_NONE) {
-      cli_bench_skip(b, "reduce", "all", rcl_dtype_name(dts[d]), why);
+  static const rcl_reduce_op ops[] = {RCL_OP_SUM, RCL_OP_DOT, RCL_OP_NRM2};
+  size_t es = rcl_dtype_size(dt), n = (size_t)1 << lg;
+  char size[32];
+  snprintf(size, sizeof size, "2^%d", lg);
+  if (n * es > p->max_mem_alloc_size) {
+    cli_bench_skip(b, "reduce", "all", size, "vector larger than the device's largest buffer");
+    return 0;
+  }
+  cl_int err;
+  cl_context clc = rcl_context_cl_context(b->ctx);
+  cl_mem x = clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err);
+  cl_mem y = x ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
+  cl_mem r = y ? clCreateBuffer(clc, CL_MEM_READ_WRITE, es, NULL, &err) : NULL;
+  if (!r) {
+    if (x) clReleaseMemObject(x);
+    if (y) clReleaseMemObject(y);
+    cli_bench_skip(b, "reduce", "all", size, "device buffers could not be allocated");
+    return 0;
+  }
+  void *h = malloc(n * es);
+  int rc = h ? 0 : RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) {
+    rcl_generate(h, dt, n, RCL_GEN_UNIFORM, 7);
+    if (clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), x, CL_TRUE, 0, n * es, h, 0, NULL, NULL) ||
+        clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), y, CL_TRUE, 0, n * es, h, 0, NULL, NULL))
+      rc = RCL_ERR_OPENCL;
+  }
+  free(h);
+  json_t *nj = json_pack("{s:I}", "n", (json_int_t)n);
+  /* The peer first: CLBlast's Xsum, Xasum, Xdot, Xnrm2 and Xaxpy on the same buffers. Its sum, dot and
+   * nrm2 are compared with reprocl's ordered result (drift_vs_reprocl), so a peer that returns garbage
+   * on some device cannot pass for a fast one. */
+  static const char *peer_ops[] = {"sum", "asum", "dot", "nrm2", "axpy"};
+  static const int peer_ref[] = {RCL_OP_SUM, -1, RCL_OP_DOT, RCL_OP_NRM2, -1};
+  cl_command_queue q = rcl_context_cl_queue(b->ctx);
+  for (int o = 0; o < 5 && !rc && peer_clblast_available(); o++) {
+    unsigned char ref[8], got[8];
+    if (peer_ref[o] >= 0) {
+      red_case c = {b->ctx, (rcl_reduce_op)peer_ref[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT};
+      if ((rc = red_once(&c)) != 0 || clEnqueueReadBuffer(q, r, CL_TRUE, 0, es, ref, 0, NULL, NULL)) {
+        rc = rc ? rc : RCL_ERR_OPENCL;
+        break;
+      }
+    }
+    peer_case pc = {peer_ops[o], dt, n, r, x, y, q};
+    double med, mn, mx;
+    if (cli_bench_time(&med, &mn, &mx, b->repeats, peer_once, &pc)) {
+      cli_bench_skip(b, "reduce", peer_ops[o], "clblast", "CLBlast failed on this device");
       continue;
     }
-    size_t es = rcl_dtype_size(dts[d]);
-    for (int lg = first_log2; lg <= last_log2; lg += 2) {
-      size_t n = (size_t)1 << lg;
-      char size[32];
-      snprintf(size, sizeof size, "2^%d", lg);
-      if (n * es > p->max_mem_alloc_size) {
-        cli_bench_skip(b, "reduce", "all", size, "vector larger than the device's largest buffer");
-        continue;
-      }
-      cl_int err;
-      cl_context clc = rcl_context_cl_context(b->ctx);
-      cl_mem x = clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err);
-      cl_mem y = x ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
-      cl_mem r = y ? clCreateBuffer(clc, CL_MEM_READ_WRITE, es, NULL, &err) : NULL;
-      if (!r) {
-        if (x) clReleaseMemObject(x);
-        if (y) clReleaseMemObject(y);
-        cli_bench_skip(b, "reduce", "all", size, "device buffers could not be allocated");
-        continue;
-      }
-      void *h = malloc(n * es);
-      int rc = h ? 0 : RCL_ERR_OUT_OF_MEMORY;
-      if (!rc) {
-        rcl_generate(h, dts[d], n, RCL_GEN_UNIFORM, 7);
-        clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), x, CL_TRUE, 0, n * es, h, 0, NULL, NULL);
-        clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), y, CL_TRUE, 0, n * es, h, 0, NULL, NULL);
-      }
-      free(h);
-      /* The peer first: CLBlast's Xsum, Xasum, Xdot, Xnrm2 and Xaxpy on the same buffers. */
-      static const char *peer_ops[] = {"sum", "asum", "dot", "nrm2", "axpy"};
-      for (int o = 0; o < 5 && !rc; o++) {
-        if (!peer_clblast_available()) {
-          if (lg == first_log2 && o == 0)
-            cli_bench_skip(b, "reduce", "all", "clblast", "CLBlast not installed (libclblast-dev) at build time");
-          break;
-        }
-        peer_case pc = {peer_ops[o], dts[d], n, r, x, y, rcl_context_cl_queue(b->ctx)};
-        double med, mn, mx;
-        if (cli_bench_time(&med, &mn, &mx, b->repeats, peer_once, &pc)) {
-          cli_bench_skip(b, "reduce", peer_ops[o], "clblast", "CLBlast failed on this device");
-          continue;
-        }
-        int two = !strcmp(peer_ops[o], "dot") || !strcmp(peer_ops[o], "axpy");
-        double bytes = (!strcmp(peer_ops[o], "axpy") ? 3.0 : two ? 2.0 : 1.0) * (double)(n * es);
-        cli_bench_record(b, "reduce", peer_ops[o], "clblast", "peer:clblast", dts[d], size, med, mn, mx, bytes,
-                         two ? 2.0 * (double)n : (double)n, json_pack("{s:I}", "n", (json_int_t)n));
-      }
-      /* reprocl's axpy beside CLBlast's. */
-      for (int native = 0; native < 2 && !rc; native++) {
-        axpy_case ac = {native ? b->native : b->ctx, dts[d], n, x, y};
-        double med, mn, mx;
-        rc = cli_bench_time(&med, &mn, &mx, b->repeats, axpy_once, &ac);
-        if (!rc)
-          cli_bench_record(b, "reduce", "axpy", "blas1", native ? "native" : "reproducible", dts[d], size, med, mn, mx,
-                           3.0 * (double)(n * es), 2.0 * (double)n, json_pack("{s:I}", "n", (json_int_t)n));
-      }
-      for (int o = 0; o < 3 && !rc; o++)
-        for (int m = 0; m < 2 && !rc; m++)
-          for (int native = 0; native < 2 && !rc; native++) {
-            red_case c = {native ? b->native : b->ctx, ops[o], dts[d], n, x, y, r, RCL_REDUCE_OPTIONS_INIT};
-            c.o.mode = m ? RCL_REDUCE_EXACT : RCL_REDUCE_ORDERED;
-            double med, mn, mx;
-            rc = cli_bench_time(&med, &mn, &mx, b->repeats, red_once, &c);
-            if (rc) break;
-            double loads = ops[o] == RCL_OP_DOT ? 2.0 : 1.0;
-            cli_bench_record(b, "reduce", rcl_reduce_op_name(ops[o]), rcl_reduce_mode_name(c.o.mode),
-                             native ? "native" : "reproducible", dts[d], size, med, mn, mx, loads * (double)(n * es),
-                             ops[o] == RCL_OP_SUM ? (double)n : 2.0 * (double)n,
-                             json_pack("{s:I}", "n", (json_int_t)n));
-          }
-      clReleaseMemObject(x);
-      clReleaseMemObject(y);
-      clReleaseMemObject(r);
-      if (rc) return cli_fail("reduce benchmark");
+    json_t *extra = json_deep_copy(nj);
+    if (peer_ref[o] >= 0 && !clEnqueueReadBuffer(q, r, CL_TRUE, 0, es, got, 0, NULL, NULL)) {
+      cli_drift d;
+      cli_drift_compute(&d, ref, got, 1, dt);
+      json_object_set_new(extra, "drift_vs_reprocl", cli_drift_json(&d));
     }
+    int two = !strcmp(peer_ops[o], "dot") || !strcmp(peer_ops[o], "axpy");
+    double bytes = (!strcmp(peer_ops[o], "axpy") ? 3.0 : two ? 2.0 : 1.0) * (double)(n * es);
+    cli_bench_record(b, "reduce", peer_ops[o], "clblast", "peer:clblast", dt, size, (double)n, med, mn, mx, bytes,
+                     two ? 2.0 * (double)n : (double)n, extra);
+  }
+  /* reprocl's axpy beside CLBlast's. */
+  for (int native = 0; native < 2 && !rc; native++) {
+    axpy_case ac = {native ? b->native : b->ctx, dt, n, x, y};
+    double med, mn, mx;
+    rc = cli_bench_time(&med, &mn, &mx, b->repeats, axpy_once, &ac);
+    if (!rc)
+      cli_bench_record(b, "reduce", "axpy", "blas1", native ? "native" : "reproducible", dt, size, (double)n, med, mn,
+                       mx, 3.0 * (double)(n * es), 2.0 * (double)n, json_deep_copy(nj));
+  }
+  for (int o = 0; o < 3 && !rc; o++)
+    for (int m = 0; m < 2 && !rc; m++)
+      for (int native = 0; native < 2 && !rc; native++) {
+        red_case c = {native ? b->native : b->ctx, ops[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT};
+        c.o.mode = m ? RCL_REDUCE_EXACT : RCL_REDUCE_ORDERED;
+        double med, mn, mx;
+        rc = cli_bench_time(&med, &mn, &mx, b->repeats, red_once, &c);
+        if (rc) break;
+        double loads = ops[o] == RCL_OP_DOT ? 2.0 : 1.0;
+        cli_bench_record(b, "reduce", rcl_reduce_op_name(ops[o]), rcl_reduce_mode_name(c.o.mode),
+                         native ? "native" : "reproducible", dt, size, (double)n, med, mn, mx, loads * (double)(n * es),
+                         ops[o] == RCL_OP_SUM ? (double)n : 2.0 * (double)n, json_deep_copy(nj));
+      }
+  json_decref(nj);
+  clReleaseMemObject(x);
+  clReleaseMemObject(y);
+  clReleaseMemObject(r);
+  return rc ? cli_fail("reduce benchmark (%s %s)", rcl_dtype_name(dt), size) : 0;
+}
+
+int cli_bench_reduce(cli_bench *b) {
+  static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
+  const rcl_device_profile *p = rcl_context_profile(b->ctx);
+  int first_log2 = b->quick ? 10 : 20, last_log2 = b->quick ? 14 : 28;
+  if (!peer_clblast_available())
+    cli_bench_skip(b, "reduce", "all", "clblast", "CLBlast not installed (libclblast-dev) at build time");
+  int supported[2];
+  for (int d = 0; d < 2; d++) {
+    const char *why;
+    supported[d] = rcl_device_profile_support(p, RCL_FAMILY_REDUCE, dts[d], &why) != RCL_SUPPORT_NONE;
+    if (!supported[d]) cli_bench_skip(b, "reduce", "all", rcl_dtype_name(dts[d]), why);
+  }
+  /* Sizes outer, smallest first, so that a time budget cuts the largest sizes of both dtypes. */
+  for (int lg = first_log2; lg <= last_log2; lg += 2) {
+    char size[32];
+    snprintf(size, sizeof size, "2^%d", lg);
+    if (cli_bench_out_of_time(b, "reduce", size, 4.0)) continue;
+    for (int d = 0; d < 2; d++)
+      if (supported[d]) {
+        int rc = bench_size(b, dts[d], lg);
+        if (rc) return rc;
+      }
   }
   return 0;
 }

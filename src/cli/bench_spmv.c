@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "peers.h"
 #include "sparse_cli.h"
 
 typedef struct {
@@ -18,11 +19,13 @@ typedef struct {
   int baseline;
   size_t lanes, local;
   cl_command_queue q;
-  int reps; /* launches per timed sample */
+  int reps;                /* launches per timed sample */
+  peer_viennacl_matrix *V; /* set: ViennaCL's SpMV instead */
 } bench_run;
 
 static int bench_once(void *p) {
   bench_run *r = p;
+  if (r->V) return peer_viennacl_spmv(r->V, r->y, r->x, r->reps) ? RCL_ERR_OPENCL : 0;
   int rc = 0;
   for (int i = 0; i < r->reps && !rc; i++)
     rc = r->baseline ? rcl_spmv_baseline_enqueue(r->y, 0, r->M, r->alpha, r->x, 0, r->beta, r->lanes, r->local, NULL)
@@ -57,7 +60,7 @@ static void shape_name(char *buf, size_t n, const shape *s, int baseline) {
 }
 
 typedef struct {
-  double best_repro, best_native;
+  double best_repro, best_native, best_exact;
   char repro_name[96], native_name[96];
 } best;
 
@@ -69,8 +72,14 @@ static int bench_case(cli_bench *b, bench_run *r, const rcl_csr *A, const char *
   r->reps = 1;
   double t0 = cli_now();
   int rc = bench_once(r);
+  char what[256];
+  snprintf(what, sizeof what, "%s %s", label, name);
+  if (r->V && rc) { /* the peer failed on this device: say why and go on */
+    cli_bench_skip(b, "spmv", "spmv", what, peer_viennacl_error());
+    return 0;
+  }
   if (rc == RCL_ERR_INVALID_ARG || rc == RCL_ERR_UNSUPPORTED) { /* a shape beyond this device's limits */
-    cli_bench_skip(b, "spmv", label, name, rcl_error_last());
+    cli_bench_skip(b, "spmv", "spmv", what, rcl_error_last());
     return 0;
   }
   if (rc) return rc;
@@ -84,26 +93,56 @@ static int bench_case(cli_bench *b, bench_run *r, const rcl_csr *A, const char *
   mx /= r->reps;
   json_t *extra =
       json_pack("{s:s,s:s,s:I,s:I,s:I}", "matrix", label, "contract",
-                r->baseline ? "none (tree)" : rcl_spmv_contract_name(r->o.contract), "rows", (json_int_t)A->nrows,
-                "nnz", (json_int_t)A->nnz, "launches_per_sample", (json_int_t)r->reps);
-  cli_bench_record(b, "spmv", label, name, mode, A->dtype, label, med, mn, mx, cli_sparse_spmv_bytes(A, 0),
-                   2.0 * (double)A->nnz, extra);
+                r->V          ? "none (peer)"
+                : r->baseline ? "none (tree)"
+                              : rcl_spmv_contract_name(r->o.contract),
+                "rows", (json_int_t)A->nrows, "nnz", (json_int_t)A->nnz, "launches_per_sample", (json_int_t)r->reps);
+  cli_bench_record(b, "spmv", "spmv", name, mode, A->dtype, label, (double)A->nnz, med, mn, mx,
+                   cli_sparse_spmv_bytes(A, 0), 2.0 * (double)A->nnz, extra);
   *secs = med;
   return 0;
+}
+
+/* ViennaCL's y against reprocl's ordered y (default launch), as drift_vs_reprocl in the peer's record
+ * (the last one appended): a peer that computes something else cannot pass for a fast one. */
+static int peer_drift(cli_bench *b, rcl_spmv_matrix *M, bench_run *r, const rcl_csr *A) {
+  size_t es = rcl_dtype_size(A->dtype), bytes = A->nrows * es;
+  unsigned char *got = malloc(bytes ? bytes : 1), *ref = malloc(bytes ? bytes : 1);
+  cl_command_queue q = rcl_context_cl_queue(b->ctx);
+  int rc = got && ref ? 0 : RCL_ERR_OUT_OF_MEMORY;
+  r->reps = 1;
+  if (!rc) rc = bench_once(r);
+  if (!rc && clEnqueueReadBuffer(q, r->y, CL_TRUE, 0, bytes, got, 0, NULL, NULL)) rc = RCL_ERR_OPENCL;
+  bench_run o = {M, r->y, r->x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 0, 0, 0, q, 1, NULL};
+  memcpy(o.alpha, r->alpha, 8);
+  memcpy(o.beta, r->beta, 8);
+  if (!rc) rc = bench_once(&o);
+  if (!rc && clEnqueueReadBuffer(q, r->y, CL_TRUE, 0, bytes, ref, 0, NULL, NULL)) rc = RCL_ERR_OPENCL;
+  if (!rc) {
+    cli_drift d;
+    cli_drift_compute(&d, ref, got, A->nrows, A->dtype);
+    json_object_set_new(json_array_get(b->results, json_array_size(b->results) - 1), "drift_vs_reprocl",
+                        cli_drift_json(&d));
+  }
+  free(got);
+  free(ref);
+  return rc;
 }
 
 static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
   cl_context clc = rcl_context_cl_context(b->ctx);
   size_t es = rcl_dtype_size(A->dtype);
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
+  char what[256];
+  snprintf(what, sizeof what, "%s %s", label, rcl_dtype_name(A->dtype));
   if ((double)A->nnz * (double)(es + 4) > (double)p->max_mem_alloc_size) {
-    cli_bench_skip(b, "spmv", label, rcl_dtype_name(A->dtype), "matrix larger than the device's largest buffer");
+    cli_bench_skip(b, "spmv", "spmv", what, "matrix larger than the device's largest buffer");
     return 0;
   }
   rcl_spmv_matrix *M = NULL, *N = NULL;
   if (rcl_spmv_matrix_create(&M, b->ctx, A) || rcl_spmv_matrix_share(&N, M, b->native)) {
     rcl_spmv_matrix_free(M);
-    cli_bench_skip(b, "spmv", label, rcl_dtype_name(A->dtype), rcl_error_last());
+    cli_bench_skip(b, "spmv", "spmv", what, rcl_error_last());
     return 0;
   }
   void *hx = malloc((A->ncols ? A->ncols : 1) * es);
@@ -116,11 +155,27 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
   }
   free(hx);
   int rc = 0;
+  double peer_secs = 0;
   if (!y) {
-    cli_bench_skip(b, "spmv", label, rcl_dtype_name(A->dtype), "device buffers could not be allocated");
+    cli_bench_skip(b, "spmv", "spmv", what, "device buffers could not be allocated");
     goto out;
   }
-  best bst = {INFINITY, INFINITY, "", ""};
+  /* The peer first: ViennaCL's compressed_matrix SpMV on the same context, queue and vectors. */
+  if (peer_viennacl_available()) {
+    peer_viennacl_matrix *V = NULL;
+    if (peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
+      snprintf(what, sizeof what, "%s viennacl", label);
+      cli_bench_skip(b, "spmv", "spmv", what, peer_viennacl_error());
+    } else {
+      bench_run r = {M, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 0, 0, 0, rcl_context_cl_queue(b->ctx), 1, V};
+      cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
+      cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
+      rc = bench_case(b, &r, A, label, "viennacl", "peer:viennacl", &peer_secs);
+      if (!rc && peer_secs > 0) rc = peer_drift(b, M, &r, A);
+    }
+    peer_viennacl_matrix_free(V);
+  }
+  best bst = {INFINITY, INFINITY, INFINITY, "", ""};
   for (int mode = 0; mode < 2 && !rc; mode++) /* reproducible, native */
     for (int c = 0; c < 2 && !rc; c++) {      /* ordered, exact */
       for (size_t s = 0; s < NSHAPES && !rc; s++) {
@@ -130,8 +185,11 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
         if ((c == 1 || b->quick) && !is_default) continue;
         char name[96];
         shape_name(name, sizeof name, sh, 0);
+        char full[112];
+        snprintf(full, sizeof full, "%s/%s", c ? "exact" : "ordered", name);
         if (sh->v == RCL_SPMV_TASK && A->nnz > ((size_t)1 << 20)) {
-          cli_bench_skip(b, "spmv", label, name, "one work-item: benchmarked on matrices up to 2^20 entries only");
+          snprintf(what, sizeof what, "%s %s", label, full);
+          cli_bench_skip(b, "spmv", "spmv", what, "one work-item: benchmarked on matrices up to 2^20 entries only");
           continue;
         }
         bench_run r = {mode ? N : M,
@@ -144,7 +202,8 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
                        0,
                        0,
                        rcl_context_cl_queue(mode ? b->native : b->ctx),
-                       1};
+                       1,
+                       NULL};
         cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
         cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
         r.o.contract = c ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
@@ -154,8 +213,6 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
         r.o.block_nnz = sh->block;
         r.o.slice = sh->slice;
         double secs;
-        char full[128];
-        snprintf(full, sizeof full, "%s/%s", rcl_spmv_contract_name(r.o.contract), name);
         rc = bench_case(b, &r, A, label, full, mode ? "native" : "reproducible", &secs);
         if (!rc && secs > 0 && c == 0) {
           double *bp = mode ? &bst.best_native : &bst.best_repro;
@@ -164,13 +221,14 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
             snprintf(mode ? bst.native_name : bst.repro_name, sizeof bst.repro_name, "%s", name);
           }
         }
+        if (!rc && secs > 0 && c == 1 && mode == 0 && secs < bst.best_exact) bst.best_exact = secs;
       }
     }
   /* the conventional kernel: strided lane sums and a tree, built natively */
   static const size_t lanes[] = {0, 4, 8, 16, 32};
   for (size_t l = 0; l < 5 && !rc; l++) {
     if (b->quick && l) break;
-    bench_run r = {N, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 1, lanes[l], 0, rcl_context_cl_queue(b->native), 1};
+    bench_run r = {N, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 1, lanes[l], 0, rcl_context_cl_queue(b->native), 1, NULL};
     cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
     cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
     shape sh = {RCL_SPMV_VECTOR, 0, lanes[l], 0, 0};
@@ -183,22 +241,30 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
       snprintf(bst.native_name, sizeof bst.native_name, "%s", name);
     }
   }
+  /* The summary of the matrix: the fastest reproducible ordered configuration (what a tuned run would
+   * pick) against the fastest native one, the fastest exact one and the peer. */
   if (!rc && isfinite(bst.best_repro) && isfinite(bst.best_native)) {
     double bytes = cli_sparse_spmv_bytes(A, 0), gb = bytes / bst.best_repro / 1e9;
-    json_t *s =
-        json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "family", "spmv", "kernel", "summary", "matrix",
-                  label, "dtype", rcl_dtype_name(A->dtype), "device", b->device_name, "fastest_reproducible_ordered",
-                  bst.repro_name, "reproducible_gbps", gb, "fastest_native_gbps", bytes / bst.best_native / 1e9,
-                  "reproducible_over_native_time", bst.best_repro / bst.best_native, "reproducible_gflops",
-                  2.0 * (double)A->nnz / bst.best_repro / 1e9, "copy_gbps", b->copy_gbps);
+    json_t *s = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "record", "summary", "family",
+                          "spmv", "kernel", "spmv", "size", label, "dtype", rcl_dtype_name(A->dtype), "n",
+                          (json_int_t)A->nnz, "device", b->device_name, "fastest_reproducible_ordered", bst.repro_name,
+                          "reproducible_gbps", gb, "fastest_native_gbps", bytes / bst.best_native / 1e9,
+                          "reproducible_over_native_time", bst.best_repro / bst.best_native, "reproducible_gflops",
+                          2.0 * (double)A->nnz / bst.best_repro / 1e9, "copy_gbps", b->copy_gbps);
     json_object_set_new(s, "fastest_native", json_string(bst.native_name));
-    if (b->copy_gbps > 0) json_object_set_new(s, "reproducible_copy_fraction", json_real(gb / b->copy_gbps));
+    json_object_set_new(s, "reproducible_copy_fraction", b->copy_gbps > 0 ? json_real(gb / b->copy_gbps) : json_null());
+    json_object_set_new(s, "exact_over_ordered_time",
+                        isfinite(bst.best_exact) ? json_real(bst.best_exact / bst.best_repro) : json_null());
+    json_object_set_new(s, "reproducible_over_viennacl_time",
+                        peer_secs > 0 ? json_real(bst.best_repro / peer_secs) : json_null());
     json_array_append_new(b->results, s);
+    char peer[64] = "";
+    if (peer_secs > 0) snprintf(peer, sizeof peer, ", %.2fx ViennaCL's", bst.best_repro / peer_secs);
     fprintf(stderr,
             "  spmv     summary %s %s: reproducible ordered %s %.1f GB/s (%.0f%% of copy), %.2fx the time of "
-            "native %s\n",
+            "native %s%s\n",
             label, rcl_dtype_name(A->dtype), bst.repro_name, gb, b->copy_gbps > 0 ? 100.0 * gb / b->copy_gbps : 0.0,
-            bst.best_repro / bst.best_native, bst.native_name);
+            bst.best_repro / bst.best_native, bst.native_name, peer);
   }
 out:
   if (x) clReleaseMemObject(x);
@@ -208,49 +274,80 @@ out:
   return rc;
 }
 
-static const char *const real_files[] = {"/usr/lib/R/library/Matrix/external/utm300.rua",
-                                         "/usr/lib/R/library/Matrix/external/lund_a.mtx",
-                                         "/usr/share/doc/libsuperlu-dev/examples/g20.rua"};
+/* Real matrices from Debian packages, then generated ones, in increasing size (so that a time budget cuts
+ * the largest): the 3D Poisson matrix (120^3 rows, 12.0M entries) is the target case; the power-law
+ * matrix (19.2M entries, one full row) comes last. nnz (approximate for the files) drives the budget. */
+typedef struct {
+  const char *spec; /* "file:PATH" or a rcl_csr_generate spec */
+  double nnz;
+  const char *package;
+} matrix_def;
+static const matrix_def full_matrices[] = {
+    {"file:/usr/share/doc/libsuperlu-dev/examples/g20.rua", 1920, "libsuperlu-doc"},
+    {"file:/usr/lib/R/library/Matrix/external/lund_a.mtx", 2449, "r-cran-matrix"},
+    {"file:/usr/lib/R/library/Matrix/external/utm300.rua", 3155, "r-cran-matrix"},
+    {"file:/usr/lib/x86_64-linux-gnu/superlu-dist/tests/EXAMPLE/big.rua", 23884, "libsuperlu-dist-dev"},
+    {"poisson2d:236", 277536, NULL},
+    {"random:16384x16384:165:1", 2703360, NULL},
+    {"poisson3d:120", 12009600, NULL},
+    {"powerlaw:500000x500000:3:1", 19169114, NULL}};
+static const matrix_def quick_matrices[] = {
+    {"file:/usr/share/doc/libsuperlu-dev/examples/g20.rua", 1920, "libsuperlu-doc"},
+    {"file:/usr/lib/R/library/Matrix/external/lund_a.mtx", 2449, "r-cran-matrix"},
+    {"poisson3d:12", 11232, NULL},
+    {"random:1024x1024:32:1", 32768, NULL},
+    {"powerlaw:4000x4000:2:1", 59955, NULL}};
+
+/* Loads a matrix of the table in dtype; *A = NULL (and a skip recorded) when its file is absent. */
+static int load_matrix(cli_bench *b, rcl_csr **A, const char **label, const matrix_def *m, rcl_dtype dt) {
+  *A = NULL;
+  if (strncmp(m->spec, "file:", 5)) {
+    *label = m->spec;
+    return rcl_csr_generate(A, dt, m->spec) ? cli_fail("generating %s", m->spec) : 0;
+  }
+  const char *file = m->spec + 5;
+  *label = strrchr(file, '/') + 1;
+  /* installed, or unpacked under $REPROCL_DATA_PREFIX (dpkg -x on a host without the packages) */
+  char path[1024];
+  const char *pre = getenv("REPROCL_DATA_PREFIX");
+  snprintf(path, sizeof path, "%s%s", access(file, R_OK) != 0 && pre ? pre : "", file);
+  if (access(path, R_OK) != 0) {
+    char what[128], why[160];
+    snprintf(what, sizeof what, "%s %s", *label, rcl_dtype_name(dt));
+    snprintf(why, sizeof why, "file absent: install %s", m->package);
+    cli_bench_skip(b, "spmv", "spmv", what, why);
+    return 0;
+  }
+  return rcl_matrix_read(A, path, dt) ? cli_fail("reading %s", path) : 0;
+}
 
 int cli_bench_spmv(cli_bench *b) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
-  /* full: the 3D Poisson matrix (120^3 rows, 11.9M entries), a SHOC-style random matrix (16384 rows,
-   * 2.7M entries) and a 2D mesh Laplacian (55696 rows), a power-law matrix with very unbalanced rows */
-  static const char *const full[] = {"poisson3d:120", "random:16384x16384:165:1", "poisson2d:236",
-                                     "powerlaw:500000x500000:3:1"};
-  static const char *const quick[] = {"poisson3d:12", "random:1024x1024:32:1", "powerlaw:4000x4000:2:1"};
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
+  if (!peer_viennacl_available())
+    cli_bench_skip(b, "spmv", "spmv", "viennacl",
+                   "ViennaCL not found at build time (libviennacl-dev and a C++ compiler)");
+  int supported[2];
   for (int d = 0; d < 2; d++) {
     const char *why;
-    if (rcl_device_profile_support(p, RCL_FAMILY_SPMV, dts[d], &why) == RCL_SUPPORT_NONE) {
-      cli_bench_skip(b, "spmv", "all", rcl_dtype_name(dts[d]), why);
-      continue;
-    }
-    size_t ng = b->quick ? sizeof quick / sizeof *quick : sizeof full / sizeof *full;
-    for (size_t g = 0; g < ng; g++) {
-      const char *spec = b->quick ? quick[g] : full[g];
+    supported[d] = rcl_device_profile_support(p, RCL_FAMILY_SPMV, dts[d], &why) != RCL_SUPPORT_NONE;
+    if (!supported[d]) cli_bench_skip(b, "spmv", "all", rcl_dtype_name(dts[d]), why);
+  }
+  const matrix_def *list = b->quick ? quick_matrices : full_matrices;
+  size_t nm = b->quick ? sizeof quick_matrices / sizeof *quick_matrices : sizeof full_matrices / sizeof *full_matrices;
+  for (size_t g = 0; g < nm; g++) {
+    /* the time of a matrix grows with its entries once they outweigh the per-case overhead (~1e5) */
+    double growth = g ? fmax(1.0, list[g].nnz / fmax(list[g - 1].nnz, 1e5)) : 1.0;
+    const char *name = strrchr(list[g].spec, '/') ? strrchr(list[g].spec, '/') + 1 : list[g].spec;
+    if (cli_bench_out_of_time(b, "spmv", name, growth)) continue;
+    for (int d = 0; d < 2; d++) {
+      if (!supported[d]) continue;
       rcl_csr *A;
-      if (rcl_csr_generate(&A, dts[d], spec)) return cli_fail("generating %s", spec);
-      int rc = bench_matrix(b, A, spec);
+      const char *label;
+      int rc = load_matrix(b, &A, &label, &list[g], dts[d]);
+      if (!rc && A) rc = bench_matrix(b, A, label);
       rcl_csr_free(A);
-      if (rc) return cli_fail("spmv benchmark on %s", spec);
-    }
-    for (size_t f = 0; f < sizeof real_files / sizeof *real_files; f++) {
-      const char *label = strrchr(real_files[f], '/') + 1;
-      /* installed, or unpacked under $REPROCL_DATA_PREFIX (dpkg -x on a host without the packages) */
-      char path[1024];
-      const char *pre = getenv("REPROCL_DATA_PREFIX");
-      snprintf(path, sizeof path, "%s%s", access(real_files[f], R_OK) != 0 && pre ? pre : "", real_files[f]);
-      if (access(path, R_OK) != 0) {
-        cli_bench_skip(b, "spmv", label, rcl_dtype_name(dts[d]),
-                       "file absent: install r-cran-matrix and libsuperlu-doc");
-        continue;
-      }
-      rcl_csr *A;
-      if (rcl_matrix_read(&A, path, dts[d])) return cli_fail("reading %s", path);
-      int rc = bench_matrix(b, A, label);
-      rcl_csr_free(A);
-      if (rc) return cli_fail("spmv benchmark on %s", label);
+      if (rc) return cli_fail("spmv benchmark on %s", list[g].spec);
     }
   }
   return 0;
@@ -258,65 +355,148 @@ int cli_bench_spmv(cli_bench *b) {
 
 /* ---- CG: time per iteration at a fixed iteration count ----------------------------------------------- */
 
+typedef struct {
+  rcl_spmv_matrix *M;      /* reprocl, or */
+  peer_viennacl_matrix *V; /* ViennaCL */
+  cl_command_queue q;
+  cl_mem x, b;
+  size_t es, n, iters, done;
+  rcl_cg_options o;
+} cg_run;
+
+/* One solve from x0 = 0 (the zero fill is part of the time: one write of x, negligible beside the
+ * iterations) for exactly o.max_iterations iterations. */
+static int cg_once(void *p) {
+  cg_run *r = p;
+  r->done = 0;
+  if (r->V) return peer_viennacl_cg(r->V, r->x, r->b, r->iters, r->o.jacobi, &r->done) ? RCL_ERR_OPENCL : 0;
+  uint64_t zero = 0;
+  if (clEnqueueFillBuffer(r->q, r->x, &zero, r->es, 0, r->n * r->es, 0, NULL, NULL)) return RCL_ERR_OPENCL;
+  rcl_cg_result res;
+  memset(&res, 0, sizeof res);
+  int st = rcl_cg_solve(&res, r->M, r->x, r->b, &r->o, NULL);
+  r->done = res.iterations;
+  rcl_cg_result_free(&res);
+  return st == RCL_ERR_NO_CONVERGENCE ? 0 : st;
+}
+
 int cli_bench_cg(cli_bench *b) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   const char *spec = b->quick ? "poisson2d:24" : "poisson3d:100";
-  size_t iters = b->quick ? 10 : 100;
+  size_t iters = 10;
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
+  if (!peer_viennacl_available())
+    cli_bench_skip(b, "cg", "cg", "viennacl", "ViennaCL not found at build time (libviennacl-dev and a C++ compiler)");
   for (int d = 0; d < 2; d++) {
     const char *why;
     if (rcl_device_profile_support(p, RCL_FAMILY_SPMV, dts[d], &why) == RCL_SUPPORT_NONE) {
       cli_bench_skip(b, "cg", "all", rcl_dtype_name(dts[d]), why);
       continue;
     }
+    if (cli_bench_out_of_time(b, "cg", rcl_dtype_name(dts[d]), 2.0)) continue;
     rcl_csr *A;
     if (rcl_csr_generate(&A, dts[d], spec)) return cli_fail("generating %s", spec);
     size_t n = A->nrows, es = rcl_dtype_size(dts[d]);
-    void *bv = malloc(n * es), *x = malloc(n * es);
+    void *bv = malloc(n * es), *x_repro = malloc(n * es), *x_peer = malloc(n * es);
     rcl_spmv_matrix *M = NULL, *N = NULL;
-    int rc = bv && x ? 0 : cli_error("out of memory");
+    peer_viennacl_matrix *V = NULL;
+    cl_mem xb = NULL, bb = NULL;
+    cl_int err;
+    int rc = bv && x_repro && x_peer ? 0 : cli_error("out of memory");
     if (!rc && (rcl_spmv_matrix_create(&M, b->ctx, A) || rcl_spmv_matrix_share(&N, M, b->native)))
       rc = cli_fail("uploading %s", spec);
-    if (!rc) rcl_generate(bv, dts[d], n, RCL_GEN_UNIFORM, 5);
-    for (int jac = 0; jac < 2 && !rc; jac++)
-      for (int mode = 0; mode < 2 && !rc; mode++) {
-        rcl_cg_options o = RCL_CG_OPTIONS_INIT;
-        o.tol = 0; /* run exactly `iters` iterations */
-        o.max_iterations = iters;
-        o.jacobi = jac;
-        double t[64];
-        int reps = b->repeats < 64 ? b->repeats : 64;
-        for (int k = -1; k < reps && !rc; k++) { /* k = -1: warm-up (builds programs) */
-          rcl_cg_result r;
-          memset(x, 0, n * es);
-          double t0 = cli_now();
-          int st = rcl_cg(x, &r, mode ? N : M, bv, &o);
-          double dt = cli_now() - t0;
-          if (st && st != RCL_ERR_NO_CONVERGENCE)
-            rc = cli_fail("cg on %s", spec);
-          else if (k >= 0)
-            t[k] = dt / (double)(r.iterations ? r.iterations : 1);
-          rcl_cg_result_free(&r);
-        }
-        if (rc) break;
-        for (int i = 1; i < reps; i++) /* insertion sort for the median */
-          for (int j = i; j > 0 && t[j] < t[j - 1]; j--) {
-            double s = t[j];
-            t[j] = t[j - 1];
-            t[j - 1] = s;
-          }
-        /* per iteration: one SpMV, two dots, one norm, three axpys, one scal (and the Jacobi SpMV) */
-        double bytes = cli_sparse_spmv_bytes(A, 0) + (double)n * es * (2 + 2 + 1 + 3 + 3 + 3 + 2) +
-                       (jac ? (double)n * (2 * es + 8) : 0.0);
-        double flops = 2.0 * (double)A->nnz + 12.0 * (double)n + (jac ? 2.0 * (double)n : 0.0);
-        cli_bench_record(b, "cg", spec, jac ? "jacobi" : "plain", mode ? "native" : "reproducible", dts[d], spec,
-                         t[reps / 2], t[0], t[reps - 1], bytes, flops,
-                         json_pack("{s:I,s:s}", "iterations", (json_int_t)iters, "time", "per iteration"));
+    if (!rc) {
+      rcl_generate(bv, dts[d], n, RCL_GEN_UNIFORM, 5);
+      bb = clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * es, bv, &err);
+      xb = bb ? clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
+      if (!xb) rc = cli_error("cannot allocate the CG vectors (%zu values) on the device", n);
+    }
+    if (!rc && peer_viennacl_available() && peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
+      char what[64];
+      snprintf(what, sizeof what, "viennacl %s", rcl_dtype_name(dts[d]));
+      cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());
+    }
+    /* Iterations per solve: enough for about 0.3 s (at least 10, at most 100), from a 10-iteration solve
+     * of reprocl's plain CG, the same for every mode and peer (the time per iteration is what counts;
+     * a CPU would otherwise spend minutes here). */
+    if (!rc && !b->quick) {
+      cg_run r = {M, NULL, rcl_context_cl_queue(b->ctx), xb, bb, es, n, 10, 0, RCL_CG_OPTIONS_INIT};
+      r.o.tol = 0;
+      r.o.max_iterations = 10;
+      double t0 = cli_now();
+      if (cg_once(&r) || cg_once(&r)) { /* the first builds the programs */
+        rc = cli_fail("cg on %s", spec);
+      } else {
+        double per = (cli_now() - t0) / 20.0;
+        iters = per > 0 ? (size_t)fmin(100.0, fmax(10.0, 0.3 / per)) : 100;
       }
+    }
+    /* per iteration: one SpMV, two dots, one norm, three axpys, one scal (and the Jacobi SpMV) */
+    for (int jac = 0; jac < 2 && !rc; jac++) {
+      double bytes = cli_sparse_spmv_bytes(A, 0) + (double)n * es * (2 + 2 + 1 + 3 + 3 + 3 + 2) +
+                     (jac ? (double)n * (2 * es + 8) : 0.0);
+      double flops = 2.0 * (double)A->nnz + 12.0 * (double)n + (jac ? 2.0 * (double)n : 0.0);
+      for (int mode = 0; mode < 3 && !rc; mode++) { /* reproducible, native, ViennaCL */
+        if (mode == 2 && !V) continue;
+        cg_run r = {mode == 1 ? N : M,
+                    mode == 2 ? V : NULL,
+                    rcl_context_cl_queue(mode == 1 ? b->native : b->ctx),
+                    xb,
+                    bb,
+                    es,
+                    n,
+                    iters,
+                    0,
+                    RCL_CG_OPTIONS_INIT};
+        r.o.tol = 0; /* run exactly `iters` iterations */
+        r.o.max_iterations = iters;
+        r.o.jacobi = jac;
+        double med, mn, mx;
+        int st = cli_bench_time(&med, &mn, &mx, b->repeats, cg_once, &r);
+        if (st && mode == 2) {
+          char what[64];
+          snprintf(what, sizeof what, "viennacl %s %s", jac ? "jacobi" : "plain", rcl_dtype_name(dts[d]));
+          cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());
+          continue;
+        }
+        if (st) {
+          rc = cli_fail("cg on %s", spec);
+          break;
+        }
+        /* ViennaCL's solution against reprocl's (same iterations from the same start) */
+        json_t *drift = NULL;
+        if (mode != 1 && x_repro) {
+          void *dst = mode == 0 ? x_repro : x_peer;
+          if (clEnqueueReadBuffer(r.q, xb, CL_TRUE, 0, n * es, dst, 0, NULL, NULL)) {
+            rc = cli_error("cannot read the CG solution back");
+            break;
+          }
+          if (mode == 2) {
+            cli_drift dd;
+            cli_drift_compute(&dd, x_repro, x_peer, n, dts[d]);
+            drift = cli_drift_json(&dd);
+          }
+        }
+        double it = (double)(r.done ? r.done : 1);
+        cli_bench_record(b, "cg", "cg", jac ? "jacobi" : "plain",
+                         mode == 2 ? "peer:viennacl"
+                         : mode    ? "native"
+                                   : "reproducible",
+                         dts[d], spec, (double)A->nnz, med / it, mn / it, mx / it, bytes, flops,
+                         json_pack("{s:s,s:I,s:I,s:s}", "matrix", spec, "rows", (json_int_t)n, "iterations",
+                                   (json_int_t)r.done, "time", "per iteration"));
+        if (drift)
+          json_object_set_new(json_array_get(b->results, json_array_size(b->results) - 1), "drift_vs_reprocl", drift);
+      }
+    }
+    peer_viennacl_matrix_free(V);
+    if (xb) clReleaseMemObject(xb);
+    if (bb) clReleaseMemObject(bb);
     rcl_spmv_matrix_free(N);
     rcl_spmv_matrix_free(M);
     free(bv);
-    free(x);
+    free(x_repro);
+    free(x_peer);
     rcl_csr_free(A);
     if (rc) return rc;
   }

@@ -70,10 +70,13 @@ static int bench_case(cli_bench *b, st_case *c, const kernel_def *k, const char 
                     (json_int_t)used.local_size[0], (json_int_t)used.local_size[1], "tile", (json_int_t)used.tile[0],
                     (json_int_t)used.tile[1], "points_per_item", (json_int_t)used.points_per_item[0],
                     (json_int_t)used.points_per_item[1]);
-  cli_bench_record(b, "stencil", k->name, variant, mode, c->dt, size, med, mn, mx,
-                   per * (double)(n * es) * (double)c->iters, flops * (double)n * (double)c->iters,
-                   json_pack("{s:I,s:I,s:I,s:o}", "width", (json_int_t)c->w, "height", (json_int_t)c->h, "iterations",
-                             (json_int_t)c->iters, "config", cfg));
+  /* times, bytes and flops per iteration (a sample runs c->iters of them), like the other families' per
+   * call, per SpMV, per CG iteration and per MD step */
+  double it = (double)c->iters;
+  cli_bench_record(b, "stencil", k->name, variant, mode, c->dt, size, (double)n, med / it, mn / it, mx / it,
+                   per * (double)(n * es), flops * (double)n,
+                   json_pack("{s:I,s:I,s:I,s:o}", "width", (json_int_t)c->w, "height", (json_int_t)c->h,
+                             "iterations_per_sample", (json_int_t)c->iters, "config", cfg));
   return 0;
 }
 
@@ -89,19 +92,26 @@ int cli_bench_stencil(cli_bench *b) {
   int gpu = !(p->type & CL_DEVICE_TYPE_CPU);
   const size_t *sizes = b->quick ? quick : full;
   size_t nsizes = b->quick ? 2 : 3;
+  int supported[2], slow[2][3][3][2] = {{{{0}}}}; /* dtype, kernel, variant, native: too slow at a smaller size */
   for (int d = 0; d < 2; d++) {
     const char *why;
-    if (rcl_device_profile_support(p, RCL_FAMILY_STENCIL, dts[d], &why) == RCL_SUPPORT_NONE) {
-      cli_bench_skip(b, "stencil", "all", rcl_dtype_name(dts[d]), why);
-      continue;
-    }
-    size_t es = rcl_dtype_size(dts[d]);
-    for (size_t k = 0; k < 3; k++) {
-      int slow[3][2] = {{0}};
-      for (size_t si = 0; si < nsizes && si < kernels[k].nsizes; si++) {
-        size_t w = sizes[si], n = w * w;
-        char size[32];
-        snprintf(size, sizeof size, "%zu^2", w);
+    supported[d] = rcl_device_profile_support(p, RCL_FAMILY_STENCIL, dts[d], &why) != RCL_SUPPORT_NONE;
+    if (!supported[d]) cli_bench_skip(b, "stencil", "all", rcl_dtype_name(dts[d]), why);
+  }
+  /* Sizes outer, smallest first, so that a time budget cuts the largest grids of every kernel and dtype. */
+  for (size_t si = 0; si < nsizes; si++) {
+    size_t w = sizes[si], n = w * w;
+    char size[32];
+    snprintf(size, sizeof size, "%zu^2", w);
+    /* Each case times about 0.2 s of iterations whatever the grid (bench_case sizes the count), so a
+     * larger grid costs little more until one iteration takes longer than that: allow for a doubling. */
+    double growth = si ? 2.0 : 1.0;
+    if (cli_bench_out_of_time(b, "stencil", size, growth)) continue;
+    for (int d = 0; d < 2; d++) {
+      if (!supported[d]) continue;
+      size_t es = rcl_dtype_size(dts[d]);
+      for (size_t k = 0; k < 3; k++) {
+        if (si >= kernels[k].nsizes) continue;
         if (n * es > p->max_mem_alloc_size) {
           cli_bench_skip(b, "stencil", kernels[k].name, size, "grid larger than the device's largest buffer");
           continue;
@@ -135,11 +145,11 @@ int cli_bench_stencil(cli_bench *b) {
           for (size_t v = 0; v < 3 && !rc; v++) {
             if (variants[v] == RCL_STENCIL_TASK && si > 0) continue; /* one work-item: the smallest size only */
             for (int native = 0; native < 2 && !rc; native++) {
-              if (slow[v][native]) continue;
+              if (slow[d][k][v][native]) continue;
               c.ctx = native ? b->native : b->ctx;
               c.o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
               c.o.variant = variants[v];
-              slow[v][native] =
+              slow[d][k][v][native] =
                   bench_case(b, &c, &kernels[k], rcl_stencil_variant_name(variants[v]), native, size, &rc);
             }
           }

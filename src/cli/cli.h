@@ -99,10 +99,14 @@ typedef struct {
   rcl_context *ctx;    /* reproducible */
   rcl_context *native; /* native mode, same device */
   const char *device_name;
-  int quick;   /* tiny sizes, for CI: asserts nothing about speed */
-  int repeats; /* timed runs per case (median reported); an untimed warm-up run precedes them */
+  int quick;        /* tiny sizes, for CI: asserts nothing about speed */
+  int repeats;      /* timed runs per case (median reported); an untimed warm-up run precedes them */
   double copy_gbps; /* the device's measured copy bandwidth (read + write), this run */
   json_t *results;  /* array: one object per case, see cli_bench_record */
+  /* Time budget of the running family on this device (0: none; cmd_bench sets it from --max-seconds),
+   * the time it started, and the start of the size in progress (-1 once a size was skipped for the
+   * budget; see cli_bench_out_of_time). */
+  double budget_s, family_t0, size_t0;
 } cli_bench;
 typedef int (*cli_bench_fn)(cli_bench *b);
 typedef struct {
@@ -122,13 +126,22 @@ typedef int (*cli_timed_fn)(void *arg);
 int cli_bench_time(double *median, double *min, double *max, int repeats, cli_timed_fn fn, void *arg);
 /* Measures copy bandwidth (bytes read + written per second, GB/s) with a plain copy kernel. */
 int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats);
-/* Appends a result: family, kernel, variant, mode ("reproducible", "native", "peer:<name>"), dtype,
- * size label, the times, bytes moved and flops per run (GB/s, GFLOP/s and the fraction of copy
- * bandwidth are derived), and optional extra fields (stolen). */
+/* The fixed cost of one launch and clFinish (a 4 KiB copy, median of at least 20): what every call of a
+ * small problem pays whatever the kernel, and a part of every multi-launch operation's time. */
+int cli_bench_launch_seconds(double *secs, rcl_context *ctx, int repeats);
+/* Appends a measurement (the record schema is in docs/performance.md): family, kernel (the operation),
+ * variant (the implementation or configuration), mode ("reproducible", "native", "peer:<name>"), dtype,
+ * size label and its numeric size n (elements, grid points, non-zeros or atoms: the x axis of the plots),
+ * the times per run, bytes moved and flops per run (GB/s, GFLOP/s and the fraction of copy bandwidth are
+ * derived) and optional extra fields (stolen). */
 void cli_bench_record(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *mode,
-                      rcl_dtype dt, const char *size, double median, double min, double max, double bytes,
+                      rcl_dtype dt, const char *size, double n, double median, double min, double max, double bytes,
                       double flops, json_t *extra);
 /* Records that a case could not run (a peer library absent, a size over the device limit), and why. */
 void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const char *variant, const char *why);
+/* Called by a family before each of its sizes, smallest first. Returns 1 (and records the size as skipped)
+ * when the family's time budget cannot fit it: the time spent so far plus the previous size's time times
+ * `growth` (how much more work this size is) exceeds the budget. Returns 0 without a budget. */
+int cli_bench_out_of_time(cli_bench *b, const char *family, const char *size, double growth);
 
 #endif

@@ -5,8 +5,30 @@
 
 #include "reprocl/reprocl.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* CLBlast: op is "sum", "asum", "dot", "nrm2" (result[0] = op(x[, y])) or "axpy" (y = 0.5 x + y).
  * Blocks until done. Returns 0, or CLBlast's / OpenCL's status. */
 int peer_clblast_available(void);
 int peer_clblast_run(const char *op, rcl_dtype dt, size_t n, cl_mem result, cl_mem x, cl_mem y, cl_command_queue q);
+
+/* ViennaCL (Debian's libviennacl-dev, header-only C++; peer_viennacl.cpp, compiled only when found): its
+ * compressed_matrix SpMV and CG solver on reprocl's own OpenCL context and queue. A matrix is uploaded in
+ * ViennaCL's layout (32-bit row pointers); vectors are the caller's cl_mem buffers, used in place. Every
+ * call returns 0, or -1 with the reason in peer_viennacl_error() (ViennaCL's exceptions never escape). */
+typedef struct peer_viennacl_matrix peer_viennacl_matrix;
+int peer_viennacl_available(void);
+const char *peer_viennacl_error(void);
+int peer_viennacl_matrix_create(peer_viennacl_matrix **out, cl_command_queue q, const rcl_csr *A);
+void peer_viennacl_matrix_free(peer_viennacl_matrix *M);
+/* y = A x, `reps` times, then waits for the queue. */
+int peer_viennacl_spmv(peer_viennacl_matrix *M, cl_mem y, cl_mem x, int reps);
+/* ViennaCL's CG (the pipelined solver; with jacobi, its Jacobi-preconditioned one) from x0 = 0 for exactly
+ * `iterations` iterations (tolerance 0), writing the solution to x; *done receives the iterations made. */
+int peer_viennacl_cg(peer_viennacl_matrix *M, cl_mem x, cl_mem b, size_t iterations, int jacobi, size_t *done);
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Keeps `reprocl bench` working (it asserts nothing about speed): the quick mode of every family on every
+# device writes one JSON document whose every record has the schema's fields (scripts/bench_table.py
+# --validate), every family and both peers appear (measured, or recorded as absent), the time budget
+# skips and records what it cannot fit, bad options are refused (exit 2), and scripts/plot_bench.py turns
+# the document into PNG charts, scripts/bench_table.py into Markdown tables.
+# Usage (ctest): cli_bench.sh <reprocl CLI> <source dir> <build dir>
+set -u
+cli=$1
+src=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+fail() {
+  echo "FAIL: $*" >&2
+  failures=$((failures + 1))
+}
+
+# matplotlib comes from Debian (python3-matplotlib): use Debian's python when the first python3 on PATH
+# (a pyenv one, say) cannot import it.
+py=python3
+"$py" -c 'import matplotlib' 2>/dev/null || py=/usr/bin/python3
+"$py" -c 'import matplotlib' 2>/dev/null || { echo "FAIL: no python3 with matplotlib (install python3-matplotlib)" >&2; exit 1; }
+
+# ---- the whole quick run: every family, every device ------------------------------------------------------
+"$cli" bench --quick --device all -o "$tmp/bench.json" >"$tmp/bench.out" 2>&1 ||
+  { fail "bench --quick: exit status $?"; sed 's/^/    /' "$tmp/bench.out" >&2; }
+[ -s "$tmp/bench.json" ] || { echo "FAIL: no JSON written" >&2; exit 1; }
+"$py" "$src/scripts/bench_table.py" --validate "$tmp/bench.json" >"$tmp/validate.out" 2>&1 ||
+  { fail "schema: $(head -20 "$tmp/validate.out")"; }
+
+# every registered family has measurements on every device; peers measured, or said to be absent
+families=$("$cli" bench --help | sed -n 's/.*Families: *//p')
+[ -n "$families" ] || fail "bench --help lists no families"
+"$py" - "$tmp/bench.json" $families >"$tmp/content.out" 2>&1 <<'EOF' || fail "content: $(cat "$tmp/content.out")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+families = sys.argv[2:]
+res = doc["results"]
+bad = []
+if not doc["quick"]:
+    bad.append("quick is not true")
+if not doc["command_line"].startswith("reprocl bench"):
+    bad.append("command_line: " + doc["command_line"])
+for d in doc["devices"]:
+    dev = d["name"]
+    if not d["copy_gbps"] > 0:
+        bad.append(f"{dev}: copy bandwidth not measured")
+    for f in families:
+        m = [r for r in res if r["device"] == dev and r["family"] == f and r["record"] == "measurement"]
+        s = [r for r in res if r["device"] == dev and r["family"] == f and r["record"] == "skipped"]
+        if not m and not s:
+            bad.append(f"{dev}: no {f} measurement, and no skipped record saying why")
+        for mode in ("reproducible", "native"):
+            if m and not any(r["mode"] == mode for r in m):
+                bad.append(f"{dev}: no {mode} {f} measurement")
+    for peer, fams in (("clblast", ["reduce"]), ("viennacl", ["spmv", "cg"])):
+        for f in fams:
+            if doc["peers"][peer]:
+                if not any(r["device"] == dev and r["family"] == f and r.get("mode") == "peer:" + peer
+                           and r["record"] == "measurement" for r in res) and \
+                   not any(r["device"] == dev and r["family"] == f and r["record"] == "skipped"
+                           and peer in r["variant"] for r in res):
+                    bad.append(f"{dev}: {peer} neither measured nor skipped with a reason in {f}")
+            elif not any(r["family"] == f and r["record"] == "skipped" and r["variant"] == peer for r in res):
+                bad.append(f"{peer} absent but {f} does not say so")
+    # a peer's result is compared with reprocl's
+    for r in res:
+        if r["device"] == dev and r.get("mode", "").startswith("peer:") and r["kernel"] in ("sum", "dot", "spmv"):
+            if "drift_vs_reprocl" not in r:
+                bad.append(f"{dev}: {r['family']} {r['kernel']} {r['mode']} has no drift_vs_reprocl")
+if not any(r["record"] == "summary" for r in res):
+    bad.append("no spmv summary record")
+print("\n".join(bad))
+sys.exit(1 if bad else 0)
+EOF
+
+# ---- the time budget: a budget too small for any size skips every size and says why ----------------------
+"$cli" bench --quick --family reduce,stencil --device 0 --max-seconds 1e-9 -o "$tmp/budget.json" >"$tmp/budget.out" 2>&1 ||
+  fail "bench --max-seconds 1e-9: exit status $?"
+grep -q '"record": "measurement"' "$tmp/budget.json" && fail "a size was measured within a budget of 1 ns"
+grep -q 'time budget: ' "$tmp/budget.json" || fail "no size recorded as skipped for the time budget"
+"$py" "$src/scripts/bench_table.py" --validate "$tmp/budget.json" >/dev/null || fail "schema of the budget run"
+
+# ---- bad options: exit 2 with a message naming the problem ------------------------------------------------
+for args in "--max-seconds -1" "--max-seconds abc" "--family nosuch" "--repeats 0" "stray"; do
+  # shellcheck disable=SC2086
+  "$cli" bench --quick $args >"$tmp/bad.out" 2>&1
+  st=$?
+  [ "$st" = 2 ] || fail "bench $args: exit status $st, expected 2"
+  grep -qi "error" "$tmp/bad.out" || fail "bench $args: no error message: $(cat "$tmp/bad.out")"
+done
+
+# ---- charts and tables --------------------------------------------------------------------------------------
+"$py" "$src/scripts/plot_bench.py" "$tmp/bench.json" "$tmp/plots" >"$tmp/plots.out" 2>&1 ||
+  fail "plot_bench.py: $(cat "$tmp/plots.out")"
+ndev=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$tmp/bench.json")
+for kind in reduce-f32 stencil spmv-f32 cg copy-fraction; do
+  n=$(ls "$tmp/plots"/*-"$kind".png 2>/dev/null | wc -l)
+  [ "$n" = "$ndev" ] || fail "plot_bench.py wrote $n $kind charts for $ndev devices"
+done
+for png in "$tmp"/plots/*.png; do
+  [ "$(head -c 8 "$png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || fail "$png is not a PNG"
+  [ "$(stat -c %s "$png")" -gt 10000 ] || fail "$png is suspiciously small"
+done
+"$py" "$src/scripts/bench_table.py" "$tmp/bench.json" >"$tmp/table.md" 2>&1 || fail "bench_table.py: $(tail -5 "$tmp/table.md")"
+for key in "Targets" "| reduce dot f32 ordered" "against the peers" "Reductions" "Stencils" "SpMV" "CG"; do
+  grep -qF -- "$key" "$tmp/table.md" || fail "bench_table.py output lacks \"$key\""
+done
+
+if [ "$failures" -gt 0 ]; then
+  echo "$failures check(s) failed" >&2
+  exit 1
+fi
+echo "all bench CLI checks passed"
