@@ -15,4 +15,5 @@
 #include "reprocl/grid.h"
 #include "reprocl/stencil.h"
 #include "reprocl/tune.h"
+#include "reprocl/audit.h"
 #endif
