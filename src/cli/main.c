@@ -19,6 +19,7 @@ const cli_command cli_commands[] = {
     {"tune", cmd_tune, "tune launch parameters per device and store them in the tuning cache"},
     {"cache", cmd_cache, "show, list or clear the tuning and program-binary caches"},
     {"compile", cmd_compile, "write program binaries for offline use (FPGA flow)"},
+    {"audit", cmd_audit, "inspect the compiled kernels for FMA, approximations and flush-to-zero"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {
