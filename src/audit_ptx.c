@@ -61,11 +61,12 @@ static const char *find_token(const char *s, size_t n, const char *tok) {
   return NULL;
 }
 
-/* Skips a balanced group opened at s[*i] (one of "({") within n; 0, or -1 when it is not closed. */
+/* Skips a balanced group opened at s[*i] (one of "({") within n; 0, or -1 when it is not closed before
+ * the end of its statement (a ';'). */
 static int skip_group(const char *s, size_t n, size_t *i) {
   char open = s[*i], close = open == '(' ? ')' : '}';
   int depth = 0;
-  for (; *i < n; (*i)++) {
+  for (; *i < n && s[*i] != ';'; (*i)++) {
     if (s[*i] == open) depth++;
     if (s[*i] == close && --depth == 0) {
       (*i)++;
@@ -202,10 +203,13 @@ int rcl__audit_parse_ptx(rcl__audit_module *m, const char *text, size_t len) {
         while (a < b && isspace((unsigned char)t[a])) a++;
         while (b > a && isspace((unsigned char)t[b - 1])) b--;
         int header = depth == 0 && (find_token(t + a, b - a, ".entry") || find_token(t + a, b - a, ".func"));
-        if (header || a == b || t[b - 1] == ':') {
-          term = c; /* a function body or a nested block */
-        } else if (skip_group(t, len, &i)) { /* an operand ({%f1, %f2}) or an initializer */
-          rc = rcl__fail(RCL_ERR_PARSE, "PTX: line %zu: '{' is not closed", line_of(t, st));
+        /* at the top level only an initializer (= {...}) is not a body; in a body, a brace after an
+         * opcode groups operands ({%f1, %f2}) and any other opens a block */
+        int group = depth == 0 ? a < b && t[b - 1] == '=' : a < b && t[b - 1] != ':';
+        if (header || !group) {
+          term = c;
+        } else if (skip_group(t, len, &i)) {
+          rc = rcl__fail(RCL_ERR_PARSE, "PTX: line %zu: '{' is not closed", line_of(t, b));
           break;
         }
       } else {
@@ -231,7 +235,7 @@ int rcl__audit_parse_ptx(rcl__audit_module *m, const char *text, size_t len) {
         else
           rc = rcl__audit_fn_add(&fi, m, name, nl, e != NULL);
         depth = 1;
-        fn_start = a;
+        fn_start = (size_t)((e ? e : fu) - t);
       }
       /* ';' at the top level: a directive, a declaration or a prototype */
     } else if (term == '{') {
