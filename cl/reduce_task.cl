@@ -1,6 +1,6 @@
 /* reduce_task.cl — the single-work-item ("task") variants of the deterministic reductions: contracts
  * "reduce.ordered" v1 and "reduce.exact" v1 (docs/contracts.md; why they give the same bits:
- * docs/contracts-tune.md). A program of its own, so the NDRange program (reduce.cl) does not pay for
+ * docs/contracts.md (§7)). A program of its own, so the NDRange program (reduce.cl) does not pay for
  * compiling them. Keep the constants in sync with cl/reduce.cl. */
 
 #define RED_L 64u

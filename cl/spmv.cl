@@ -1,5 +1,5 @@
 /* spmv.cl — CSR SpMV y = alpha*A*x + beta*y under the contracts "spmv.ordered" v1 and "spmv.exact" v1
- * (docs/contracts-sparse.md), and the conventional CSR-vector kernel with a tree reduction that the
+ * (docs/contracts.md (§6)), and the conventional CSR-vector kernel with a tree reduction that the
  * benchmark compares against.
  *
  * Row sum s_i:

@@ -19,7 +19,7 @@ step_build() {
 }
 step_test() {
   # Every test on every device of the host: the H100 and PoCL on the Xeon.
-  REPROCL_TEST_MIN_DEVICES=2 ctest --test-dir $build --output-on-failure -j1 ${CTEST_ARGS:-} 2>&1 | tee "$out/ctest.log" | tail -40
+  REPROCL_DATA_PREFIX=/tmp/ocl REPROCL_TEST_MIN_DEVICES=2 ctest --test-dir $build --output-on-failure -j1 --timeout ${CTEST_TIMEOUT:-400} ${CTEST_ARGS:-} 2>&1 | tee "$out/ctest.log" | grep -E "Test +#|tests passed|FAILED|Failed" | tail -40
 }
 step_reduce() {
   # The foundation's acceptance: one digest per op/dtype/mode on every device, plus native drift.
@@ -47,6 +47,38 @@ step_stencil() {
   echo "\$ reprocl stencil --grid 8192x8192 --iters 100 --device nvidia --no-reference --native" >>"$out/stencil.txt"
   $cli stencil --grid 8192x8192 --iters 100 --device nvidia --no-reference --native >>"$out/stencil.txt" 2>&1
   grep -E "AGREE|DISAGREE|differs|exit status [^0]" "$out/stencil.txt" | sort | uniq -c
+}
+step_check() {
+  # The standard suite on every device with native drift, the HTML report, a fingerprint, and the
+  # comparison with the reference fingerprint made on PoCL (tests/data/reference-fingerprint.json).
+  $cli check --suite ${SUITE:-full} --report "$out/check-h100.html" >"$out/check.txt" 2>&1
+  echo "check exit status $?" | tee -a "$out/check.txt"
+  grep -E "^(AGREE|DISAGREE)" "$out/check.txt"
+  $cli fingerprint --suite quick -o "$out/fingerprint-h100.json"
+  $cli compare tests/data/reference-fingerprint.json "$out/fingerprint-h100.json" | tee "$out/compare.txt" | tail -3
+}
+step_sparse() {
+  # Cross-vendor SpMV and CG digests on two real matrices and generated ones (package files unpacked
+  # under /tmp/ocl by setup.sh).
+  export REPROCL_DATA_PREFIX=/tmp/ocl
+  local M=/tmp/ocl/usr/lib/R/library/Matrix/external S=/tmp/ocl/usr/share/doc/libsuperlu-dev/examples
+  : >"$out/sparse.txt"
+  while read -r args; do
+    echo "\$ reprocl $args" >>"$out/sparse.txt"
+    eval "$cli $args" >>"$out/sparse.txt" 2>&1
+    echo "exit status $?" >>"$out/sparse.txt"
+  done <<EOF2
+spmv --matrix $M/utm300.rua --dtype f32 --device all --native
+spmv --matrix $S/g20.rua --dtype f32 --x random:1 --contract exact --device all
+spmv --matrix $M/lund_a.mtx --dtype f64 --x random:2 --device all --native
+spmv --gen poisson3d:40 --dtype f32 --x random:1 --device all --native
+spmv --gen poisson3d:40 --dtype f64 --x random:1 --contract exact --device all
+cg --matrix $M/lund_a.mtx --dtype f32 --jacobi --tol 1e-4 --maxit 5000 --device all
+cg --matrix $M/lund_a.mtx --dtype f64 --jacobi --tol 1e-10 --maxit 5000 --device all
+cg --gen poisson2d:100 --dtype f32 --tol 1e-5 --device all
+cg --gen poisson2d:100 --dtype f64 --tol 1e-10 --device all
+EOF2
+  grep -E "exit status|AGREE|agree" "$out/sparse.txt" | sort | uniq -c
 }
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }

@@ -1,4 +1,4 @@
-/* Conjugate Gradient (contract "cg" v1, docs/contracts-sparse.md), with optional Jacobi
+/* Conjugate Gradient (contract "cg" v1, docs/contracts.md (§6)), with optional Jacobi
  * preconditioning, built only from reprocl's SpMV, dot/nrm2, axpy and scal. One algorithm (cg_run) drives
  * two back ends: the device (rcl_cg_solve) and the host reference (rcl_ref_cg), so both perform the same
  * operations in the same order. The scalars alpha = r'z / p'Ap and beta = r'z_new / r'z are divided on

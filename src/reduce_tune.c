@@ -107,7 +107,11 @@ static int red_check(void *st, rcl_tune_point *p, int is_default, char *why, siz
   }
   if (is_default) {
     p->v[RCL_RED_P_VARIANT] = (size_t)c.variant;
-    if (!p->v[RCL_RED_P_LOCAL]) p->v[RCL_RED_P_LOCAL] = pl.task ? 256 : pl.W;
+    /* Record what the default really launches: a platform default larger than the device allows (256
+     * for exact f64 sums on a GPU with 48 KiB of local memory) is clamped by the planner, and a choice
+     * handed back by rcl_tune_get must be valid when passed explicitly. */
+    if (!pl.task) p->v[RCL_RED_P_LOCAL] = pl.W;
+    else if (!p->v[RCL_RED_P_LOCAL]) p->v[RCL_RED_P_LOCAL] = 256;
     if (!p->v[RCL_RED_P_GPC]) p->v[RCL_RED_P_GPC] = s->mode == RCL_REDUCE_ORDERED ? 32 : 4;
   }
   rcl__reduce_plan_release(&pl);

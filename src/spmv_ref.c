@@ -1,4 +1,4 @@
-/* Host reference of the SpMV contracts (docs/contracts-sparse.md, "spmv.ordered" and "spmv.exact"):
+/* Host reference of the SpMV contracts (docs/contracts.md (§6), "spmv.ordered" and "spmv.exact"):
  * plain C compiled with -ffp-contract=off, and for the exact contract the superaccumulator of
  * cl/rcl_exact.cl compiled for the host. */
 #include <string.h>

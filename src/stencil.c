@@ -139,7 +139,8 @@ static const char *kernel_name(kernel_kind kk, rcl_stencil_variant v) {
       {"rcl_stencil_nine_plain", "rcl_stencil_nine_tiled", "rcl_stencil_nine_task"},
       {"rcl_stencil_general_plain", "rcl_stencil_general_tiled", "rcl_stencil_general_task"},
       {"rcl_sor_plain", "rcl_sor_tiled", "rcl_sor_task"}};
-  return names[kk][v - RCL_STENCIL_PLAIN];
+  unsigned idx = (unsigned)v - (unsigned)RCL_STENCIL_PLAIN;
+  return idx < 3 ? names[kk][idx] : "rcl_stencil_invalid_variant";
 }
 
 static const char *radius_define(unsigned int radius) { return radius == 2 ? "-DST_R=2" : "-DST_R=1"; }
@@ -480,7 +481,8 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
     }
   } else {
     rc = prepare(&cfg, &k, ctx, dtype, kk, radius, opts);
-    const char *name = kernel_name(kk, cfg.o.variant);
+    /* Only a prepared configuration has a resolved variant (a failed one may still say "auto"). */
+    const char *name = rc ? "" : kernel_name(kk, cfg.o.variant);
     size_t nw = kk == K_NINE ? 3 : (2 * radius + 1) * (2 * radius + 1);
     if (!rc && kk == K_GENERAL)
       rc = rcl__buffer_create(&wbuf, ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, nw * es,

@@ -41,8 +41,8 @@ gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
 expect 0 "consumer configures with find_package(reprocl)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
 expect 0 "consumer builds" -- cmake --build "$TMP/consumer/build"
 expect 0 "consumer runs (exact sum 1e16+1-1e16+1 = 2)" -- env LD_LIBRARY_PATH="$libdir" "$TMP/consumer/build/consumer"
-expect 0 "pkg-config --cflags --libs reprocl" -- env PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs reprocl
-flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig" pkg-config --cflags --libs reprocl)
+expect 0 "pkg-config --cflags --libs reprocl" -- env PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --cflags --libs reprocl
+flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --cflags --libs reprocl)
 expect 0 "consumer builds with pkg-config" -- sh -c "cc -std=c11 -o '$TMP/pc' '$TMP/consumer/main.c' $flags"
 expect 0 "pkg-config consumer runs" -- env LD_LIBRARY_PATH="$libdir" "$TMP/pc"
 finish

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/clilib.sh"
 if ! command -v chromium >/dev/null; then
   echo "SKIP: chromium is not installed (Debian package chromium; CI installs it)"
-  [ -n "${REPROCL_TEST_MIN_DEVICES:-}" ] && { echo "FAIL: CI must run this test"; exit 1; }
+  [ -n "${REPROCL_CI:-}" ] && { echo "FAIL: CI (REPROCL_CI) must run this test"; exit 1; }
   exit 0
 fi
 expect 0 "check writes the report" -- "$CLI" check --suite quick --family reduce --report "$TMP/r.html"

@@ -1,7 +1,7 @@
 /* reprocl: volatility bounds — the tightest interval of values that one floating-point expression can
  * take under every evaluation order (re-association, optionally also commutativity) and every choice of
  * FMA contraction, computed by dynamic programming over parse trees. The method, its proof and its
- * limits are in docs/bounds.md; what the interval means is stated in docs/contracts-bounds.md. Pure host
+ * limits are in docs/bounds.md; what the interval means is stated in docs/contracts.md (§8). Pure host
  * code: no OpenCL device is involved. */
 #ifndef REPROCL_BOUNDS_H
 #define REPROCL_BOUNDS_H

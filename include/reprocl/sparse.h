@@ -1,7 +1,7 @@
 /* reprocl: sparse matrices — CSR on the host, Matrix Market and Harwell-Boeing input, deterministic
  * generators, bit-reproducible SpMV (y = alpha*A*x + beta*y) and a Conjugate Gradient solver whose whole
  * convergence history is identical on every device. The numerical contracts ("spmv.ordered",
- * "spmv.exact", "cg") are in docs/contracts-sparse.md; the user guide is docs/sparse.md. */
+ * "spmv.exact", "cg") are in docs/contracts.md (§6); the user guide is docs/sparse.md. */
 #ifndef REPROCL_SPARSE_H
 #define REPROCL_SPARSE_H
 #include "reprocl/common.h"

@@ -521,7 +521,7 @@ static int run_stencil(unsigned char *value, rcl_context *ctx, void *p) {
   return rc;
 }
 
-/* v(x, y) by the contract's boundary rule (docs/contracts-stencil.md). */
+/* v(x, y) by the contract's boundary rule (docs/contracts.md (§5)). */
 static double neighbour(const args *a, const void *in, long x, long y) {
   long W = (long)a->w, H = (long)a->h;
   if (x < 0 || y < 0 || x >= W || y >= H) {
