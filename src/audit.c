@@ -14,21 +14,30 @@ const char *rcl_audit_class_name(unsigned i) { return i < RCL_AUDIT_NCLASSES ? c
 
 const char *rcl_binary_format_name(rcl_binary_format f) {
   switch (f) {
-  case RCL_BINARY_PTX: return "ptx";
-  case RCL_BINARY_POCL: return "pocl";
-  case RCL_BINARY_BITCODE: return "llvm-bitcode";
-  case RCL_BINARY_SPIRV: return "spir-v";
-  case RCL_BINARY_OPAQUE: break;
+  case RCL_BINARY_PTX:
+    return "ptx";
+  case RCL_BINARY_POCL:
+    return "pocl";
+  case RCL_BINARY_BITCODE:
+    return "llvm-bitcode";
+  case RCL_BINARY_SPIRV:
+    return "spir-v";
+  case RCL_BINARY_OPAQUE:
+    break;
   }
   return "opaque";
 }
 
 const char *rcl_audit_depth_name(rcl_audit_depth d) {
   switch (d) {
-  case RCL_AUDIT_DEPTH_FRONT_END: return "front-end";
-  case RCL_AUDIT_DEPTH_IR: return "ir";
-  case RCL_AUDIT_DEPTH_ASSEMBLY: return "assembly";
-  case RCL_AUDIT_DEPTH_OPAQUE: break;
+  case RCL_AUDIT_DEPTH_FRONT_END:
+    return "front-end";
+  case RCL_AUDIT_DEPTH_IR:
+    return "ir";
+  case RCL_AUDIT_DEPTH_ASSEMBLY:
+    return "assembly";
+  case RCL_AUDIT_DEPTH_OPAQUE:
+    break;
   }
   return "opaque";
 }
@@ -260,13 +269,20 @@ static long spirv_offset(const unsigned char *b, size_t size) {
 
 static const char *elf_machine(unsigned m) {
   switch (m) {
-  case 3: return "x86";
-  case 62: return "x86-64";
-  case 183: return "AArch64";
-  case 190: return "NVIDIA CUDA";
-  case 224: return "AMDGPU";
-  case 243: return "RISC-V";
-  default: return "unknown machine";
+  case 3:
+    return "x86";
+  case 62:
+    return "x86-64";
+  case 183:
+    return "AArch64";
+  case 190:
+    return "NVIDIA CUDA";
+  case 224:
+    return "AMDGPU";
+  case 243:
+    return "RISC-V";
+  default:
+    return "unknown machine";
   }
 }
 
@@ -341,10 +357,13 @@ int rcl_audit_binary(rcl_audit_report **out, const void *binary, size_t size, co
     rcl__audit_module_free(&m);
     return rc;
   }
-  if (size >= 20 && !memcmp(b, "\x7f" "ELF", 4)) {
+  if (size >= 20 && !memcmp(b,
+                            "\x7f"
+                            "ELF",
+                            4)) {
     unsigned mach = b[5] == 2 ? (unsigned)b[18] << 8 | b[19] : (unsigned)b[18] | (unsigned)b[19] << 8;
-    snprintf(note, sizeof note, "ELF object for %s (e_machine %u): machine code, opaque to reprocl",
-             elf_machine(mach), mach);
+    snprintf(note, sizeof note, "ELF object for %s (e_machine %u): machine code, opaque to reprocl", elf_machine(mach),
+             mach);
     return new_report(out, RCL_BINARY_OPAQUE, RCL_AUDIT_DEPTH_OPAQUE, note);
   }
   snprintf(note, sizeof note, "%s: a format reprocl does not read (opaque)",
@@ -409,8 +428,7 @@ static int audit_one(void *user, rcl_context *ctx, const char *file, rcl_dtype d
   return rc;
 }
 
-int rcl_audit_library(rcl_context *ctx, const rcl_audit_options *opts, rcl_audit_fn fn, void *user,
-                      size_t *programs) {
+int rcl_audit_library(rcl_context *ctx, const rcl_audit_options *opts, rcl_audit_fn fn, void *user, size_t *programs) {
   if (!ctx || !fn) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_audit_library: NULL argument");
   if (opts && opts->version != RCL_AUDIT_OPTIONS_VERSION)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_audit_options.version is %u, expected %u (use RCL_AUDIT_OPTIONS_INIT)",

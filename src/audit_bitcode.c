@@ -30,8 +30,9 @@ int rcl__audit_pocl_bitcode(const unsigned char **bc, size_t *bc_size, const uns
     size_t at = i + el + 4;
     uint32_t n = le32(bin + i + el);
     if (n > size - at)
-      return rcl__fail(RCL_ERR_PARSE, "PoCL binary: the /program.bc entry (%u bytes at offset %zu) runs past the "
-                                      "end of the %zu-byte binary",
+      return rcl__fail(RCL_ERR_PARSE,
+                       "PoCL binary: the /program.bc entry (%u bytes at offset %zu) runs past the "
+                       "end of the %zu-byte binary",
                        (unsigned)n, at, size);
     if (n < 4 || (memcmp(bin + at, "BC\xc0\xde", 4) && le32(bin + at) != 0x0B17C0DEu))
       return rcl__fail(RCL_ERR_PARSE, "PoCL binary: the /program.bc entry at offset %zu is not LLVM bitcode", at);
@@ -51,8 +52,7 @@ static int runnable(const char *cmd) {
     const char *c = strchr(path, ':');
     size_t l = c ? (size_t)(c - path) : strlen(path);
     char full[4096];
-    if (l && (size_t)snprintf(full, sizeof full, "%.*s/%s", (int)l, path, cmd) < sizeof full &&
-        access(full, X_OK) == 0)
+    if (l && (size_t)snprintf(full, sizeof full, "%.*s/%s", (int)l, path, cmd) < sizeof full && access(full, X_OK) == 0)
       return 1;
     path += l + (c != NULL);
   }
@@ -111,7 +111,8 @@ int rcl__audit_llvm_dis(char **text, size_t *len, char **used, char **why, const
   if (!tmp || !*tmp) tmp = "/tmp";
   if ((size_t)snprintf(dir, sizeof dir, "%s/reprocl-audit-XXXXXX", tmp) >= sizeof dir)
     return rcl__fail(RCL_ERR_IO, "TMPDIR is too long for a temporary directory");
-  if (!mkdtemp(dir)) return rcl__fail(RCL_ERR_IO, "cannot create a temporary directory in %s: %s", tmp, strerror(errno));
+  if (!mkdtemp(dir))
+    return rcl__fail(RCL_ERR_IO, "cannot create a temporary directory in %s: %s", tmp, strerror(errno));
   snprintf(in, sizeof in, "%s/program.bc", dir);
   snprintf(out, sizeof out, "%s/program.ll", dir);
   snprintf(err, sizeof err, "%s/stderr.txt", dir);
@@ -119,7 +120,8 @@ int rcl__audit_llvm_dis(char **text, size_t *len, char **used, char **why, const
   char reasons[1024] = "";
   int rc = 0, tried = 0;
   int fd = open(in, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd < 0 || write(fd, bc, size) != (ssize_t)size) rc = rcl__fail(RCL_ERR_IO, "cannot write %s: %s", in, strerror(errno));
+  if (fd < 0 || write(fd, bc, size) != (ssize_t)size)
+    rc = rcl__fail(RCL_ERR_IO, "cannot write %s: %s", in, strerror(errno));
   if (fd >= 0 && close(fd) != 0 && !rc) rc = rcl__fail(RCL_ERR_IO, "cannot write %s: %s", in, strerror(errno));
   for (size_t c = 0; !rc && c < ncands && !*text; c++) {
     if (!runnable(cands[c])) {

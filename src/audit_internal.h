@@ -8,6 +8,7 @@
 #ifndef REPROCL_AUDIT_INTERNAL_H
 #define REPROCL_AUDIT_INTERNAL_H
 #include "internal.h"
+#include "reprocl/audit.h"
 
 typedef struct {
   unsigned classes; /* rcl_audit_class bits */

@@ -161,20 +161,19 @@ static unsigned flag_classes(const char *w, size_t l) {
 }
 
 /* OpenCL builtins whose results the implementation may approximate (as in rcl_policy_lint_source). */
-static const char *const inexact[] = {"exp",   "exp2",   "exp10", "expm1", "log",    "log2",   "log10", "log1p",
-                                      "logb",  "pow",    "pown",  "powr",  "rootn",  "cbrt",   "rsqrt", "hypot",
-                                      "sin",   "cos",    "tan",   "sincos", "asin",  "acos",   "atan",  "atan2",
-                                      "sinh",  "cosh",   "tanh",  "asinh", "acosh",  "atanh",  "sinpi", "cospi",
-                                      "tanpi", "asinpi", "acospi", "atanpi", "atan2pi", "erf", "erfc",  "lgamma",
-                                      "lgamma_r", "tgamma"};
+static const char *const inexact[] = {
+    "exp",    "exp2",   "exp10",  "expm1",   "log",   "log2",  "log10",  "log1p",    "logb",   "pow",   "pown",
+    "powr",   "rootn",  "cbrt",   "rsqrt",   "hypot", "sin",   "cos",    "tan",      "sincos", "asin",  "acos",
+    "atan",   "atan2",  "sinh",   "cosh",    "tanh",  "asinh", "acosh",  "atanh",    "sinpi",  "cospi", "tanpi",
+    "asinpi", "acospi", "atanpi", "atan2pi", "erf",   "erfc",  "lgamma", "lgamma_r", "tgamma"};
 
 /* The classes of a call of name (and *note, a short reason). */
 static unsigned callee_classes(const char *name, size_t n, const char **note) {
   *note = "";
   if (n > 13 && !memcmp(name, "llvm.fmuladd.", 13)) return RCL_AUDIT_FMA;
   if (n > 9 && !memcmp(name, "llvm.fma.", 9)) return RCL_AUDIT_FMA;
-  static const char *const intrinsics[] = {"llvm.exp.", "llvm.exp2.", "llvm.exp10.", "llvm.log.", "llvm.log2.",
-                                           "llvm.log10.", "llvm.pow.", "llvm.sin.", "llvm.cos.", "llvm.tan."};
+  static const char *const intrinsics[] = {"llvm.exp.",   "llvm.exp2.", "llvm.exp10.", "llvm.log.", "llvm.log2.",
+                                           "llvm.log10.", "llvm.pow.",  "llvm.sin.",   "llvm.cos.", "llvm.tan."};
   for (size_t i = 0; i < sizeof intrinsics / sizeof intrinsics[0]; i++)
     if (n > strlen(intrinsics[i]) && !memcmp(name, intrinsics[i], strlen(intrinsics[i]))) {
       *note = " (accuracy left to the target)";
@@ -209,7 +208,7 @@ static int instruction(rcl__audit_fn *f, span l, const span *lines, size_t nl) {
   while (n > 0 && isspace((unsigned char)s[n - 1])) n--;
   word(s, n, &i, &ws, &wl);
   if (wl == 0 || s[ws + wl - 1] == ':') return 0; /* a label */
-  if (s[ws] == '%' || s[ws] == '@') {            /* %x = ... */
+  if (s[ws] == '%' || s[ws] == '@') {             /* %x = ... */
     word(s, n, &i, &ws, &wl);
     if (wl != 1 || s[ws] != '=') return 0;
     word(s, n, &i, &ws, &wl);

@@ -246,8 +246,7 @@ int rcl__audit_parse_ptx(rcl__audit_module *m, const char *text, size_t len) {
     }
   }
   if (!rc && depth > 0)
-    rc = rcl__fail(RCL_ERR_PARSE, "PTX: line %zu: the body of %s is not closed", line_of(t, fn_start),
-                   m->fns[fi].name);
+    rc = rcl__fail(RCL_ERR_PARSE, "PTX: line %zu: the body of %s is not closed", line_of(t, fn_start), m->fns[fi].name);
   rcl__free(t);
   return rc;
 }

@@ -40,24 +40,26 @@ enum {
 
 /* OpenCL.std extended instructions 0..94 (the math section) */
 static const char *const ocl_math[] = {
-    "acos",       "acosh",      "acospi",     "asin",        "asinh",      "asinpi",      "atan",        "atan2",
-    "atanh",      "atanpi",     "atan2pi",    "cbrt",        "ceil",       "copysign",    "cos",         "cosh",
-    "cospi",      "erfc",       "erf",        "exp",         "exp2",       "exp10",       "expm1",       "fabs",
-    "fdim",       "floor",      "fma",        "fmax",        "fmin",       "fmod",        "fract",       "frexp",
-    "hypot",      "ilogb",      "ldexp",      "lgamma",      "lgamma_r",   "log",         "log2",        "log10",
-    "log1p",      "logb",       "mad",        "maxmag",      "minmag",     "modf",        "nan",         "nextafter",
-    "pow",        "pown",       "powr",       "remainder",   "remquo",     "rint",        "rootn",       "round",
-    "rsqrt",      "sin",        "sincos",     "sinh",        "sinpi",      "sqrt",        "tan",         "tanh",
-    "tanpi",      "tgamma",     "trunc",      "half_cos",    "half_divide", "half_exp",   "half_exp2",   "half_exp10",
-    "half_log",   "half_log2",  "half_log10", "half_powr",   "half_recip", "half_rsqrt",  "half_sin",    "half_sqrt",
-    "half_tan",   "native_cos", "native_divide", "native_exp", "native_exp2", "native_exp10", "native_log",
-    "native_log2", "native_log10", "native_powr", "native_recip", "native_rsqrt", "native_sin", "native_sqrt",
-    "native_tan"};
+    "acos",         "acosh",        "acospi",      "asin",        "asinh",        "asinpi",        "atan",
+    "atan2",        "atanh",        "atanpi",      "atan2pi",     "cbrt",         "ceil",          "copysign",
+    "cos",          "cosh",         "cospi",       "erfc",        "erf",          "exp",           "exp2",
+    "exp10",        "expm1",        "fabs",        "fdim",        "floor",        "fma",           "fmax",
+    "fmin",         "fmod",         "fract",       "frexp",       "hypot",        "ilogb",         "ldexp",
+    "lgamma",       "lgamma_r",     "log",         "log2",        "log10",        "log1p",         "logb",
+    "mad",          "maxmag",       "minmag",      "modf",        "nan",          "nextafter",     "pow",
+    "pown",         "powr",         "remainder",   "remquo",      "rint",         "rootn",         "round",
+    "rsqrt",        "sin",          "sincos",      "sinh",        "sinpi",        "sqrt",          "tan",
+    "tanh",         "tanpi",        "tgamma",      "trunc",       "half_cos",     "half_divide",   "half_exp",
+    "half_exp2",    "half_exp10",   "half_log",    "half_log2",   "half_log10",   "half_powr",     "half_recip",
+    "half_rsqrt",   "half_sin",     "half_sqrt",   "half_tan",    "native_cos",   "native_divide", "native_exp",
+    "native_exp2",  "native_exp10", "native_log",  "native_log2", "native_log10", "native_powr",   "native_recip",
+    "native_rsqrt", "native_sin",   "native_sqrt", "native_tan"};
 #define N_OCL_MATH (sizeof ocl_math / sizeof ocl_math[0])
 
 /* Exact (correctly rounded or exact by definition) OpenCL.std math functions. */
 static int ocl_exact(unsigned k) {
-  static const unsigned exact[] = {12, 13, 23, 24, 25, 27, 28, 29, 30, 31, 33, 34, 43, 44, 45, 46, 47, 51, 52, 53, 55, 66};
+  static const unsigned exact[] = {12, 13, 23, 24, 25, 27, 28, 29, 30, 31, 33,
+                                   34, 43, 44, 45, 46, 47, 51, 52, 53, 55, 66};
   for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
     if (exact[i] == k) return 1;
   return 0;
@@ -181,8 +183,7 @@ typedef struct {
   size_t fmul, fadd;
 } fp_counts;
 
-static int scan_functions(rcl__audit_module *am, fp_counts **counts, uint32_t **fn_ids, const ids *d,
-                          const module *m) {
+static int scan_functions(rcl__audit_module *am, fp_counts **counts, uint32_t **fn_ids, const ids *d, const module *m) {
   size_t cap = 0;
   int rc = 0;
   rcl__audit_fn *f = NULL;
@@ -218,10 +219,10 @@ static int scan_functions(rcl__audit_module *am, fp_counts **counts, uint32_t **
       if (!f) return fail_at(i, "OpFunctionEnd outside a function");
       f = NULL;
     } else if (f) {
-      const char *opname = op == OP_FADD   ? "OpFAdd"
-                           : op == OP_FSUB ? "OpFSub"
-                           : op == OP_FMUL ? "OpFMul"
-                           : op == OP_FDIV ? "OpFDiv"
+      const char *opname = op == OP_FADD       ? "OpFAdd"
+                           : op == OP_FSUB     ? "OpFSub"
+                           : op == OP_FMUL     ? "OpFMul"
+                           : op == OP_FDIV     ? "OpFDiv"
                            : op == OP_EXT_INST ? "OpExtInst"
                                                : NULL;
       int is_f32 = type && (d->flags[type] & ID_F32);
@@ -229,8 +230,7 @@ static int scan_functions(rcl__audit_module *am, fp_counts **counts, uint32_t **
         char name[160];
         size_t nl = id_name(name, sizeof name, d, w(m, i + 3));
         rc = rcl__audit_call_add(f, name, nl < sizeof name ? nl : sizeof name - 1);
-      } else if ((op == OP_FADD || op == OP_FSUB || op == OP_FMUL) && res &&
-                 !(d->flags[res] & ID_NO_CONTRACTION)) {
+      } else if ((op == OP_FADD || op == OP_FSUB || op == OP_FMUL) && res && !(d->flags[res] & ID_NO_CONTRACTION)) {
         if (op == OP_FMUL)
           (*counts)[cur].fmul++;
         else
@@ -245,7 +245,9 @@ static int scan_functions(rcl__audit_module *am, fp_counts **counts, uint32_t **
           rc = rcl__audit_hit_add(f, RCL_AUDIT_FMA, what, 1);
         } else if (k < N_OCL_MATH && !ocl_exact(k) && (k != 61 || is_f32)) {
           snprintf(what, sizeof what, "OpExtInst %s%s", ocl_math[k],
-                   k == 61 ? " f32 (3 ulp allowed)" : k >= 67 ? "" : " (accuracy left to the driver)");
+                   k == 61   ? " f32 (3 ulp allowed)"
+                   : k >= 67 ? ""
+                             : " (accuracy left to the driver)");
           rc = rcl__audit_hit_add(f, RCL_AUDIT_APPROX, what, 1);
         }
       }
@@ -298,8 +300,7 @@ int rcl__audit_parse_spirv(rcl__audit_module *am, const unsigned char *bin, size
         fadd += counts[j].fadd;
       }
     if (!rc && fmul && fadd && !(d.flags[id] & ID_CONTRACTION_OFF)) {
-      rc = rcl__audit_hit_add(&am->fns[k], RCL_AUDIT_FMA, "OpFMul without ContractionOff (the driver may fuse)",
-                              fmul);
+      rc = rcl__audit_hit_add(&am->fns[k], RCL_AUDIT_FMA, "OpFMul without ContractionOff (the driver may fuse)", fmul);
     }
     if (!rc && (d.flags[id] & ID_FTZ)) rc = rcl__audit_hit_add(&am->fns[k], RCL_AUDIT_FTZ, "DenormFlushToZero", 1);
   }

@@ -34,8 +34,7 @@ static const rcl_audit_kernel *kernel(const rcl_audit_report *r, const char *nam
 /* The finding of k whose text is what (and, if where is given, in that function), or NULL. */
 static const rcl_audit_finding *finding(const rcl_audit_kernel *k, const char *what, const char *where) {
   for (size_t i = 0; i < k->nfindings; i++)
-    if (!strcmp(k->findings[i].what, what) && (!where || !strcmp(k->findings[i].where, where)))
-      return &k->findings[i];
+    if (!strcmp(k->findings[i].what, what) && (!where || !strcmp(k->findings[i].where, where))) return &k->findings[i];
   return NULL;
 }
 
@@ -101,9 +100,10 @@ START_TEST(ptx_malformed) {
   rt_fails(parse_ptx(".entry k()\n{\n\tld.v2.f32 {%f1, %f2, [%rd1];\n}\n"), RCL_ERR_PARSE, "line 3: '{' is not closed");
   /* a well-formed module with nested blocks and a prototype */
   rcl__audit_module m = {0};
-  const char *ok = ".version 8.4\n.target sm_90\n.extern .func foo(.param .b32 a);\n.entry k(\n.param .u64 p\n)\n"
-                   "{\n{\n.reg .b32 t;\ncall.uni foo, (t);\n}\n@%p1 bra $L1;\n$L1:\nfma.rn.f64 %fd1, %fd2, %fd3, %fd4;\n"
-                   "ex2.approx.ftz.f32 %f1, %f2;\nret;\n}\n";
+  const char *ok =
+      ".version 8.4\n.target sm_90\n.extern .func foo(.param .b32 a);\n.entry k(\n.param .u64 p\n)\n"
+      "{\n{\n.reg .b32 t;\ncall.uni foo, (t);\n}\n@%p1 bra $L1;\n$L1:\nfma.rn.f64 %fd1, %fd2, %fd3, %fd4;\n"
+      "ex2.approx.ftz.f32 %f1, %f2;\nret;\n}\n";
   rt_ok(rcl__audit_parse_ptx(&m, ok, strlen(ok)));
   ck_assert_uint_eq(m.n, 1);
   ck_assert_uint_eq(m.fns[0].ncallees, 1);
@@ -184,6 +184,7 @@ END_TEST
  * ContractionOff, an FPFastMathMode Fast fadd, an fp32 OpFDiv, native_exp, DenormFlushToZero, and a call
  * of helper, whose fp32 sqrt is approximate), k_repro (ContractionOff, fabs) and k_plain (fmul+fadd
  * without ContractionOff; one more fmul protected by NoContraction). */
+/* clang-format off */
 static const uint32_t spirv_words[] = {
     0x07230203, 0x00010000, 0, 50, 0,
     OP(17, 2), 6,                                                         /* OpCapability Kernel */
@@ -225,6 +226,7 @@ static const uint32_t spirv_words[] = {
     OP(54, 5), 3, 40, 0, 4, OP(248, 2), 44,
     OP(133, 5), 2, 41, 6, 6, OP(129, 5), 2, 42, 41, 6, OP(133, 5), 2, 43, 42, 6,
     OP(253, 1), OP(56, 1)};
+/* clang-format on */
 
 static void check_spirv_report(const rcl_audit_report *r) {
   ck_assert_int_eq(r->format, RCL_BINARY_SPIRV);
@@ -234,7 +236,8 @@ static void check_spirv_report(const rcl_audit_report *r) {
   const rcl_audit_kernel *k = kernel(r, "k_native");
   expect_finding(k, "OpExtInst fma", "k_native", RCL_AUDIT_FMA, 1);
   expect_finding(k, "OpFMul without ContractionOff (the driver may fuse)", "k_native", RCL_AUDIT_FMA, 1);
-  expect_finding(k, "OpFAdd FPFastMathMode Fast", "k_native", RCL_AUDIT_FMA | RCL_AUDIT_APPROX | RCL_AUDIT_FAST_MATH, 1);
+  expect_finding(k, "OpFAdd FPFastMathMode Fast", "k_native", RCL_AUDIT_FMA | RCL_AUDIT_APPROX | RCL_AUDIT_FAST_MATH,
+                 1);
   expect_finding(k, "OpFDiv f32 (2.5 ulp allowed)", "k_native", RCL_AUDIT_APPROX, 1);
   expect_finding(k, "OpExtInst native_exp", "k_native", RCL_AUDIT_APPROX, 1);
   expect_finding(k, "DenormFlushToZero", "k_native", RCL_AUDIT_FTZ, 1);
@@ -318,8 +321,8 @@ START_TEST(pocl_container_and_opaque) {
   rt_fails(rcl__audit_pocl_bitcode(&bc, &bcs, bin, n), RCL_ERR_PARSE, "runs past the end");
   n = pocl_container(bin, (const unsigned char *)"ELF and more bytes", 16, 16);
   rt_fails(rcl__audit_pocl_bitcode(&bc, &bcs, bin, n), RCL_ERR_PARSE, "is not LLVM bitcode");
-  rt_fails(rcl__audit_pocl_bitcode(&bc, &bcs, (const unsigned char *)"poclbin\0 nothing here", 21),
-           RCL_ERR_NOT_FOUND, "no /program.bc entry");
+  rt_fails(rcl__audit_pocl_bitcode(&bc, &bcs, (const unsigned char *)"poclbin\0 nothing here", 21), RCL_ERR_NOT_FOUND,
+           "no /program.bc entry");
 
   /* a container whose bitcode no disassembler reads: opaque, saying why */
   rcl_audit_report *r;
@@ -414,8 +417,8 @@ START_TEST(library_programs) {
   rt_ok(rcl_audit_library(rt_ctx(i), NULL, count_program, &rep, &n));
   rt_ok(rcl_audit_library(rt_ctx_native(i), NULL, count_program, &nat, NULL));
   ck_assert_uint_eq(n, rep.programs);
-  ck_assert_msg(rep.programs > 0 && rep.programs == nat.programs, "%zu reproducible, %zu native programs",
-                rep.programs, nat.programs);
+  ck_assert_msg(rep.programs > 0 && rep.programs == nat.programs, "%zu reproducible, %zu native programs", rep.programs,
+                nat.programs);
   ck_assert_msg((rep.f64 > 0) == (p->fp64 != 0), "%zu f64 programs on a device with%s fp64", rep.f64,
                 p->fp64 ? "" : "out");
   ck_assert_uint_eq(rep.axpy, p->fp64 ? 2 : 1);

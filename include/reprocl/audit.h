@@ -15,10 +15,10 @@ extern "C" {
 
 /* What a finding breaks (bits of rcl_audit_finding.classes). */
 typedef enum {
-  RCL_AUDIT_FMA = 1u << 0,       /* a multiply-add fused, or allowed to fuse (contraction): one rounding less */
-  RCL_AUDIT_APPROX = 1u << 1,    /* approximate division, square root, reciprocal or transcendental */
-  RCL_AUDIT_FTZ = 1u << 2,       /* subnormal inputs or results flushed to zero */
-  RCL_AUDIT_FAST_MATH = 1u << 3  /* re-association, or no-NaN / no-Inf / no-signed-zero assumptions */
+  RCL_AUDIT_FMA = 1u << 0,      /* a multiply-add fused, or allowed to fuse (contraction): one rounding less */
+  RCL_AUDIT_APPROX = 1u << 1,   /* approximate division, square root, reciprocal or transcendental */
+  RCL_AUDIT_FTZ = 1u << 2,      /* subnormal inputs or results flushed to zero */
+  RCL_AUDIT_FAST_MATH = 1u << 3 /* re-association, or no-NaN / no-Inf / no-signed-zero assumptions */
 } rcl_audit_class;
 #define RCL_AUDIT_NCLASSES 4
 /* "fma", "approx", "ftz", "fast-math" for the class of index i (0..3), or NULL. */
@@ -72,7 +72,8 @@ typedef struct {
    * first of llvm-dis-20 ... llvm-dis-14, llvm-dis on PATH that reads the bitcode. */
   const char *llvm_dis;
 } rcl_audit_options;
-#define RCL_AUDIT_OPTIONS_INIT {RCL_AUDIT_OPTIONS_VERSION, NULL}
+#define RCL_AUDIT_OPTIONS_INIT                                                                                         \
+  { RCL_AUDIT_OPTIONS_VERSION, NULL }
 
 /* Audits one binary as returned by CL_PROGRAM_BINARIES (or a PTX, SPIR-V or bitcode file). An unknown or
  * unreadable format is not an error: the report says opaque and why. Malformed input of a known format

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "reprocl/audit.h"
 
 static void help(void) {
   printf("usage: reprocl audit [--device D|all] [--mode reproducible|native|both] [--details] [--json]\n"
@@ -45,8 +46,8 @@ static json_t *kernel_json(const rcl_audit_kernel *k) {
   json_object_set_new(o, "clean", json_boolean(k->nfindings == 0));
   for (size_t i = 0; i < k->nfindings; i++) {
     const rcl_audit_finding *fd = &k->findings[i];
-    json_array_append_new(f, json_pack("{s:o, s:s, s:s, s:I}", "classes", classes_json(fd->classes), "what",
-                                       fd->what, "where", fd->where, "count", (json_int_t)fd->count));
+    json_array_append_new(f, json_pack("{s:o, s:s, s:s, s:I}", "classes", classes_json(fd->classes), "what", fd->what,
+                                       "where", fd->where, "count", (json_int_t)fd->count));
   }
   json_object_set_new(o, "findings", f);
   return o;
@@ -70,8 +71,7 @@ typedef struct {
   int progress;
 } walk;
 
-static int on_program(void *user, const char *program, rcl_dtype dt, const char *defines,
-                      const rcl_audit_report *r) {
+static int on_program(void *user, const char *program, rcl_dtype dt, const char *defines, const rcl_audit_report *r) {
   walk *w = user;
   if (w->progress)
     fprintf(stderr, "\r  auditing %s %s (%s) on %.40s ...%10s", program, rcl_dtype_name(dt), w->mode,
@@ -150,10 +150,27 @@ static json_t *find_kernel(json_t *prog, const char *name) {
   return NULL;
 }
 
+/* "spmv.cl[SPMV_EXACT,SPMV_RP64]": the file and its extra defines, without -D, RCL_ and =1. */
 static void program_label(char *buf, size_t size, json_t *p) {
   json_t *d = json_object_get(p, "defines");
-  snprintf(buf, size, "%s%s%s", json_string_value(json_object_get(p, "program")), json_is_string(d) ? " " : "",
-           json_is_string(d) ? json_string_value(d) : "");
+  size_t at = (size_t)snprintf(buf, size, "%s", json_string_value(json_object_get(p, "program")));
+  if (!json_is_string(d) || at >= size) return;
+  const char *s = json_string_value(d);
+  int first = 1;
+  while (*s) {
+    while (*s == ' ') s++;
+    size_t l = strcspn(s, " ");
+    if (!l) break;
+    const char *t = s;
+    size_t tl = l;
+    if (tl > 2 && !strncmp(t, "-D", 2)) t += 2, tl -= 2;
+    if (tl > 4 && !strncmp(t, "RCL_", 4)) t += 4, tl -= 4;
+    if (tl > 2 && !strncmp(t + tl - 2, "=1", 2)) tl -= 2;
+    if (at < size) at += (size_t)snprintf(buf + at, size - at, "%s%.*s", first ? "[" : ",", (int)tl, t);
+    first = 0;
+    s += l;
+  }
+  if (!first && at < size) snprintf(buf + at, size - at, "]");
 }
 
 /* The distinct "format/depth: note" lines of a mode's programs. */
@@ -181,12 +198,13 @@ static void print_summary(json_t *mode, int details) {
   json_int_t dirty = json_integer_value(json_object_get(mode, "kernels_with_findings"));
   json_int_t opaque = json_integer_value(json_object_get(mode, "opaque_programs"));
   printf("  %-13s", name);
-  if (opaque) printf("%lld program(s) opaque; ", (long long)opaque);
+  if (opaque) printf("%lld program(s) opaque (nothing known); ", (long long)opaque);
   if (!dirty) {
     printf("%lld kernel(s) read, no finding\n", (long long)kernels);
     return;
   }
-  printf("%lld of %lld kernel(s) read have findings:\n", (long long)dirty, (long long)kernels);
+  printf("%lld of %lld kernel(s) read have findings (instruction, total count, kernels):\n", (long long)dirty,
+         (long long)kernels);
   json_t *agg = json_object(); /* what -> {classes, kernels, count} */
   size_t i, k, f;
   json_t *p, *kr, *fd;
@@ -197,12 +215,13 @@ static void print_summary(json_t *mode, int details) {
         const char *what = json_string_value(json_object_get(fd, "what"));
         json_t *a = json_object_get(agg, what);
         if (!a) {
-          a = json_pack("{s:O, s:I, s:I}", "classes", json_object_get(fd, "classes"), "kernels", (json_int_t)0,
-                        "count", (json_int_t)0);
+          a = json_pack("{s:O, s:I, s:I}", "classes", json_object_get(fd, "classes"), "kernels", (json_int_t)0, "count",
+                        (json_int_t)0);
           json_object_set_new(agg, what, a);
         }
-        json_object_set_new(a, "count", json_integer(json_integer_value(json_object_get(a, "count")) +
-                                                     json_integer_value(json_object_get(fd, "count"))));
+        json_object_set_new(a, "count",
+                            json_integer(json_integer_value(json_object_get(a, "count")) +
+                                         json_integer_value(json_object_get(fd, "count"))));
         if (!json_object_get(seen, what)) {
           json_object_set_new(seen, what, json_true());
           json_object_set_new(a, "kernels", json_integer(json_integer_value(json_object_get(a, "kernels")) + 1));
@@ -220,7 +239,7 @@ static void print_summary(json_t *mode, int details) {
     json_array_foreach(json_object_get(a, "classes"), c, cn) {
       at += (size_t)snprintf(cls + at, sizeof cls - at, "%s%s", at ? "," : "", json_string_value(cn));
     }
-    printf("    %-10s %-58s %4lld x in %lld kernel(s)\n", cls, what, (long long)json_integer_value(json_object_get(a, "count")),
+    printf("    %-14s %-54s %5lld %5lld\n", cls, what, (long long)json_integer_value(json_object_get(a, "count")),
            (long long)json_integer_value(json_object_get(a, "kernels")));
   }
   json_decref(agg);
@@ -233,8 +252,9 @@ static void print_summary(json_t *mode, int details) {
         const char *where = json_string_value(json_object_get(fd, "where"));
         const char *kn = json_string_value(json_object_get(kr, "kernel"));
         printf("      %s %s %s: %s x%lld%s%s\n", label, json_string_value(json_object_get(p, "dtype")), kn,
-               json_string_value(json_object_get(fd, "what")), (long long)json_integer_value(json_object_get(fd, "count")),
-               strcmp(where, kn) ? " in " : "", strcmp(where, kn) ? where : "");
+               json_string_value(json_object_get(fd, "what")),
+               (long long)json_integer_value(json_object_get(fd, "count")), strcmp(where, kn) ? " in " : "",
+               strcmp(where, kn) ? where : "");
       }
     }
   }
@@ -262,8 +282,8 @@ static void print_device(json_t *dev, int details) {
   }
   if (json_integer_value(json_object_get(dev, "f64_programs")) == 0)
     printf("  f64: %s\n", json_string_value(json_object_get(dev, "f64_note")));
-  printf("  %-22s %-5s %-28s", "program", "dtype", "kernel");
-  json_array_foreach(modes, i, m) printf(" %-24s", json_string_value(json_object_get(m, "mode")));
+  printf("  %-30s %-5s %-26s", "program", "dtype", "kernel");
+  json_array_foreach(modes, i, m) printf(i + 1 < nm ? " %-18s" : " %s", json_string_value(json_object_get(m, "mode")));
   printf("\n");
   /* rows: the first mode's programs and kernels (every mode builds the same ones) */
   json_array_foreach(json_object_get(first, "programs"), i, p) {
@@ -274,13 +294,13 @@ static void print_device(json_t *dev, int details) {
     for (k = 0; k < (nk ? nk : 1); k++) {
       kr = json_array_get(ks, k);
       const char *kn = kr ? json_string_value(json_object_get(kr, "kernel")) : "(no kernel read)";
-      printf("  %-22.22s %-5s %-28.28s", label, json_string_value(json_object_get(p, "dtype")), kn);
+      printf("  %-30.30s %-5s %-26.26s", label, json_string_value(json_object_get(p, "dtype")), kn);
       size_t j;
       json_array_foreach(modes, j, m) {
         json_t *mp = find_program(m, p);
         char c[96];
         cell(c, sizeof c, mp, find_kernel(mp, kn));
-        printf(" %-24s", c);
+        printf(j + 1 < nm ? " %-18s" : " %s", c);
       }
       printf("\n");
     }
@@ -305,12 +325,13 @@ static void print_binary(json_t *o, int details) {
       }
       const char *where = json_string_value(json_object_get(fd, "where"));
       const char *kn = json_string_value(json_object_get(kr, "kernel"));
-      printf("    %-56s x%-4lld%s%s\n", json_string_value(json_object_get(fd, "what")),
-             (long long)json_integer_value(json_object_get(fd, "count")), strcmp(where, kn) ? " in " : "",
+      printf("    %-52s x%lld%s%s\n", json_string_value(json_object_get(fd, "what")),
+             (long long)json_integer_value(json_object_get(fd, "count")), strcmp(where, kn) ? "  in " : "",
              strcmp(where, kn) ? where : "");
     }
   }
-  if (json_array_size(json_object_get(o, "kernels")) == 0 && strcmp(json_string_value(json_object_get(o, "depth")), "opaque"))
+  if (json_array_size(json_object_get(o, "kernels")) == 0 &&
+      strcmp(json_string_value(json_object_get(o, "depth")), "opaque"))
     printf("  (no kernel in this binary)\n");
 }
 
@@ -355,29 +376,46 @@ static int audit_file(const char *path, const rcl_audit_options *ao, int json, i
 }
 
 int cmd_audit(int argc, char **argv) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'},   {"mode", required_argument, 0, 'm'},
-                                       {"binary", required_argument, 0, 'b'},   {"llvm-dis", required_argument, 0, 'L'},
-                                       {"details", no_argument, 0, 'v'},        {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
+  static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"mode", required_argument, 0, 'm'},
+                                       {"binary", required_argument, 0, 'b'}, {"llvm-dis", required_argument, 0, 'L'},
+                                       {"details", no_argument, 0, 'v'},      {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
   const char *device = NULL, *binary = NULL;
   int json = 0, details = 0, c, modes = 3; /* bit 0 reproducible, bit 1 native */
   rcl_audit_options ao = RCL_AUDIT_OPTIONS_INIT;
   optind = 1;
   while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
     switch (c) {
-    case 'd': device = optarg; break;
-    case 'b': binary = optarg; break;
-    case 'L': ao.llvm_dis = optarg; break;
-    case 'v': details = 1; break;
-    case 'j': json = 1; break;
-    case 'm':
-      if (!strcmp(optarg, "reproducible")) modes = 1;
-      else if (!strcmp(optarg, "native")) modes = 2;
-      else if (!strcmp(optarg, "both")) modes = 3;
-      else return cli_error("--mode \"%s\": expected reproducible, native or both", optarg);
+    case 'd':
+      device = optarg;
       break;
-    case 'h': help(); return 0;
-    default: return 2;
+    case 'b':
+      binary = optarg;
+      break;
+    case 'L':
+      ao.llvm_dis = optarg;
+      break;
+    case 'v':
+      details = 1;
+      break;
+    case 'j':
+      json = 1;
+      break;
+    case 'm':
+      if (!strcmp(optarg, "reproducible"))
+        modes = 1;
+      else if (!strcmp(optarg, "native"))
+        modes = 2;
+      else if (!strcmp(optarg, "both"))
+        modes = 3;
+      else
+        return cli_error("--mode \"%s\": expected reproducible, native or both", optarg);
+      break;
+    case 'h':
+      help();
+      return 0;
+    default:
+      return 2;
     }
   }
   if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
@@ -395,6 +433,7 @@ int cmd_audit(int argc, char **argv) {
   json_object_set_new(doc, "reprocl", json_string(REPROCL_VERSION_STRING));
   json_object_set_new(doc, "devices", devs);
   int dirty = 0, progress = !json && isatty(STDERR_FILENO);
+  size_t opaque = 0; /* reproducible-mode programs that could not be read */
   for (size_t i = 0; i < repro.count && !rc; i++) {
     json_t *dev = json_object(), *ms = json_array();
     const rcl_device_profile *prof = rcl_context_profile(repro.ctx[i]);
@@ -412,7 +451,10 @@ int cmd_audit(int argc, char **argv) {
       if (rcl_audit_library(m ? native.ctx[i] : repro.ctx[i], &ao, on_program, &w, &n))
         rc = cli_fail("auditing %s in %s mode", repro.name[i], w.mode);
       summarise(mo);
-      if (!m) dirty |= json_integer_value(json_object_get(mo, "kernels_with_findings")) != 0;
+      if (!m) {
+        dirty |= json_integer_value(json_object_get(mo, "kernels_with_findings")) != 0;
+        opaque += (size_t)json_integer_value(json_object_get(mo, "opaque_programs"));
+      }
       size_t k;
       json_t *p;
       f64 = 0;
@@ -434,9 +476,12 @@ int cmd_audit(int argc, char **argv) {
         if (i) printf("\n");
         print_device(dev, details);
       }
-      if (modes & 1)
-        printf("\n%s\n", dirty ? "reproducible builds: FINDINGS (see above): the contract is not kept"
-                               : "reproducible builds: no contract-breaking instruction in what could be read");
+      if (modes & 1) {
+        printf("\nreproducible builds: %s", dirty ? "FINDINGS (see above): the contracts are not kept"
+                                                  : "no contract-breaking instruction in what could be read");
+        if (opaque) printf(" (%zu program(s) opaque: nothing is known about them)", opaque);
+        printf("\n");
+      }
     }
   }
   json_decref(doc);
