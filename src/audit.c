@@ -391,20 +391,16 @@ static int program_binary(unsigned char **bin, size_t *size, cl_program prog) {
   return 0;
 }
 
-static int audit_cl_program(rcl_audit_report **out, cl_program prog, const rcl_audit_options *opts) {
+int rcl_audit_program(rcl_audit_report **out, const rcl_program *program, const rcl_audit_options *opts) {
+  if (!out || !program) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_audit_program: NULL argument");
+  *out = NULL;
   unsigned char *bin = NULL;
   size_t size = 0;
-  int rc = program_binary(&bin, &size, prog);
+  int rc = program_binary(&bin, &size, rcl_program_cl(program));
   if (rc) return rc;
   rc = rcl_audit_binary(out, bin, size, opts);
   rcl__free(bin);
   return rc;
-}
-
-int rcl_audit_program(rcl_audit_report **out, const rcl_program *program, const rcl_audit_options *opts) {
-  if (!out || !program) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_audit_program: NULL argument");
-  *out = NULL;
-  return audit_cl_program(out, rcl_program_cl(program), opts);
 }
 
 typedef struct {
@@ -416,15 +412,18 @@ typedef struct {
 static int audit_one(void *user, rcl_context *ctx, const char *file, rcl_dtype dt, const char *defines) {
   library_walk *w = user;
   cl_program prog;
-  int rc = rcl__program_get(&prog, ctx, file, dt, defines); /* owned by the context */
+  unsigned char *bin = NULL;
+  size_t size = 0;
   rcl_audit_report *r = NULL;
-  if (!rc) rc = audit_cl_program(&r, prog, w->opts);
-  if (rc) {
+  int rc = rcl__program_get(&prog, ctx, file, dt, defines); /* owned by the context */
+  if (!rc) rc = program_binary(&bin, &size, prog);
+  if (!rc) rc = rcl_audit_binary(&r, bin, size, w->opts);
+  if (rc)
     rcl__error_append(" (auditing %s for %s)", file, rcl_dtype_name(dt));
-    return rc;
-  }
-  rc = w->fn(w->user, file, dt, defines, r);
+  else
+    rc = w->fn(w->user, file, dt, defines, bin, size, r);
   rcl_audit_report_free(r);
+  rcl__free(bin);
   return rc;
 }
 

@@ -73,6 +73,15 @@ for dev in d["devices"]:
         assert "front-end IR only (final code opaque)" in rep["programs"][0]["note"]
         assert dev["f64_programs"] == 0 and "no fp64" in dev["f64_note"]
 EOF
+expect 0 "--save writes each binary" -- "$CLI" audit --device 0 --mode reproducible --save "$TMP/bins"
+n_saved=$(ls "$TMP/bins" | wc -l)
+[ "$n_saved" -gt 0 ] && pass "--save wrote $n_saved binaries" || fail "--save wrote nothing"
+first=$(ls "$TMP/bins" | head -1)
+case "$first" in 0-reproducible-reduce-f32.*) pass "saved names say device, mode, program and dtype";;
+  *) fail "saved name $first";; esac
+expect 0 "a saved binary audits alone" -- "$CLI" audit --binary "$TMP/bins/$first"
+contains "$TMP/out" "rcl_axpy" "the saved binary holds the program's kernels"
+expect 2 "--save with --binary" -- "$CLI" audit --binary "$PTX" --save "$TMP/bins"
 expect 0 "--mode native: native findings do not fail" -- "$CLI" audit --device 0 --mode native --details
 contains "$TMP/out" "rcl_axpy" "native details name the kernels"
 

@@ -384,9 +384,10 @@ typedef struct {
 } tally;
 
 static int count_program(void *user, const char *program, rcl_dtype dt, const char *defines,
-                         const rcl_audit_report *r) {
+                         const unsigned char *binary, size_t size, const rcl_audit_report *r) {
   tally *t = user;
   (void)defines;
+  ck_assert(binary != NULL && size > 0);
   t->programs++;
   t->f64 += dt == RCL_F64;
   t->depth = r->depth;

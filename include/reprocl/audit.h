@@ -87,10 +87,11 @@ RCL_API int rcl_audit_report_has_findings(const rcl_audit_report *report);
 
 /* Audits every program of reprocl's own kernels — the programs rcl_program_bundle_write bundles: every
  * registered family's, each variant, for each dtype the device supports — as built in the context's
- * mode, calling fn with each report (borrowed for the call). A non-zero return of fn stops and is
- * returned. *programs (optional) receives the count audited. */
+ * mode, calling fn with each program's binary and report (both borrowed for the call; defines is NULL
+ * or the program's extra build defines). A non-zero return of fn stops and is returned. *programs
+ * (optional) receives the count audited. */
 typedef int (*rcl_audit_fn)(void *user, const char *program, rcl_dtype dtype, const char *defines,
-                            const rcl_audit_report *report);
+                            const unsigned char *binary, size_t size, const rcl_audit_report *report);
 RCL_API int rcl_audit_library(rcl_context *ctx, const rcl_audit_options *opts, rcl_audit_fn fn, void *user,
                               size_t *programs);
 

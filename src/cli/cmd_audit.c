@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -13,7 +14,7 @@
 
 static void help(void) {
   printf("usage: reprocl audit [--device D|all] [--mode reproducible|native|both] [--details] [--json]\n"
-         "                     [--llvm-dis TOOL]\n"
+         "                     [--save DIR] [--llvm-dis TOOL]\n"
          "       reprocl audit --binary FILE [--details] [--json] [--llvm-dis TOOL]\n\n"
          "Builds every kernel reprocl has (the programs `reprocl compile` bundles: every family, each dtype the\n"
          "device supports) in reproducible and in native mode, reads each program binary where its format is\n"
@@ -24,7 +25,8 @@ static void help(void) {
          "  fast-math  re-association or no-NaN/Inf/signed-zero assumptions (reassoc, nnan, ninf, nsz, fast)\n"
          "Formats read: NVIDIA PTX (assembly), PoCL's LLVM bitcode (IR, via llvm-dis), Rusticl's SPIR-V\n"
          "(front-end IR only: the final code is opaque). Other binaries are reported as opaque.\n"
-         "--details lists every finding with the function it is in. --llvm-dis names the disassembler\n"
+         "--details lists every finding with the function it is in. --save DIR writes each binary read to\n"
+         "DIR/<device>-<mode>-<program>-<dtype>.<ptx|poclbin|spv|bin>. --llvm-dis names the disassembler\n"
          "(default: $REPROCL_LLVM_DIS, else the newest llvm-dis-N on PATH that reads the bitcode).\n"
          "Exit status 1 if any kernel built in reproducible mode has a finding (with --binary: any finding).\n");
 }
@@ -69,9 +71,52 @@ typedef struct {
   size_t dev;
   const char *mode;
   int progress;
+  const char *save_dir; /* --save: where each binary is written, or NULL */
 } walk;
 
-static int on_program(void *user, const char *program, rcl_dtype dt, const char *defines, const rcl_audit_report *r) {
+static const char *extension(rcl_binary_format f) {
+  switch (f) {
+  case RCL_BINARY_PTX:
+    return "ptx";
+  case RCL_BINARY_POCL:
+    return "poclbin";
+  case RCL_BINARY_BITCODE:
+    return "bc";
+  case RCL_BINARY_SPIRV:
+    return "spv";
+  default:
+    return "bin";
+  }
+}
+
+/* A program's name as shown: "spmv.cl[SPMV_EXACT,SPMV_RP64]" (the file, then its extra defines without
+ * -D, RCL_ and =1); for a file name "spmv_SPMV_EXACT_SPMV_RP64", with only [A-Za-z0-9._-]. */
+static void compact_label(char *buf, size_t size, const char *program, const char *defines, int for_file) {
+  size_t pl = strlen(program);
+  if (for_file && pl > 3 && !strcmp(program + pl - 3, ".cl")) pl -= 3;
+  size_t at = (size_t)snprintf(buf, size, "%.*s", (int)pl, program);
+  int first = 1;
+  for (const char *d = defines ? defines : ""; *d && at < size;) {
+    while (*d == ' ') d++;
+    size_t l = strcspn(d, " "), tl = l;
+    const char *t = d;
+    d += l;
+    if (!l) break;
+    if (tl > 2 && !strncmp(t, "-D", 2)) t += 2, tl -= 2;
+    if (tl > 4 && !strncmp(t, "RCL_", 4)) t += 4, tl -= 4;
+    if (tl > 2 && !strncmp(t + tl - 2, "=1", 2)) tl -= 2;
+    at += (size_t)snprintf(buf + at, size - at, "%s%.*s", for_file ? "_" : first ? "[" : ",", (int)tl, t);
+    first = 0;
+  }
+  if (!for_file && !first && at < size) snprintf(buf + at, size - at, "]");
+  if (for_file)
+    for (char *c = buf; *c; c++)
+      if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' || *c == '-'))
+        *c = '_';
+}
+
+static int on_program(void *user, const char *program, rcl_dtype dt, const char *defines, const unsigned char *bin,
+                      size_t size, const rcl_audit_report *r) {
   walk *w = user;
   if (w->progress)
     fprintf(stderr, "\r  auditing %s %s (%s) on %.40s ...%10s", program, rcl_dtype_name(dt), w->mode,
@@ -79,7 +124,17 @@ static int on_program(void *user, const char *program, rcl_dtype dt, const char 
   json_t *o = json_pack("{s:s, s:s, s:o}", "program", program, "dtype", rcl_dtype_name(dt), "defines",
                         defines ? json_string(defines) : json_null());
   report_into(o, r);
+  json_object_set_new(o, "binary_bytes", json_integer((json_int_t)size));
   json_array_append_new(w->programs, o);
+  if (w->save_dir) {
+    char label[256], path[1024];
+    compact_label(label, sizeof label, program, defines, 1);
+    snprintf(path, sizeof path, "%s/%zu-%s-%s-%s.%s", w->save_dir, w->devs->index[w->dev], w->mode, label,
+             rcl_dtype_name(dt), extension(r->format));
+    int rc = cli_write_file(path, bin, size);
+    if (rc) return rc;
+    json_object_set_new(o, "saved", json_string(path));
+  }
   return 0;
 }
 
@@ -150,27 +205,10 @@ static json_t *find_kernel(json_t *prog, const char *name) {
   return NULL;
 }
 
-/* "spmv.cl[SPMV_EXACT,SPMV_RP64]": the file and its extra defines, without -D, RCL_ and =1. */
 static void program_label(char *buf, size_t size, json_t *p) {
   json_t *d = json_object_get(p, "defines");
-  size_t at = (size_t)snprintf(buf, size, "%s", json_string_value(json_object_get(p, "program")));
-  if (!json_is_string(d) || at >= size) return;
-  const char *s = json_string_value(d);
-  int first = 1;
-  while (*s) {
-    while (*s == ' ') s++;
-    size_t l = strcspn(s, " ");
-    if (!l) break;
-    const char *t = s;
-    size_t tl = l;
-    if (tl > 2 && !strncmp(t, "-D", 2)) t += 2, tl -= 2;
-    if (tl > 4 && !strncmp(t, "RCL_", 4)) t += 4, tl -= 4;
-    if (tl > 2 && !strncmp(t + tl - 2, "=1", 2)) tl -= 2;
-    if (at < size) at += (size_t)snprintf(buf + at, size - at, "%s%.*s", first ? "[" : ",", (int)tl, t);
-    first = 0;
-    s += l;
-  }
-  if (!first && at < size) snprintf(buf + at, size - at, "]");
+  compact_label(buf, size, json_string_value(json_object_get(p, "program")),
+                json_is_string(d) ? json_string_value(d) : NULL, 0);
 }
 
 /* The distinct "format/depth: note" lines of a mode's programs. */
@@ -203,8 +241,7 @@ static void print_summary(json_t *mode, int details) {
     printf("%lld kernel(s) read, no finding\n", (long long)kernels);
     return;
   }
-  printf("%lld of %lld kernel(s) read have findings (instruction, total count, kernels):\n", (long long)dirty,
-         (long long)kernels);
+  printf("%lld of %lld kernel(s) read have findings:\n", (long long)dirty, (long long)kernels);
   json_t *agg = json_object(); /* what -> {classes, kernels, count} */
   size_t i, k, f;
   json_t *p, *kr, *fd;
@@ -239,7 +276,8 @@ static void print_summary(json_t *mode, int details) {
     json_array_foreach(json_object_get(a, "classes"), c, cn) {
       at += (size_t)snprintf(cls + at, sizeof cls - at, "%s%s", at ? "," : "", json_string_value(cn));
     }
-    printf("    %-14s %-54s %5lld %5lld\n", cls, what, (long long)json_integer_value(json_object_get(a, "count")),
+    printf("    %-14s %-54s %4lld in %lld kernel(s)\n", cls, what,
+           (long long)json_integer_value(json_object_get(a, "count")),
            (long long)json_integer_value(json_object_get(a, "kernels")));
   }
   json_decref(agg);
@@ -376,11 +414,16 @@ static int audit_file(const char *path, const rcl_audit_options *ao, int json, i
 }
 
 int cmd_audit(int argc, char **argv) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'}, {"mode", required_argument, 0, 'm'},
-                                       {"binary", required_argument, 0, 'b'}, {"llvm-dis", required_argument, 0, 'L'},
-                                       {"details", no_argument, 0, 'v'},      {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-  const char *device = NULL, *binary = NULL;
+  static const struct option opts[] = {{"device", required_argument, 0, 'd'},
+                                       {"mode", required_argument, 0, 'm'},
+                                       {"binary", required_argument, 0, 'b'},
+                                       {"llvm-dis", required_argument, 0, 'L'},
+                                       {"details", no_argument, 0, 'v'},
+                                       {"save", required_argument, 0, 's'},
+                                       {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char *device = NULL, *binary = NULL, *save = NULL;
   int json = 0, details = 0, c, modes = 3; /* bit 0 reproducible, bit 1 native */
   rcl_audit_options ao = RCL_AUDIT_OPTIONS_INIT;
   optind = 1;
@@ -391,6 +434,9 @@ int cmd_audit(int argc, char **argv) {
       break;
     case 'b':
       binary = optarg;
+      break;
+    case 's':
+      save = optarg;
       break;
     case 'L':
       ao.llvm_dis = optarg;
@@ -420,7 +466,10 @@ int cmd_audit(int argc, char **argv) {
   }
   if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
   if (binary && device) return cli_error("--binary audits a file; it takes no --device");
+  if (binary && save) return cli_error("--save writes the binaries a device audit builds; --binary reads one");
   if (binary) return audit_file(binary, &ao, json, details);
+  if (save && mkdir(save, 0777) != 0 && errno != EEXIST)
+    return cli_error("cannot create %s: %s", save, strerror(errno));
 
   cli_devices repro = {0}, native = {0};
   int rc = cli_devices_open(&repro, device, RCL_MODE_REPRODUCIBLE);
@@ -444,7 +493,7 @@ int cmd_audit(int argc, char **argv) {
     size_t f64 = 0;
     for (int m = 0; m < 2 && !rc; m++) {
       if (!(modes & (1 << m))) continue;
-      walk w = {json_array(), &repro, i, m ? "native" : "reproducible", progress};
+      walk w = {json_array(), &repro, i, m ? "native" : "reproducible", progress, save};
       json_t *mo = json_pack("{s:s, s:o}", "mode", w.mode, "programs", w.programs);
       json_array_append_new(ms, mo);
       size_t n = 0;
