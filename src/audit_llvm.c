@@ -254,11 +254,11 @@ static int instruction(rcl__audit_fn *f, span l, const span *lines, size_t nl) {
   }
   /* !fpmath !N: the result may be off by the accuracy N holds (in ulp) */
   const char *fp = NULL;
-  for (size_t j = 0; j + 9 < l.n && !fp; j++)
-    if (!memcmp(l.s + j, "!fpmath !", 9)) fp = l.s + j + 9;
+  for (size_t j = 0; j + 9 < n && !fp; j++)
+    if (!memcmp(s + j, "!fpmath !", 9)) fp = s + j + 9;
   if (!rc && fp) {
     size_t idl = 0;
-    while (fp + idl < l.s + l.n && isdigit((unsigned char)fp[idl])) idl++;
+    while (fp + idl < s + n && isdigit((unsigned char)fp[idl])) idl++;
     span d = find_def(lines, nl, '!', fp, idl);
     double ulp = 0;
     const char *fl = NULL;
