@@ -107,6 +107,17 @@ step_bench-all() {
   fi
   return $st
 }
+step_audit() {
+  # What the device compilers produced: NVIDIA's PTX (and PoCL's IR where an llvm-dis for its LLVM is on
+  # PATH, e.g. llvm-16 from ../shared/device/prepare.sh) for every program, reproducible beside native.
+  # The binaries go into one archive (few files come back from the host).
+  rm -rf "$out/audit-binaries"
+  $cli audit --device all --details --save "$out/audit-binaries" >"$out/audit.txt" 2>&1
+  echo "audit exit status $?" | tee -a "$out/audit.txt"
+  $cli audit --device all --json >"$out/audit.json" 2>&1
+  tar -C "$out" -czf "$out/audit-binaries.tgz" audit-binaries && rm -rf "$out/audit-binaries"
+  grep -vE "^  [a-z_]+\.cl.* (clean|opaque) +(clean|opaque)?$" "$out/audit.txt" | head -120
+}
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }
 for s in "$@"; do

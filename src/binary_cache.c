@@ -258,9 +258,6 @@ void rcl__binary_store(rcl_context *ctx, cl_program prog, cl_uint n, const char 
 
 /* ---- writing and loading bundles ------------------------------------------------------------------------ */
 
-/* The programs of every tunable kernel (unique source/defines pairs) for each dtype the device runs. */
-typedef int (*program_fn)(void *user, rcl_context *ctx, const char *file, rcl_dtype dt, const char *defines);
-
 /* Whether file/defines is a program of a kernel listed before k (k->source may name several files). */
 static int seen_before(const rcl_tune_kernel *const *k, const char *file, size_t fl) {
   for (const rcl_tune_kernel *const *j = rcl__tune_kernels; j < k; j++) {
@@ -275,7 +272,7 @@ static int seen_before(const rcl_tune_kernel *const *k, const char *file, size_t
   return 0;
 }
 
-static int for_each_program(rcl_context *ctx, program_fn fn, void *user, size_t *count) {
+int rcl__program_foreach(rcl_context *ctx, rcl__program_fn fn, void *user, size_t *count) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   size_t n = 0;
   int rc = 0;
@@ -383,7 +380,7 @@ int rcl_program_bundle_write(rcl_context *ctx, const char *path, size_t *program
   if (!ctx || !path) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_bundle_write: NULL argument");
   writer w;
   memset(&w, 0, sizeof w);
-  int rc = for_each_program(ctx, bundle_one, &w, programs);
+  int rc = rcl__program_foreach(ctx, bundle_one, &w, programs);
   if (!rc) rc = write_bundle(&w, ctx, path);
   rcl__free(w.head);
   rcl__free(w.body);
@@ -452,7 +449,7 @@ int rcl_program_sources_write(rcl_context *ctx, const char *dir, size_t *program
           "# reprocl offline programs for %s (fingerprint %s)\n# key file dtype [defines]: compile "
           "<key>.cl with the options in <key>.options into <key>.bin\n",
           ctx->profile.device_name, ctx->profile.fingerprint);
-  int rc = for_each_program(ctx, source_one, &w, programs);
+  int rc = rcl__program_foreach(ctx, source_one, &w, programs);
   if (fclose(w.manifest) != 0 && !rc) rc = rcl__fail(RCL_ERR_IO, "cannot write %s/manifest.txt", dir);
   return rc;
 }

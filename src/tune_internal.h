@@ -184,6 +184,11 @@ RCL_INTERNAL void rcl__binary_store(rcl_context *ctx, cl_program prog, cl_uint n
  * library compiles), its build options and its key. text and options are owned by the caller. */
 RCL_INTERNAL int rcl__program_unit(char **text, size_t *len, char **options, char key[RCL_SHA256_HEX_SIZE],
                                    rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra);
+/* Calls fn for each program of every tunable kernel (unique source/defines pairs) and each dtype the
+ * device runs: the programs bundles hold, and that `reprocl audit` inspects. Stops at fn's first
+ * non-zero return and returns it; *count (optional) receives the number of calls. */
+typedef int (*rcl__program_fn)(void *user, rcl_context *ctx, const char *file, rcl_dtype dt, const char *defines);
+RCL_INTERNAL int rcl__program_foreach(rcl_context *ctx, rcl__program_fn fn, void *user, size_t *count);
 /* SHA-256 hex of the translation unit (strings, then options) — the key of binaries and bundles. */
 RCL_INTERNAL void rcl__program_key(char hex[RCL_SHA256_HEX_SIZE], cl_uint nstrings, const char **strings,
                                    const size_t *lengths, const char *options);

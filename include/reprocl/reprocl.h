@@ -16,4 +16,5 @@
 #include "reprocl/stencil.h"
 #include "reprocl/tune.h"
 #include "reprocl/md.h"
+#include "reprocl/audit.h"
 #endif

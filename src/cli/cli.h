@@ -28,6 +28,7 @@ int cmd_tune(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_compile(int argc, char **argv);
 int cmd_md(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */

@@ -20,6 +20,7 @@ const cli_command cli_commands[] = {
     {"cache", cmd_cache, "show, list or clear the tuning and program-binary caches"},
     {"compile", cmd_compile, "write program binaries for offline use (FPGA flow)"},
     {"md", cmd_md, "Lennard-Jones molecular dynamics on one or all devices, with per-device digests"},
+    {"audit", cmd_audit, "inspect the compiled kernels for FMA, approximations and flush-to-zero"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {

@@ -1,0 +1,117 @@
+#!/bin/bash
+# reprocl audit from the command line: the PTX fixture's findings (text and JSON), PoCL bitcode through
+# llvm-dis, every device's programs (reproducible clean; native rcl_axpy contracted on PoCL; Rusticl read
+# as front-end SPIR-V only), exit statuses, bad usage, and every host allocation failing in turn.
+# Run by ctest as: cli_audit.sh <reprocl> <source dir> <binary dir>
+source "$(dirname "$0")/clilib.sh"
+PTX=$SRC/tests/data/audit/nvidia-sample.ptx
+
+# --- a binary file: the hand-written PTX (fma.rn.f32 x2, div.full.f32, and a helper with sqrt.approx.ftz
+# and an unrounded mul) ---
+expect 1 "PTX fixture: findings give exit status 1" -- "$CLI" audit --binary "$PTX"
+contains "$TMP/out" "ptx, read as assembly" "PTX is read as assembly"
+contains "$TMP/out" "rcl_sample_native                fma 3, approx 2, ftz 1" "native kernel: counts per class"
+contains "$TMP/out" "div.full.f32 (2 ulp)" "div.full.f32 is reported"
+contains "$TMP/out" "sqrt.approx.ftz.f32" "the helper's sqrt.approx.ftz is reported"
+contains "$TMP/out" "in rcl_sample_norm" "findings name the function they are in"
+contains "$TMP/out" "rcl_sample_reproducible          clean" "mul.rn/add.rn/div.rn/sqrt.rn kernel is clean"
+expect 1 "PTX fixture --json" -- "$CLI" audit --binary "$PTX" --json
+json_ok "$TMP/out" "PTX --json is valid JSON"
+python3 - "$TMP/out" <<'EOF' && pass "PTX --json: kernels, counts and findings" || fail "PTX --json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["format"] == "ptx" and d["depth"] == "assembly" and d["clean"] is False, d
+k = {x["kernel"]: x for x in d["kernels"]}
+n = k["rcl_sample_native"]
+assert (n["fma"], n["approx"], n["ftz"], n["fast-math"]) == (3, 2, 1, 0), n
+f = {(x["what"], x["where"]): x for x in n["findings"]}
+assert f[("fma.rn.f32", "rcl_sample_native")]["count"] == 2
+assert f[("sqrt.approx.ftz.f32", "rcl_sample_norm")]["classes"] == ["approx", "ftz"]
+assert k["rcl_sample_reproducible"]["clean"] is True and k["rcl_sample_reproducible"]["findings"] == []
+EOF
+
+# --- LLVM bitcode (as PoCL stores it), assembled from the IR fixture when llvm-as is installed ---
+LLVM_AS=$(command -v llvm-as-15 llvm-as 2>/dev/null | head -1 || true)
+if [ -n "$LLVM_AS" ]; then
+  "$LLVM_AS" "$SRC/tests/data/audit/pocl-sample.ll" -o "$TMP/sample.bc"
+  expect 1 "bitcode through llvm-dis" -- "$CLI" audit --binary "$TMP/sample.bc" --details
+  contains "$TMP/out" "llvm-bitcode, read as ir" "bitcode is read as IR"
+  contains "$TMP/out" "call llvm.fmuladd.f32" "llvm.fmuladd is reported"
+  contains "$TMP/out" "fdiv !fpmath 2.5 ulp" "approximate fdiv is reported"
+  contains "$TMP/out" "denormal-fp-math-f32=preserve-sign,preserve-sign" "FTZ attribute is reported"
+  expect 0 "no disassembler: opaque, not an error" -- "$CLI" audit --binary "$TMP/sample.bc" --llvm-dis /nonexistent/llvm-dis
+  contains "$TMP/out" "read as opaque" "unread bitcode is opaque"
+  contains "$TMP/out" "/nonexistent/llvm-dis cannot be run" "the missing disassembler is named"
+else
+  echo "skip bitcode checks: no llvm-as (Debian package llvm-15)"
+fi
+expect 0 "an ELF file is opaque" -- "$CLI" audit --binary "$CLI"
+contains "$TMP/out" "machine code, opaque to reprocl" "ELF is opaque"
+
+# --- every device: the library's programs in both modes ---
+expect 0 "audit --device all (reproducible builds clean)" -- "$CLI" audit --device all
+contains "$TMP/out" "reproducible builds: no contract-breaking instruction" "the verdict is printed"
+expect 0 "audit --device all --json" -- "$CLI" audit --device all --json
+json_ok "$TMP/out" "device --json is valid JSON"
+python3 - "$TMP/out" <<'EOF' && pass "device --json: clean reproducible builds, native contraction, front-end note" || fail "device --json content"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["clean"] is True
+for dev in d["devices"]:
+    modes = {m["mode"]: m for m in dev["modes"]}
+    rep, nat = modes["reproducible"], modes["native"]
+    assert rep["kernels_with_findings"] == 0, (dev["device"], rep)
+    assert rep["kernels"] == nat["kernels"] > 0
+    axpy = [k for p in nat["programs"] for k in p["kernels"] if k["kernel"] == "rcl_axpy"]
+    depth = rep["programs"][0]["depth"]
+    if "Portable Computing Language" in dev["device"]:
+        assert depth == "ir", depth
+        assert axpy and all(k["fma"] > 0 for k in axpy), axpy
+        assert any("llvm.fmuladd" in f["what"] for k in axpy for f in k["findings"])
+    elif dev["device"].startswith("rusticl"):
+        assert depth == "front-end", depth
+        assert "front-end IR only (final code opaque)" in rep["programs"][0]["note"]
+        assert dev["f64_programs"] == 0 and "no fp64" in dev["f64_note"]
+EOF
+expect 0 "--save writes each binary" -- "$CLI" audit --device 0 --mode reproducible --save "$TMP/bins"
+n_saved=$(ls "$TMP/bins" | wc -l)
+[ "$n_saved" -gt 0 ] && pass "--save wrote $n_saved binaries" || fail "--save wrote nothing"
+first=$(ls "$TMP/bins" | head -1)
+case "$first" in 0-reproducible-reduce-f32.*) pass "saved names say device, mode, program and dtype";;
+  *) fail "saved name $first";; esac
+expect 0 "a saved binary audits alone" -- "$CLI" audit --binary "$TMP/bins/$first"
+contains "$TMP/out" "rcl_axpy" "the saved binary holds the program's kernels"
+expect 2 "--save with --binary" -- "$CLI" audit --binary "$PTX" --save "$TMP/bins"
+expect 0 "--mode native: native findings do not fail" -- "$CLI" audit --device 0 --mode native --details
+contains "$TMP/out" "rcl_axpy" "native details name the kernels"
+
+# --- bad usage ---
+expect 2 "bad --mode" -- "$CLI" audit --mode sometimes
+contains "$TMP/err" "--mode \"sometimes\": expected reproducible, native or both" "the bad mode is named"
+expect 2 "missing file" -- "$CLI" audit --binary "$TMP/none.ptx"
+contains "$TMP/err" "cannot open $TMP/none.ptx" "the missing file is named"
+expect 2 "--binary with --device" -- "$CLI" audit --binary "$PTX" --device 0
+expect 2 "stray argument" -- "$CLI" audit extra
+expect 1 "unknown device" -- "$CLI" audit --device no-such-device
+contains "$TMP/err" "no OpenCL device matches \"no-such-device\"" "the unknown device is named"
+printf '.version 8.4\n.target sm_90\n.entry k(\n)\n{\n\tret;\n' >"$TMP/bad.ptx"
+expect 1 "malformed PTX" -- "$CLI" audit --binary "$TMP/bad.ptx"
+contains "$TMP/err" "PTX: line 3: the body of k is not closed" "the malformed PTX is located"
+
+# --- every host allocation of the library failing in turn: a clean error, never a crash ---
+for f in "$PTX" ${LLVM_AS:+"$TMP/sample.bc"}; do
+  ok_alloc=1; k=1
+  while [ $k -le 400 ]; do
+    REPROCL_FAIL_ALLOC=$k "$CLI" audit --binary "$f" >"$TMP/out" 2>"$TMP/err"; st=$?
+    if ! grep -q "out of host memory" "$TMP/err"; then
+      [ $st = 1 ] && grep -q "fma" "$TMP/out" || { ok_alloc=0; echo "     allocation $k: exit $st"; head -3 "$TMP/err"; }
+      break
+    fi
+    [ $st = 1 ] || { ok_alloc=0; echo "     allocation $k: exit $st"; break; }
+    k=$((k + 1))
+  done
+  [ $ok_alloc = 1 ] && [ $k -gt 5 ] && [ $k -le 400 ] &&
+    pass "$(basename "$f"): each of $((k - 1)) failing allocations gives a clean error" ||
+    fail "$(basename "$f"): failing allocations (stopped at $k)"
+done
+finish
