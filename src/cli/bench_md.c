@@ -30,7 +30,7 @@ static int bench_one(cli_bench *b, const rcl_md_system *sys, const char *size, r
   *per_step = 0;
   double t0 = cli_now();
   if (rcl_md_create(&c.md, ctx, dt, sys, &lj, &o)) {
-    cli_bench_skip(b, "md", rcl_md_path_name(path), size, rcl_error_last());
+    cli_bench_skip(b, "md", "step", rcl_md_path_name(path), rcl_error_last());
     return 0;
   }
   double setup = cli_now() - t0;
@@ -60,7 +60,8 @@ static int bench_one(cli_bench *b, const rcl_md_system *sys, const char *size, r
   /* bytes: per step the force kernel reads each list entry and partner position once (a lower bound);
    * flops: ~30 per pair evaluation (the kernels' operation count, division counted once) */
   double es = (double)rcl_dtype_size(dt);
-  cli_bench_record(b, "md", rcl_md_path_name(path), size, native ? "native" : "reproducible", dt, size, med, mn, mx,
+  cli_bench_record(b, "md", "step", rcl_md_path_name(path), native ? "native" : "reproducible", dt, size,
+                   (double)sys->natoms, med, mn, mx,
                    (double)steps * pairs * (4.0 + 4.0 * es), (double)steps * pairs * 30.0, extra);
   if (!b->quick || isatty(1))
     fprintf(stderr, "  %-8s %-14s %-12s %-16s %-4s %9.3f ms/step, force %9.3f ms/step, %7.2f G pair evals/s%s\n", "md",
@@ -82,17 +83,23 @@ int cli_bench_md(cli_bench *b) {
   for (size_t z = 0; z < nsizes; z++) {
     size_t cells = b->quick ? quick[z].cells : full[z].cells, steps = b->quick ? quick[z].steps : full[z].steps;
     const char *label = b->quick ? quick[z].label : full[z].label;
+    /* the work grows by atoms x steps from one size to the next */
+    double growth = z == 0 || b->quick ? 1.0
+                                       : (double)(cells * cells * cells * steps) /
+                                             (double)(full[z - 1].cells * full[z - 1].cells * full[z - 1].cells *
+                                                      full[z - 1].steps);
+    if (cli_bench_out_of_time(b, "md", label, growth)) continue;
     rcl_md_system *sys;
     if (rcl_md_lattice(&sys, "fcc", cells, 0.8442, 1.5, 87287)) return cli_fail("md benchmark lattice");
     for (int d = 0; d < 2; d++) {
       const char *why;
       if (rcl_device_profile_support(p, RCL_FAMILY_MD, dts[d], &why) == RCL_SUPPORT_NONE) {
-        cli_bench_skip(b, "md", "all", rcl_dtype_name(dts[d]), why);
+        cli_bench_skip(b, "md", "step", rcl_dtype_name(dts[d]), why);
         continue;
       }
       for (int path = RCL_MD_PATH_GATHER; path <= RCL_MD_PATH_SYMMETRIC; path++) {
         if (path == RCL_MD_PATH_SYMMETRIC && !p->int64_atomics) {
-          cli_bench_skip(b, "md", "symmetric", label, "no 64-bit integer atomics on this device");
+          cli_bench_skip(b, "md", "step", "symmetric", "no 64-bit integer atomics on this device");
           continue;
         }
         double tn = 0, tr = 0;
