@@ -118,6 +118,51 @@ step_audit() {
   tar -C "$out" -czf "$out/audit-binaries.tgz" audit-binaries && rm -rf "$out/audit-binaries"
   grep -vE "^  [a-z_]+\.cl.* (clean|opaque) +(clean|opaque)?$" "$out/audit.txt" | head -120
 }
+step_md() {
+  # The MD family's acceptance (docs/md.md): the 10 000-step fcc melt gives the same final digest on every
+  # device (the H100 and PoCL here; PoCL and Rusticl on CI machines), in f32 and f64, per force path, and
+  # the native build drifts. The LAMMPS comparison tests run with the HEAT data file carried in .device.
+  export REPROCL_LAMMPS_EXAMPLES=${REPROCL_LAMMPS_EXAMPLES:-$PWD/.device/lammps}
+  : >"$out/md.txt"
+  while read -r args; do
+    echo "\$ reprocl md $args" >>"$out/md.txt"
+    eval "$cli md $args" >>"$out/md.txt" 2>&1
+    echo "exit status $?" >>"$out/md.txt"
+  done <<EOF2
+--lattice fcc --cells 5 --density 0.8442 --temp 3.0 --steps 10000 --thermo 1000 --device all --native
+--lattice fcc --cells 5 --density 0.8442 --temp 3.0 --steps 10000 --thermo 1000 --dtype f64 --device all --native
+--lattice fcc --cells 10 --density 0.8442 --temp 3.0 --steps 10000 --thermo 2000 --device all --path symmetric
+--lattice fcc --cells 10 --density 0.8442 --temp 3.0 --steps 10000 --thermo 2000 --device all --path gather
+--input tests/data/md/melt.data --steps 0 --dtype f64 --device all --native
+EOF2
+  grep -E "^\\\$|agree|AGREE|DISAGREE|final state|exit status" "$out/md.txt"
+  REPROCL_DATA_PREFIX=/tmp/ocl ctest --test-dir $build --output-on-failure -j1 --timeout 400 -R 'test_md|cli_md' 2>&1 | tee "$out/ctest-md.log" | grep -E "Test +#|tests passed|FAILED|Failed" | tail -10
+}
+step_tune() {
+  # Tuned vs default speed and the time spent tuning, per kernel family, on the H100 and PoCL
+  # (docs/tuning.md); a fresh cache directory so that every kernel is tuned now.
+  export REPROCL_CACHE_DIR=$(mktemp -d) REPROCL_DATA_PREFIX=/tmp/ocl
+  $cli tune --kernel all --device all --budget-ms ${TUNE_BUDGET_MS:-4000} --json >"$out/tune.json" 2>"$out/tune.err"
+  echo "tune exit status $?"
+  $cli cache list >"$out/tune-cache.txt" 2>&1
+  tail -5 "$out/tune.err"
+  python3 - "$out/tune.json" <<'PY'
+import json,sys
+d=json.load(open(sys.argv[1]))
+print("mismatches:", d.get("mismatches"))
+for r in d.get("results", []):
+    print("%-50.50s %-26s %-4s default %9.3g s tuned %9.3g s x%5.2f tuning %6.2f s timed %s %s" % (r["device"], r["kernel"], r["dtype"],
+          r.get("default_time_s", 0), r.get("tuned_time_s", 0), r.get("speedup", 0), r.get("tuning_s", 0),
+          r.get("candidates", {}).get("timed"), r.get("choice")))
+PY
+}
+step_bench-pocl() {
+  # The same benchmark on PoCL (the host's 16-core Xeon): the CPU table of docs/performance.md.
+  export REPROCL_DATA_PREFIX=/tmp/ocl
+  $cli bench --device pocl --max-seconds "${BENCH_SECONDS:-300}" -o "$out/bench-pocl-xeon.json" >"$out/bench-pocl-xeon.log" 2>&1
+  echo "bench exit status $?"
+  python3 scripts/bench_table.py "$out/bench-pocl-xeon.json" --targets-only 2>&1 | tail -40
+}
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }
 for s in "$@"; do
