@@ -3,8 +3,10 @@
  * Every '.entry' is a kernel and every '.func' a function it may call. In their bodies an instruction
  * breaks a contract when it
  *   - fuses a multiply-add: fma.* or mad.* on a floating-point type (reprocl's kernels never call fma, so
- *     one in their code is the compiler's contraction), or is a floating-point add/sub/mul without a
- *     rounding modifier, which the PTX ISA lets the assembler (ptxas) fuse into an fma;
+ *     one in their code is the compiler's contraction), or is a floating-point add/sub without a rounding
+ *     modifier that takes the result of a mul without one: the PTX ISA lets the assembler (ptxas) fuse
+ *     such "mul/add sequences with no rounding modifiers" into an fma. A bare add fed by mul.rn (what
+ *     NVIDIA emits under FP_CONTRACT OFF) may not be fused, nor may a bare add of loaded values;
  *   - approximates: any .approx (div, sqrt, rcp, rsqrt, ex2, lg2, sin, cos, tanh) and div.full (2 ulp);
  *   - flushes subnormals: any .ftz.
  * Correctly rounded forms (div.rn, sqrt.rn, rcp.rn, add.rn, mul.rn) are what the contracts need. */
@@ -84,7 +86,7 @@ static int is_float_type(const char *m, size_t l) {
 }
 
 /* The classes of an opcode ("fma.rn.f32"), with *note set to a short explanation or "". */
-static unsigned classify(const char *op, size_t len, const char **note) {
+static unsigned classify(const char *op, size_t len, const char **note, int *bare) {
   size_t bl = 0;
   while (bl < len && op[bl] != '.') bl++;
   int is_float = 0, rounding = 0, approx = 0, ftz = 0, full = 0;
@@ -104,11 +106,11 @@ static unsigned classify(const char *op, size_t len, const char **note) {
 #define BASE(x) (bl == sizeof(x) - 1 && !memcmp(op, x, bl))
   unsigned c = 0;
   *note = "";
+  *bare = 0;
   if (is_float && (BASE("fma") || BASE("mad"))) c |= RCL_AUDIT_FMA;
-  if (is_float && !rounding && (BASE("add") || BASE("sub") || BASE("mul"))) {
-    c |= RCL_AUDIT_FMA;
-    *note = " (no rounding modifier: ptxas may fuse it)";
-  }
+  /* a bare (unrounded) float mul or add/sub: only a pair of them can be fused (see instruction()) */
+  if (is_float && !rounding && BASE("mul")) *bare = 1;
+  if (is_float && !rounding && (BASE("add") || BASE("sub"))) *bare = 2;
   if (approx) c |= RCL_AUDIT_APPROX;
   if (BASE("div") && full) {
     c |= RCL_AUDIT_APPROX;
@@ -119,8 +121,32 @@ static unsigned classify(const char *op, size_t len, const char **note) {
   return c;
 }
 
+/* The registers a function's bare float muls wrote (see classify), so that a bare add reading one is
+ * reported as a fusable pair. Names are short (%f123); longer ones are compared on their first 15 bytes. */
+typedef struct {
+  char (*reg)[16];
+  size_t n, cap;
+} bare_muls;
+
+/* The i-th comma-separated operand of s[0..n) (0: the destination), trimmed, or len 0. */
+static void operand(const char *s, size_t n, int idx, const char **o, size_t *ol) {
+  size_t i = 0;
+  for (int k = 0; k < idx && i < n; i++)
+    if (s[i] == ',') k++;
+  while (i < n && isspace((unsigned char)s[i])) i++;
+  size_t st = i;
+  while (i < n && is_ident(s[i])) i++;
+  *o = s + st;
+  *ol = i - st;
+}
+
+static int reg_eq(const char *a, const char *r, size_t l) {
+  size_t rl = l < 15 ? l : 15;
+  return strlen(a) == rl && !memcmp(a, r, rl);
+}
+
 /* One statement of a function body (labels, predicate, opcode, operands), without its ';'. */
-static int instruction(rcl__audit_fn *f, const char *s, size_t n) {
+static int instruction(rcl__audit_fn *f, bare_muls *bm, const char *s, size_t n) {
   size_t i = 0;
   for (;;) {
     while (i < n && isspace((unsigned char)s[i])) i++;
@@ -154,7 +180,34 @@ static int instruction(rcl__audit_fn *f, const char *s, size_t n) {
     return 0;
   }
   const char *note;
-  unsigned cls = classify(s + op, ol, &note);
+  int bare;
+  unsigned cls = classify(s + op, ol, &note, &bare);
+  const char *ops = s + i, *r;
+  size_t nops = n - i, rl;
+  if (bare == 1) { /* remember the destination */
+    operand(ops, nops, 0, &r, &rl);
+    if (rl) {
+      if (bm->n == bm->cap) {
+        size_t cap = bm->cap ? 2 * bm->cap : 32;
+        char(*g)[16] = rcl__realloc(bm->reg, cap * sizeof *g);
+        if (!g) return RCL_ERR_OUT_OF_MEMORY;
+        bm->reg = g;
+        bm->cap = cap;
+      }
+      size_t l = rl < 15 ? rl : 15;
+      memcpy(bm->reg[bm->n], r, l);
+      bm->reg[bm->n++][l] = '\0';
+    }
+  } else if (bare == 2) { /* reads a bare mul's result: the pair may be fused */
+    for (int k = 1; k <= 2 && !cls; k++) {
+      operand(ops, nops, k, &r, &rl);
+      for (size_t j = 0; j < bm->n && rl && !cls; j++)
+        if (reg_eq(bm->reg[j], r, rl)) {
+          cls = RCL_AUDIT_FMA;
+          note = " (after a mul without a rounding modifier: ptxas may fuse them)";
+        }
+    }
+  }
   if (!cls) return 0;
   char what[96];
   snprintf(what, sizeof what, "%.*s%s", (int)(ol < 48 ? ol : 48), s + op, note);
@@ -186,6 +239,7 @@ int rcl__audit_parse_ptx(rcl__audit_module *m, const char *text, size_t len) {
   if (!t) return RCL_ERR_OUT_OF_MEMORY;
   int rc = 0, depth = 0;
   size_t i = 0, fi = 0, fn_start = 0;
+  bare_muls bm = {NULL, 0, 0};
   while (!rc && i < len) {
     size_t st = i;
     char term = 0;
@@ -234,6 +288,7 @@ int rcl__audit_parse_ptx(rcl__audit_module *m, const char *text, size_t len) {
           rc = rcl__fail(RCL_ERR_PARSE, "PTX: line %zu: a %s without a name", line_of(t, a), e ? ".entry" : ".func");
         else
           rc = rcl__audit_fn_add(&fi, m, name, nl, e != NULL);
+        bm.n = 0; /* registers are per function */
         depth = 1;
         fn_start = (size_t)((e ? e : fu) - t);
       }
@@ -241,12 +296,13 @@ int rcl__audit_parse_ptx(rcl__audit_module *m, const char *text, size_t len) {
     } else if (term == '{') {
       depth++;
     } else {
-      if (b > a) rc = instruction(&m->fns[fi], t + a, b - a);
+      if (b > a) rc = instruction(&m->fns[fi], &bm, t + a, b - a);
       if (term == '}') depth--;
     }
   }
   if (!rc && depth > 0)
     rc = rcl__fail(RCL_ERR_PARSE, "PTX: line %zu: the body of %s is not closed", line_of(t, fn_start), m->fns[fi].name);
+  rcl__free(bm.reg);
   rcl__free(t);
   return rc;
 }
