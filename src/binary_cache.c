@@ -104,11 +104,14 @@ static const unsigned char *verify(size_t *size, const char *data, size_t len, c
   return payload;
 }
 
-static cl_program cache_load(rcl_context *ctx, const char *pkey, const char *options) {
+static cl_program cache_load(rcl_context *ctx, const char *pkey, const char *options, int *oom) {
   const char *dir = rcl__cache_dir(ctx);
   if (!dir) return NULL;
   char *bdir = bin_dir(dir);
-  if (!bdir) return NULL;
+  if (!bdir) {
+    *oom = 1;
+    return NULL;
+  }
   cl_program prog = NULL;
   /* Binaries are code: only from a directory no other user can write to. */
   if (rcl__cache_dir_trusted(bdir)) {
@@ -118,9 +121,11 @@ static cl_program cache_load(rcl_context *ctx, const char *pkey, const char *opt
     char *path = rcl__malloc(pl);
     char *data = NULL;
     size_t len = 0;
+    if (!path) *oom = 1;
     if (path) {
       snprintf(path, pl, "%s/%s", bdir, name);
       int rc = rcl__cache_read_file(&data, &len, path);
+      if (rc == RCL_ERR_OUT_OF_MEMORY) *oom = 1;
       if (rc == 0) {
         size_t bsz;
         const unsigned char *bin = verify(&bsz, data, len, ctx, pkey);
@@ -212,15 +217,18 @@ static cl_program bundle_load(rcl_context *ctx, rcl_bundle *b, const char *pkey,
   return NULL;
 }
 
-cl_program rcl__binary_lookup(rcl_context *ctx, cl_uint n, const char **strings, const size_t *lengths,
-                              const char *options) {
+int rcl__binary_lookup(cl_program *out, rcl_context *ctx, cl_uint n, const char **strings, const size_t *lengths,
+                       const char *options) {
   char pkey[RCL_SHA256_HEX_SIZE];
   rcl__program_key(pkey, n, strings, lengths, options);
   rcl_bundle *b = rcl__bundle_of(ctx);
   cl_program p = b ? bundle_load(ctx, b, pkey, options) : NULL;
-  if (!p && !getenv("REPROCL_NO_BINARY_CACHE")) p = cache_load(ctx, pkey, options);
+  int oom = 0;
+  if (!p && !getenv("REPROCL_NO_BINARY_CACHE")) p = cache_load(ctx, pkey, options, &oom);
+  *out = p;
+  if (oom) return rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of host memory reading the program-binary cache");
   if (!p) rcl__stat_add(ctx, RCL_STAT_BINARY_MISS);
-  return p;
+  return 0;
 }
 
 void rcl__binary_store(rcl_context *ctx, cl_program prog, cl_uint n, const char **strings, const size_t *lengths,

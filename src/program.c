@@ -450,7 +450,11 @@ static int build(cl_program *out, rcl_context *ctx, const char *body, size_t bod
   unit u;
   int rc = compose(&u, ctx, body, body_len, body_name);
   if (rc) return rc;
-  cl_program cached = rcl__binary_lookup(ctx, u.ns, u.strs, u.lens, options);
+  cl_program cached;
+  if ((rc = rcl__binary_lookup(&cached, ctx, u.ns, u.strs, u.lens, options)) != 0) {
+    free_unit(&u);
+    return rc;
+  }
   if (cached) {
     *out = cached;
     free_unit(&u);

@@ -381,18 +381,24 @@ static void format_params(char *buf, size_t size, const rcl_tune_kernel *k, cons
   }
 }
 
-/* Loads this device's records of the cache file once (t->lock held). */
-static void load_disk(rcl_context *ctx) {
+/* Loads this device's records of the cache file once (t->lock held). An unreadable cache is a warning
+ * (defaults are used); running out of host memory is an error, and the next call tries again. */
+static int load_disk(rcl_context *ctx) {
   rcl_tune_ctx *t = ctx->tune;
-  if (t->disk_loaded) return;
+  if (t->disk_loaded) return 0;
   t->disk_loaded = 1;
-  if (!t->dir) return;
+  if (!t->dir) return 0;
   rcl_tcache_record *all;
   size_t n, skipped;
-  if (rcl__tcache_read(&all, &n, &skipped, t->dir) != 0) {
+  int rc = rcl__tcache_read(&all, &n, &skipped, t->dir);
+  if (rc == RCL_ERR_OUT_OF_MEMORY) {
+    t->disk_loaded = 0;
+    return rc;
+  }
+  if (rc) {
     if (!t->warning) t->warning = strdup(rcl_error_last());
     rcl_error_clear();
-    return;
+    return 0;
   }
   size_t keep = 0;
   for (size_t i = 0; i < n; i++)
@@ -401,6 +407,7 @@ static void load_disk(rcl_context *ctx) {
       all[keep++] = all[i];
   t->disk = all;
   t->ndisk = keep;
+  return 0;
 }
 
 static tentry *entry_find(rcl_tune_ctx *t, const rcl_tune_kernel *k, rcl_dtype dt, unsigned bucket, int create) {
@@ -820,9 +827,9 @@ int rcl__tune_lookup(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const
   rcl_tune_ctx *t = ctx->tune;
   unsigned bucket = rcl__tune_bucket(n);
   pthread_mutex_lock(&t->lock);
-  load_disk(ctx);
-  tentry *e = entry_find(t, k, dt, bucket, 1);
-  int rc = e ? entry_defaults(values, ctx, e) : RCL_ERR_OUT_OF_MEMORY;
+  int rc = load_disk(ctx);
+  tentry *e = rc ? NULL : entry_find(t, k, dt, bucket, 1);
+  if (!rc) rc = e ? entry_defaults(values, ctx, e) : RCL_ERR_OUT_OF_MEMORY;
   if (rc) {
     pthread_mutex_unlock(&t->lock);
     return rc;
@@ -856,6 +863,14 @@ int rcl__tune_lookup(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const
     if (trc == 0) {
       keep_result(ctx, k, dt, &rep, 1);
       if (rep.mismatches) rcl__cache_warn(ctx, "tuning found a mismatch: %s", rep.mismatch);
+    } else if (trc == RCL_ERR_OUT_OF_MEMORY) {
+      /* Out of host memory is not a tuning result: the caller's operation cannot be trusted to succeed
+       * either, so it is reported, and the next call tries to tune again. */
+      pthread_mutex_lock(&t->lock);
+      e->attempted = 0;
+      pthread_mutex_unlock(&t->lock);
+      pthread_mutex_unlock(&t->tune_lock);
+      return trc;
     } else {
       /* Tuning is an optimisation: its failure leaves the defaults in force, and is kept as a warning. */
       rcl__cache_warn(ctx, "tuning %s %s failed (defaults used): %s", k->name, rcl_dtype_name(dt), rcl_error_last());
@@ -913,9 +928,9 @@ int rcl_tune_get(rcl_tune_choice *out, rcl_context *ctx, const char *kernel, rcl
   rcl_tune_ctx *t = ctx->tune;
   unsigned bucket = rcl__tune_bucket(n);
   pthread_mutex_lock(&t->lock);
-  load_disk(ctx);
-  tentry *e = entry_find(t, k, dt, bucket, 1);
-  if (!e) rc = RCL_ERR_OUT_OF_MEMORY;
+  rc = load_disk(ctx);
+  tentry *e = rc ? NULL : entry_find(t, k, dt, bucket, 1);
+  if (!rc && !e) rc = RCL_ERR_OUT_OF_MEMORY;
   if (!rc && !e->has_choice && !e->attempted && ctx->tuning != RCL_TUNING_FORCE) rc = entry_from_disk(ctx, e);
   rcl_tune_origin origin = RCL_TUNE_FROM_DEFAULTS;
   if (!rc) {
@@ -1054,8 +1069,8 @@ int rcl_tune_import(rcl_context *ctx, const char *text, size_t *loaded, size_t *
   rcl_tune_ctx *t = ctx->tune;
   size_t ok = 0;
   pthread_mutex_lock(&t->lock);
-  load_disk(ctx);
-  for (size_t i = 0; i < n; i++) {
+  rc = load_disk(ctx);
+  for (size_t i = 0; i < n && !rc; i++) {
     const rcl_tune_kernel *k = rcl__tune_kernel_find(recs[i].kernel);
     rcl_dtype dt;
     if (!k || strcmp(recs[i].fingerprint, ctx->profile.fingerprint) || strcmp(recs[i].lib, REPROCL_VERSION_STRING) ||

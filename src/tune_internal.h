@@ -172,11 +172,12 @@ RCL_INTERNAL int rcl__tcache_merge(const char *dir, const rcl_tcache_record *rec
                                    size_t *removed);
 
 /* ---- program binaries (binary_cache.c) ----------------------------------------------------------- */
-/* Called by program.c's build(): a program for these source strings and options from a loaded bundle
- * or the binary cache (built from the binary and verified), or NULL when there is none. Never fails:
- * an unusable entry is discarded and the caller builds from source. */
-RCL_INTERNAL cl_program rcl__binary_lookup(rcl_context *ctx, cl_uint nstrings, const char **strings,
-                                           const size_t *lengths, const char *options);
+/* Called by program.c's build(): *out is a program for these source strings and options from a loaded
+ * bundle or the binary cache (built from the binary and verified), or NULL when there is none. An
+ * unusable entry is discarded and the caller builds from source; the one failure is running out of host
+ * memory (RCL_ERR_OUT_OF_MEMORY), which is reported rather than hidden. */
+RCL_INTERNAL int rcl__binary_lookup(cl_program *out, rcl_context *ctx, cl_uint nstrings, const char **strings,
+                                    const size_t *lengths, const char *options);
 /* Stores a freshly built program's binary in the cache (best effort). */
 RCL_INTERNAL void rcl__binary_store(rcl_context *ctx, cl_program prog, cl_uint nstrings, const char **strings,
                                     const size_t *lengths, const char *options);
