@@ -163,6 +163,21 @@ step_bench-pocl() {
   echo "bench exit status $?"
   python3 scripts/bench_table.py "$out/bench-pocl-xeon.json" --targets-only 2>&1 | tail -40
 }
+step_bench-families() {
+  # One run per family (FAMILIES, default "reduce stencil"), each with its own time budget
+  # (BENCH_SECONDS_<family>, default 200): the first size of a family pays its program builds and tuning,
+  # so one shared budget cuts the large sizes the targets are about. bench_merge.py joins the runs.
+  export REPROCL_DATA_PREFIX=/tmp/ocl
+  local dev=${BENCH_DEVICE:-nvidia} tag=${BENCH_TAG:-h100} files=()
+  for f in ${FAMILIES:-reduce stencil}; do
+    local v="BENCH_SECONDS_$f"
+    timeout $(( ${!v:-200} + 60 )) $cli bench --family $f --device $dev --max-seconds "${!v:-200}" -o "$out/bench-$tag-$f.json" >"$out/bench-$tag-$f.log" 2>&1
+    echo "bench $f exit status $?"
+    grep -E "skipped: time|: [0-9.]+ s$" "$out/bench-$tag-$f.log" | tail -8
+    [ -s "$out/bench-$tag-$f.json" ] && files+=("$out/bench-$tag-$f.json")
+  done
+  python3 scripts/bench_merge.py "$out/bench-$tag-families.json" "${files[@]}" && python3 scripts/bench_table.py "$out/bench-$tag-families.json" --targets-only
+}
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }
 for s in "$@"; do
