@@ -83,13 +83,25 @@ grep -q 'time budget: ' "$tmp/budget.json" || fail "no size recorded as skipped 
 "$py" "$src/scripts/bench_table.py" --validate "$tmp/budget.json" >/dev/null || fail "schema of the budget run"
 
 # ---- bad options: exit 2 with a message naming the problem ------------------------------------------------
-for args in "--max-seconds -1" "--max-seconds abc" "--family nosuch" "--repeats 0" "stray"; do
+for args in "--max-seconds -1" "--max-seconds abc" "--family nosuch" "--repeats 0" "stray" "--skip-peer nosuch"; do
   # shellcheck disable=SC2086
   "$cli" bench --quick $args >"$tmp/bad.out" 2>&1
   st=$?
   [ "$st" = 2 ] || fail "bench $args: exit status $st, expected 2"
   grep -qi "error" "$tmp/bad.out" || fail "bench $args: no error message: $(cat "$tmp/bad.out")"
 done
+
+# ---- --skip-peer: the peer is recorded as skipped, with the reason, and not run ----------------------------
+"$cli" bench --quick --family cg --device 0 --skip-peer viennacl,clblast -o "$tmp/skip.json" >"$tmp/skip.out" 2>&1 ||
+  fail "bench --skip-peer: exit status $? ($(tail -3 "$tmp/skip.out"))"
+"$py" - "$tmp/skip.json" <<'PY' || fail "bench --skip-peer: viennacl not recorded as skipped, or run anyway"
+import json, sys
+d = json.load(open(sys.argv[1]))
+skipped = [r for r in d["results"] if r.get("record") == "skipped" and r.get("variant") == "viennacl"]
+ran = [r for r in d["results"] if r.get("mode") == "peer:viennacl"]
+ok = skipped and all("--skip-peer" in r["skipped"] or "not found" in r["skipped"] for r in skipped) and not ran
+sys.exit(0 if ok else 1)
+PY
 
 # ---- charts and tables --------------------------------------------------------------------------------------
 "$py" "$src/scripts/plot_bench.py" "$tmp/bench.json" "$tmp/plots" >"$tmp/plots.out" 2>&1 ||

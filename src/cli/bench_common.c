@@ -148,3 +148,28 @@ int cli_bench_out_of_time(cli_bench *b, const char *family, const char *size, do
   b->size_t0 = -1;
   return 1;
 }
+
+int cli_bench_peer_on(cli_bench *b, const char *family, const char *name, int available) {
+  if (!available) {
+    cli_bench_skip(b, family, "all", name,
+                   !strcmp(name, "clblast") ? "CLBlast not installed (libclblast-dev) at build time"
+                                            : "ViennaCL not found at build time (libviennacl-dev and a C++ compiler)");
+    return 0;
+  }
+  if (!cli_bench_peer_runs(b, name, available)) {
+    cli_bench_skip(b, family, "all", name, "skipped by --skip-peer");
+    return 0;
+  }
+  return 1;
+}
+
+int cli_bench_peer_runs(const cli_bench *b, const char *name, int available) {
+  size_t nl = strlen(name);
+  for (const char *p = b->skip_peers; available && p && *p;) {
+    const char *c = strchr(p, ',');
+    size_t l = c ? (size_t)(c - p) : strlen(p);
+    if (l == nl && !strncmp(p, name, l)) return 0;
+    p += l + (c != NULL);
+  }
+  return available;
+}

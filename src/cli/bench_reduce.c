@@ -91,7 +91,7 @@ static int bench_size(cli_bench *b, rcl_dtype dt, int lg) {
   static const char *peer_ops[] = {"sum", "asum", "dot", "nrm2", "axpy"};
   static const int peer_ref[] = {RCL_OP_SUM, -1, RCL_OP_DOT, RCL_OP_NRM2, -1};
   cl_command_queue q = rcl_context_cl_queue(b->ctx);
-  for (int o = 0; o < 5 && !rc && peer_clblast_available(); o++) {
+  for (int o = 0; o < 5 && !rc && cli_bench_peer_runs(b, "clblast", peer_clblast_available()); o++) {
     unsigned char ref[8], got[8];
     if (peer_ref[o] >= 0) {
       red_case c = {b->ctx, (rcl_reduce_op)peer_ref[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT};
@@ -150,8 +150,7 @@ int cli_bench_reduce(cli_bench *b) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
   int first_log2 = b->quick ? 10 : 20, last_log2 = b->quick ? 14 : 28;
-  if (!peer_clblast_available())
-    cli_bench_skip(b, "reduce", "all", "clblast", "CLBlast not installed (libclblast-dev) at build time");
+  cli_bench_peer_on(b, "reduce", "clblast", peer_clblast_available());
   int supported[2];
   for (int d = 0; d < 2; d++) {
     const char *why;

@@ -161,7 +161,7 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
     goto out;
   }
   /* The peer first: ViennaCL's compressed_matrix SpMV on the same context, queue and vectors. */
-  if (peer_viennacl_available()) {
+  if (cli_bench_peer_runs(b, "viennacl", peer_viennacl_available())) {
     peer_viennacl_matrix *V = NULL;
     if (peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
       snprintf(what, sizeof what, "%s viennacl", label);
@@ -324,9 +324,7 @@ static int load_matrix(cli_bench *b, rcl_csr **A, const char **label, const matr
 int cli_bench_spmv(cli_bench *b) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
-  if (!peer_viennacl_available())
-    cli_bench_skip(b, "spmv", "spmv", "viennacl",
-                   "ViennaCL not found at build time (libviennacl-dev and a C++ compiler)");
+  cli_bench_peer_on(b, "spmv", "viennacl", peer_viennacl_available());
   int supported[2];
   for (int d = 0; d < 2; d++) {
     const char *why;
@@ -385,8 +383,7 @@ int cli_bench_cg(cli_bench *b) {
   const char *spec = b->quick ? "poisson2d:24" : "poisson3d:100";
   size_t iters = 10;
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
-  if (!peer_viennacl_available())
-    cli_bench_skip(b, "cg", "cg", "viennacl", "ViennaCL not found at build time (libviennacl-dev and a C++ compiler)");
+  cli_bench_peer_on(b, "cg", "viennacl", peer_viennacl_available());
   for (int d = 0; d < 2; d++) {
     const char *why;
     if (rcl_device_profile_support(p, RCL_FAMILY_SPMV, dts[d], &why) == RCL_SUPPORT_NONE) {
@@ -411,7 +408,7 @@ int cli_bench_cg(cli_bench *b) {
       xb = bb ? clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
       if (!xb) rc = cli_error("cannot allocate the CG vectors (%zu values) on the device", n);
     }
-    if (!rc && peer_viennacl_available() && peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
+    if (!rc && cli_bench_peer_runs(b, "viennacl", peer_viennacl_available()) && peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
       char what[64];
       snprintf(what, sizeof what, "viennacl %s", rcl_dtype_name(dts[d]));
       cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());

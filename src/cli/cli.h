@@ -108,6 +108,7 @@ typedef struct {
    * the time it started, and the start of the size in progress (-1 once a size was skipped for the
    * budget; see cli_bench_out_of_time). */
   double budget_s, family_t0, size_t0;
+  const char *skip_peers; /* --skip-peer: comma-separated peer names not to run (NULL: none) */
 } cli_bench;
 typedef int (*cli_bench_fn)(cli_bench *b);
 typedef struct {
@@ -143,6 +144,11 @@ void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const 
 /* Called by a family before each of its sizes, smallest first. Returns 1 (and records the size as skipped)
  * when the family's time budget cannot fit it: the time spent so far plus the previous size's time times
  * `growth` (how much more work this size is) exceeds the budget. Returns 0 without a budget. */
+/* Whether peer library `name` ("clblast", "viennacl") runs in this benchmark: built in (available) and
+ * not named by --skip-peer. Otherwise records it as skipped for `family`, with the reason, and returns 0. */
+int cli_bench_peer_on(cli_bench *b, const char *family, const char *name, int available);
+/* The same test without recording anything (for the family's inner loops). */
+int cli_bench_peer_runs(const cli_bench *b, const char *name, int available);
 int cli_bench_out_of_time(cli_bench *b, const char *family, const char *size, double growth);
 
 #endif

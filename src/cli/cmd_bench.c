@@ -17,14 +17,15 @@ const cli_bench_family cli_bench_families[] = {
 
 static void help(void) {
   printf("usage: reprocl bench [--family F[,F...]|all] [--device D|all] [--quick] [--repeats R]\n"
-         "                     [--max-seconds S] [-o FILE.json]\n\n"
+         "                     [--max-seconds S] [--skip-peer clblast|viennacl] [-o FILE.json]\n\n"
          "Benchmarks each kernel family on each device: time (median of R runs, min, max), GB/s, GFLOP/s and\n"
          "the fraction of the device's copy bandwidth measured in the same run; reproducible and native side\n"
          "by side, and the peer libraries where present (CLBlast for the reductions, ViennaCL for SpMV and\n"
          "CG). --quick uses tiny sizes (CI keeps it working; it asserts nothing about speed). --max-seconds\n"
          "is a time budget per device: each family gets an equal share of what is left when it starts and\n"
          "skips (and records) the sizes that would not fit. With -o the file is rewritten after each family,\n"
-         "so an interrupted run keeps what it measured. Families:");
+         "so an interrupted run keeps what it measured. --skip-peer leaves a peer out (recorded as skipped),\n"
+         "e.g. where its kernels crash a driver's compiler. Families:");
   for (const cli_bench_family *f = cli_bench_families; f->family; f++) printf(" %s", f->family);
   printf("\n");
 }
@@ -70,9 +71,10 @@ int cmd_bench(int argc, char **argv) {
                                        {"repeats", required_argument, 0, 'r'},
                                        {"max-seconds", required_argument, 0, 's'},
                                        {"output", required_argument, 0, 'o'},
+                                       {"skip-peer", required_argument, 0, 'P'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  const char *families = "all", *device = NULL, *outpath = NULL;
+  const char *families = "all", *device = NULL, *outpath = NULL, *skip_peers = NULL;
   int quick = 0, repeats = 5, c, rc = 0;
   double max_seconds = 0;
   optind = 1;
@@ -96,6 +98,16 @@ int cmd_bench(int argc, char **argv) {
       break;
     case 'o':
       outpath = optarg;
+      break;
+    case 'P':
+      skip_peers = optarg;
+      for (const char *p = optarg; *p;) {
+        const char *cm = strchr(p, ',');
+        size_t l = cm ? (size_t)(cm - p) : strlen(p);
+        if (!((l == 7 && !strncmp(p, "clblast", 7)) || (l == 8 && !strncmp(p, "viennacl", 8))))
+          return cli_error("unknown peer \"%.*s\" in --skip-peer (clblast, viennacl)", (int)l, p);
+        p += l + (cm != NULL);
+      }
       break;
     case 'h':
       help();
@@ -138,7 +150,7 @@ int cmd_bench(int argc, char **argv) {
                 peer_viennacl_available(), "devices", json_incref(jdev), "results", json_incref(results));
   json_object_set_new(top, "load_average_start", load_average());
   for (size_t i = 0; i < devs.count && !rc; i++) {
-    cli_bench b = {devs.ctx[i], ndevs.ctx[i], devs.name[i], quick, quick ? 2 : repeats, 0, results, 0, 0, 0};
+    cli_bench b = {devs.ctx[i], ndevs.ctx[i], devs.name[i], quick, quick ? 2 : repeats, 0, results, 0, 0, 0, skip_peers};
     double dev_t0 = cli_now();
     fprintf(stderr, "device %s\n", devs.name[i]);
     if (cli_bench_copy_gbps(&b.copy_gbps, b.ctx, quick ? (1u << 22) : (size_t)1 << 30, b.repeats))
