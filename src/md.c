@@ -359,7 +359,10 @@ static int md_create(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dty
     /* Launch parameters the caller left open: tuned (on first use, or cached), pinned or the platform
      * files' values, as soft values; the planner then resolves and validates the whole launch. */
     size_t tv[RCL_TUNE_MAX_PARAMS];
-    if (may_tune && leaves_choice(&o)) {
+    /* (Not for a path the planner refuses outright: tuning it would only fail.) */
+    int refused = (o.path == RCL_MD_PATH_SYMMETRIC && !rcl_context_profile(ctx)->int64_atomics) ||
+                  (o.path == RCL_MD_PATH_ALLPAIRS && sys->natoms > 16384);
+    if (may_tune && !refused && leaves_choice(&o)) {
       if ((rc = rcl__tune_lookup(tv, ctx, rcl__md_tune_kernel(o.path), dtype, sys->natoms)) != 0) return rc;
       soft = tv;
     }
