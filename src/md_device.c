@@ -580,12 +580,15 @@ static int pick_local(size_t *out, size_t requested, size_t fallback, size_t kma
 /* The fixed-point conversion of the built-in rule: the builtin on GPUs, binary64 on CPUs with fp64,
  * integer operations without fp64. */
 static rcl_md_convert auto_convert(const rcl_device_profile *p) {
-  return !p->fp64 ? RCL_MD_CONVERT_INTEGER : (p->type & CL_DEVICE_TYPE_CPU) ? RCL_MD_CONVERT_FLOAT64 : RCL_MD_CONVERT_BUILTIN;
+  return !p->fp64                         ? RCL_MD_CONVERT_INTEGER
+         : (p->type & CL_DEVICE_TYPE_CPU) ? RCL_MD_CONVERT_FLOAT64
+                                          : RCL_MD_CONVERT_BUILTIN;
 }
 
 static int convert_error(rcl_md_convert c, const rcl_device_profile *p, rcl_dtype dtype) {
   if (c == RCL_MD_CONVERT_FLOAT64 && !p->fp64)
-    return rcl__fail(RCL_ERR_UNSUPPORTED, "the float64 fixed-point conversion needs fp64, which %s lacks", p->device_name);
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "the float64 fixed-point conversion needs fp64, which %s lacks",
+                     p->device_name);
   if (c == RCL_MD_CONVERT_INTEGER && dtype != RCL_F32)
     return rcl__fail(RCL_ERR_INVALID_ARG, "the integer fixed-point conversion is for f32 only");
   if ((unsigned)c < RCL_MD_CONVERT_BUILTIN || (unsigned)c > RCL_MD_CONVERT_INTEGER)
@@ -614,7 +617,8 @@ int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dt, size_t n, in
   if (o->path == RCL_MD_PATH_SYMMETRIC && !p->int64_atomics)
     return rcl__fail(RCL_ERR_UNSUPPORTED,
                      "the symmetric force path needs 64-bit integer atomics (cl_khr_int64_base_atomics), which %s "
-                     "lacks; use the gather path", p->device_name);
+                     "lacks; use the gather path",
+                     p->device_name);
   if (o->path == RCL_MD_PATH_ALLPAIRS && n > ALLPAIRS_MAX_ATOMS)
     return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms; this system has %zu",
                      ALLPAIRS_MAX_ATOMS, n);
@@ -652,8 +656,9 @@ int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dt, size_t n, in
       return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds %s's limit of %zu on %s", W, fname, fmax,
                        p->device_name);
     if (o->path == RCL_MD_PATH_ALLPAIRS && W * 4 * es > p->local_mem_size)
-      return rcl__fail(RCL_ERR_INVALID_ARG, "an allpairs tile of %zu atoms needs %zu bytes of local memory; %s has %llu",
-                       W, W * 4 * es, p->device_name, (unsigned long long)p->local_mem_size);
+      return rcl__fail(RCL_ERR_INVALID_ARG,
+                       "an allpairs tile of %zu atoms needs %zu bytes of local memory; %s has %llu", W, W * 4 * es,
+                       p->device_name, (unsigned long long)p->local_mem_size);
   } else { /* soft, else the built-in default: clamped to what the kernel and local memory take */
     size_t want = soft && soft[RCL_MD_P_LOCAL] ? soft[RCL_MD_P_LOCAL] : o->path == RCL_MD_PATH_ALLPAIRS ? 64 : 128;
     W = rcl__floor_pow2(want < fmax ? want : fmax);
@@ -663,7 +668,8 @@ int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dt, size_t n, in
   if (o->path == RCL_MD_PATH_ALLPAIRS && budget != SIZE_MAX && n + ceil_div(n, W) + 64 > budget)
     return rcl__fail(RCL_ERR_INVALID_ARG,
                      "the allpairs path with tiles of %zu atoms takes at most %zu atoms on %s (its loop limit); this "
-                     "system has %zu", W, (budget - 64) * W / (W + 1), p->device_name, n);
+                     "system has %zu",
+                     W, (budget - 64) * W / (W + 1), p->device_name, n);
   size_t WB;
   if (o->build_local_size) {
     WB = o->build_local_size;

@@ -123,7 +123,8 @@ enum { RCL_MD_P_CONVERT, RCL_MD_P_LOCAL, RCL_MD_P_BUILD, RCL_MD_NPARAMS };
  * none; soft may be NULL) fill what o leaves open and are clamped, never refused; what neither sets takes
  * the built-in rule. On return o->path, ->convert, ->local_size (1 for the task path) and
  * ->build_local_size are set. */
-RCL_INTERNAL int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dtype, size_t n, int nt, const size_t *soft);
+RCL_INTERNAL int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dtype, size_t n, int nt,
+                              const size_t *soft);
 /* rcl_md_create on queue q (NULL: the context's) with soft launch values (NULL: none), never tuning:
  * the tuner's own simulations. */
 RCL_INTERNAL int rcl__md_create_on(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype,

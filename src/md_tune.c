@@ -38,8 +38,10 @@ int rcl__md_tune_system(rcl_md_system **out, rcl_md_lj *lj, size_t n) {
   for (size_t i = 0; i < 3 * s->natoms; i++) {
     int d = (int)(i % 3);
     double x = s->pos[i] + 0.1 * (rcl_rng_uniform(&g) - 0.5), len = s->hi[d] - s->lo[d];
-    if (x < s->lo[d]) x += len;
-    else if (x >= s->hi[d]) x -= len;
+    if (x < s->lo[d])
+      x += len;
+    else if (x >= s->hi[d])
+      x -= len;
     s->pos[i] = x;
   }
   *lj = (rcl_md_lj)RCL_MD_LJ_INIT;
@@ -121,8 +123,10 @@ static int md_check(void *p, rcl_tune_point *pt, int is_default, char *why, size
      * platform value or the built-in fallback. */
     pt->v[RCL_MD_P_CONVERT] = pt->eff[RCL_MD_P_CONVERT];
     pt->v[RCL_MD_P_BUILD] = pt->eff[RCL_MD_P_BUILD];
-    if (pt->eff[RCL_MD_P_LOCAL]) pt->v[RCL_MD_P_LOCAL] = pt->eff[RCL_MD_P_LOCAL];
-    else if (!pt->v[RCL_MD_P_LOCAL]) pt->v[RCL_MD_P_LOCAL] = 128;
+    if (pt->eff[RCL_MD_P_LOCAL])
+      pt->v[RCL_MD_P_LOCAL] = pt->eff[RCL_MD_P_LOCAL];
+    else if (!pt->v[RCL_MD_P_LOCAL])
+      pt->v[RCL_MD_P_LOCAL] = 128;
     memcpy(s->defv, pt->v, sizeof s->defv);
   } else if (!pt->eff[RCL_MD_P_LOCAL]) {
     pt->v[RCL_MD_P_LOCAL] = s->defv[RCL_MD_P_LOCAL]; /* ignored: the default's value (the same candidate) */
@@ -153,7 +157,9 @@ static int md_digest(void *p, cl_command_queue q, char hex[RCL_SHA256_HEX_SIZE])
   if (!h) return RCL_ERR_OUT_OF_MEMORY;
   int native = rcl_context_mode(s->ctx) == RCL_MODE_NATIVE;
   int rc = rcl_md_get_state(s->md, h, h + n3 * es);
-  if (!rc) rc = native ? rcl_md_get_forces(s->md, h + 2 * n3 * es, NULL) : rcl_md_get_forces(s->md, NULL, (int64_t *)(void *)(h + 2 * n3 * es));
+  if (!rc)
+    rc = native ? rcl_md_get_forces(s->md, h + 2 * n3 * es, NULL)
+                : rcl_md_get_forces(s->md, NULL, (int64_t *)(void *)(h + 2 * n3 * es));
   if (!rc) rcl_sha256_hex(hex, h, n3 * (native ? 3 * es : 2 * es + 8));
   rcl__free(h);
   return rc;
@@ -178,9 +184,11 @@ static int setup_task(void **out, rcl_context *ctx, rcl_dtype dt, size_t n) {
  * default (allpairs, O(N^2) and limited to 16384 atoms: 2^12). The program defines are those of a
  * one-type system with the built-in conversion, the program bundles hold; the contract version is that
  * of md.nve (docs/contracts.md §9: v1), which includes md.lj. */
-#define MD_KERNEL(VAR, NAME, SETUP, TUNE_N)                                                                      \
-  const rcl_tune_kernel VAR = {NAME,   RCL_FAMILY_MD, "md.cl",  "-DMD_NT=1 -DMD_EV=0 -DMD_RTE=0", 1,        1u << 12, \
-                               TUNE_N, RCL_MD_NPARAMS, md_params, SETUP, md_check, NULL, md_run, md_digest, md_teardown};
+#define MD_KERNEL(VAR, NAME, SETUP, TUNE_N)                                                                            \
+  const rcl_tune_kernel VAR = {NAME,      RCL_FAMILY_MD, "md.cl",    "-DMD_NT=1 -DMD_EV=0 -DMD_RTE=0",                 \
+                               1,         1u << 12,      TUNE_N,     RCL_MD_NPARAMS,                                   \
+                               md_params, SETUP,         md_check,   NULL,                                             \
+                               md_run,    md_digest,     md_teardown};
 MD_KERNEL(rcl__tk_md_gather, "md.gather", setup_gather, 1u << 15)
 MD_KERNEL(rcl__tk_md_symmetric, "md.symmetric", setup_symmetric, 1u << 15)
 MD_KERNEL(rcl__tk_md_allpairs, "md.allpairs", setup_allpairs, 1u << 12)
@@ -188,9 +196,13 @@ MD_KERNEL(rcl__tk_md_task, "md.task", setup_task, 1u << 15)
 
 const rcl_tune_kernel *rcl__md_tune_kernel(rcl_md_path path) {
   switch (path) {
-  case RCL_MD_PATH_SYMMETRIC: return &rcl__tk_md_symmetric;
-  case RCL_MD_PATH_ALLPAIRS: return &rcl__tk_md_allpairs;
-  case RCL_MD_PATH_TASK: return &rcl__tk_md_task;
-  default: return &rcl__tk_md_gather;
+  case RCL_MD_PATH_SYMMETRIC:
+    return &rcl__tk_md_symmetric;
+  case RCL_MD_PATH_ALLPAIRS:
+    return &rcl__tk_md_allpairs;
+  case RCL_MD_PATH_TASK:
+    return &rcl__tk_md_task;
+  default:
+    return &rcl__tk_md_gather;
   }
 }

@@ -331,7 +331,8 @@ END_TEST
 
 /* ---- MD ------------------------------------------------------------------------------------------------------ */
 
-static const rcl_md_path md_paths[] = {RCL_MD_PATH_GATHER, RCL_MD_PATH_SYMMETRIC, RCL_MD_PATH_ALLPAIRS, RCL_MD_PATH_TASK};
+static const rcl_md_path md_paths[] = {RCL_MD_PATH_GATHER, RCL_MD_PATH_SYMMETRIC, RCL_MD_PATH_ALLPAIRS,
+                                       RCL_MD_PATH_TASK};
 
 /* The bytes the MD tuner digests: positions, velocities (the dtype) and the int64 fixed-point forces,
  * after `steps` steps of dt 0.005 from sys, on c with o (c NULL: the host reference). */
@@ -393,8 +394,8 @@ START_TEST(md_tuned_parameters_are_bit_identical) {
       tune_checked(&rep, c, kn, dt, n, _i);
       ck_assert_uint_eq(rep.candidates, 3 * 4 * 4);
       ck_assert_msg(!strcmp(rep.reference_digest, hex),
-                    "%s %s on %s: the default's digest %.16s is not the host reference's %.16s", kn,
-                    rcl_dtype_name(dt), rt_device_name(_i), rep.reference_digest, hex);
+                    "%s %s on %s: the default's digest %.16s is not the host reference's %.16s", kn, rcl_dtype_name(dt),
+                    rt_device_name(_i), rep.reference_digest, hex);
       /* The choice, implicit (the context uses it for this size bucket) and explicit. */
       unsigned char *got = md_outcome(&bytes, c, dt, other, &lj, &o, 20);
       ck_assert_msg(!memcmp(got, want, bytes), "%s tuned (implicit) %s on %s differs from the host reference", kn,
@@ -408,7 +409,8 @@ START_TEST(md_tuned_parameters_are_bit_identical) {
       e.local_size = md_paths[k] == RCL_MD_PATH_TASK ? 0 : param(&ch, "local_size");
       e.build_local_size = param(&ch, "build_local_size");
       got = md_outcome(&bytes, c, dt, other, &lj, &e, 20);
-      ck_assert_msg(!memcmp(got, want, bytes), "%s tuned (explicit convert=%s local_size=%zu build_local_size=%zu) %s on %s differs", kn,
+      ck_assert_msg(!memcmp(got, want, bytes),
+                    "%s tuned (explicit convert=%s local_size=%zu build_local_size=%zu) %s on %s differs", kn,
                     ch.params[0].label, e.local_size, e.build_local_size, rcl_dtype_name(dt), rt_device_name(_i));
       free(got);
     }

@@ -32,14 +32,17 @@ enum { P_PATH, P_CELLS, P_STEPS };
 #define MD_JITTER_SEED 4242
 static const char melt_data[] = "tests/data/md/melt.data";
 
-static int add(suite_list *l, int quick, rcl_dtype dt, rcl_md_path path, size_t cells, size_t steps, const char *input) {
+static int add(suite_list *l, int quick, rcl_dtype dt, rcl_md_path path, size_t cells, size_t steps,
+               const char *input) {
   char what[64];
-  if (input) snprintf(what, sizeof what, "%s", strrchr(input, '/') + 1);
-  else snprintf(what, sizeof what, "fcc%zu n=%zu jitter=0.1", cells, 4 * cells * cells * cells);
+  if (input)
+    snprintf(what, sizeof what, "%s", strrchr(input, '/') + 1);
+  else
+    snprintf(what, sizeof what, "fcc%zu n=%zu jitter=0.1", cells, 4 * cells * cells * cells);
   suite_case *c;
   if (steps)
-    c = suite_add(l, &suite_md, RCL_FAMILY_MD, dt, quick, "md.nve.v1", "md nve %s %s %s steps=%zu",
-                  rcl_dtype_name(dt), rcl_md_path_name(path), what, steps);
+    c = suite_add(l, &suite_md, RCL_FAMILY_MD, dt, quick, "md.nve.v1", "md nve %s %s %s steps=%zu", rcl_dtype_name(dt),
+                  rcl_md_path_name(path), what, steps);
   else
     c = suite_add(l, &suite_md, RCL_FAMILY_MD, dt, quick, "md.lj.v1", "md lj %s %s %s step=0", rcl_dtype_name(dt),
                   rcl_md_path_name(path), what);
@@ -81,8 +84,10 @@ static int load(rcl_md_system **sys, rcl_md_lj *lj, const suite_case *c) {
     for (size_t i = 0; i < 3 * s->natoms; i++) {
       int d = (int)(i % 3);
       double x = s->pos[i] + MD_JITTER * (rcl_rng_uniform(&g) - 0.5), len = s->hi[d] - s->lo[d];
-      if (x < s->lo[d]) x += len;
-      else if (x >= s->hi[d]) x -= len;
+      if (x < s->lo[d])
+        x += len;
+      else if (x >= s->hi[d])
+        x -= len;
       s->pos[i] = x;
     }
     return 0;
