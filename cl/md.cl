@@ -1,6 +1,6 @@
 /* md.cl — molecular dynamics: Lennard-Jones 12-6 forces, energy and virial in 64-bit fixed point,
  * cell lists and neighbour lists built on the device, and velocity-Verlet integration. Contracts
- * "md.lj", "md.nve" and "md.thermo" in docs/contracts-md.md define every bit; src/md_ref.c implements
+ * "md.lj", "md.nve" and "md.thermo" in docs/contracts.md §9 define every bit; src/md_ref.c implements
  * them on the host.
  *
  * Why fixed point: integer sums do not depend on order, so the gather path (every atom sums its own full
@@ -135,7 +135,7 @@ RCL_FN long md_rte(float v) {
  * exact operations take an integer path that masked SIMD execution (llvmpipe) pays on every call. The pair
  * computation does not need it: with the coefficient ranges rcl_md_create enforces, a subnormal operand or
  * result anywhere in it cannot change a contribution's fixed-point value or the cutoff decision (the
- * "flush invariance" of contract md.lj, docs/contracts-md.md), so the plain IEEE operations — correctly
+ * "flush invariance" of contract md.lj, docs/contracts.md §9), so the plain IEEE operations — correctly
  * rounded for + - * on every OpenCL device — give the contract's bits. Division is never plain: it is
  * not correctly rounded everywhere. */
 #if defined(RCL_DTYPE_F32) && defined(RCL_EMULATE_F32_SUBNORMALS) && !defined(RCL_NATIVE)

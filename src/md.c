@@ -321,8 +321,27 @@ int md_status_error(const rcl_md *md, unsigned bits, const char *where) {
 
 /* ---- the simulation ------------------------------------------------------------------------------------- */
 
+/* Whether the caller left a tunable launch parameter open (then the tuned or platform values fill it). */
+static int leaves_choice(const rcl_md_options *o) {
+  return o->convert == RCL_MD_CONVERT_AUTO || o->build_local_size == 0 ||
+         (o->local_size == 0 && o->path != RCL_MD_PATH_TASK);
+}
+
+static int md_create(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys,
+                     const rcl_md_lj *lj, const rcl_md_options *opts, const size_t *soft, int may_tune);
+
 int rcl_md_create(rcl_md **out, rcl_context *ctx, rcl_dtype dtype, const rcl_md_system *sys, const rcl_md_lj *lj,
                   const rcl_md_options *opts) {
+  return md_create(out, ctx, NULL, dtype, sys, lj, opts, NULL, 1);
+}
+
+int rcl__md_create_on(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys,
+                      const rcl_md_lj *lj, const rcl_md_options *opts, const size_t *soft) {
+  return md_create(out, ctx, q, dtype, sys, lj, opts, soft, 0);
+}
+
+static int md_create(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys,
+                     const rcl_md_lj *lj, const rcl_md_options *opts, const size_t *soft, int may_tune) {
   if (!out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: NULL output");
   *out = NULL;
   if (!sys || !lj) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: NULL system or coefficients");
@@ -337,23 +356,22 @@ int rcl_md_create(rcl_md **out, rcl_context *ctx, rcl_dtype dtype, const rcl_md_
   if (o.skin == 0) o.skin = 0.3;
   if (o.path == RCL_MD_PATH_AUTO) o.path = RCL_MD_PATH_GATHER;
   if (ctx) {
-    const rcl_device_profile *p = rcl_context_profile(ctx);
-    if (o.convert == RCL_MD_CONVERT_AUTO)
-      o.convert = !p->fp64 ? RCL_MD_CONVERT_INTEGER : (p->type & CL_DEVICE_TYPE_CPU) ? RCL_MD_CONVERT_FLOAT64
-                                                                                     : RCL_MD_CONVERT_BUILTIN;
-    if (o.convert == RCL_MD_CONVERT_FLOAT64 && !p->fp64)
-      return rcl__fail(RCL_ERR_UNSUPPORTED, "the float64 fixed-point conversion needs fp64, which %s lacks",
-                       p->device_name);
-    if (o.convert == RCL_MD_CONVERT_INTEGER && dtype != RCL_F32)
-      return rcl__fail(RCL_ERR_INVALID_ARG, "the integer fixed-point conversion is for f32 only");
+    /* Launch parameters the caller left open: tuned (on first use, or cached), pinned or the platform
+     * files' values, as soft values; the planner then resolves and validates the whole launch. */
+    size_t tv[RCL_TUNE_MAX_PARAMS];
+    /* (Not for a path the planner refuses outright: tuning it would only fail.) */
+    int refused = (o.path == RCL_MD_PATH_SYMMETRIC && !rcl_context_profile(ctx)->int64_atomics) ||
+                  (o.path == RCL_MD_PATH_ALLPAIRS && sys->natoms > 16384);
+    if (may_tune && !refused && leaves_choice(&o)) {
+      if ((rc = rcl__tune_lookup(tv, ctx, rcl__md_tune_kernel(o.path), dtype, sys->natoms)) != 0) return rc;
+      soft = tv;
+    }
+    if ((rc = rcl__md_plan(&o, ctx, dtype, sys->natoms, sys->ntypes, soft)) != 0) return rc;
   }
-  if (ctx && o.path == RCL_MD_PATH_SYMMETRIC && !rcl_context_profile(ctx)->int64_atomics)
-    return rcl__fail(RCL_ERR_UNSUPPORTED,
-                     "the symmetric force path needs 64-bit integer atomics (cl_khr_int64_base_atomics), which %s "
-                     "lacks; use the gather path", rcl_context_profile(ctx)->device_name);
   rcl_md *md = rcl__calloc(1, sizeof *md);
   if (!md) return RCL_ERR_OUT_OF_MEMORY;
   md->ctx = ctx;
+  md->queue = q;
   md->dtype = dtype;
   md->bits = rcl_md_fixed_bits(dtype);
   md->n = sys->natoms;

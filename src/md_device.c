@@ -150,12 +150,19 @@ static int launch(dev_state *s, int k, const char *name, size_t items, size_t lo
     clFinish(s->q);
     account(s);
   }
-  cl_event ev = NULL;
-  cl_int err = clEnqueueNDRangeKernel(s->q, s->k[k], 1, NULL, &global, &local, 0, NULL, timed ? &ev : NULL);
-  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name, global, local);
+  /* Through a chain of one (the queue is in order): the tuner captures the launches of its runs there. */
+  rcl_chain ch;
+  rcl__chain_begin(&ch, s->q, NULL);
+  int rc = rcl__chain_kernel(&ch, s->k[k], name, global, local);
+  if (rc) return rc;
+  cl_event ev = ch.last;
+  ch.last = NULL;
+  rcl__chain_end(&ch, NULL);
   if (timed) {
     s->pending[s->npending] = ev;
     s->pending_cat[s->npending++] = cat;
+  } else if (ev) {
+    clReleaseEvent(ev);
   }
   return 0;
 }
@@ -570,6 +577,114 @@ static int pick_local(size_t *out, size_t requested, size_t fallback, size_t kma
   return 0;
 }
 
+/* The fixed-point conversion of the built-in rule: the builtin on GPUs, binary64 on CPUs with fp64,
+ * integer operations without fp64. */
+static rcl_md_convert auto_convert(const rcl_device_profile *p) {
+  return !p->fp64                         ? RCL_MD_CONVERT_INTEGER
+         : (p->type & CL_DEVICE_TYPE_CPU) ? RCL_MD_CONVERT_FLOAT64
+                                          : RCL_MD_CONVERT_BUILTIN;
+}
+
+static int convert_error(rcl_md_convert c, const rcl_device_profile *p, rcl_dtype dtype) {
+  if (c == RCL_MD_CONVERT_FLOAT64 && !p->fp64)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "the float64 fixed-point conversion needs fp64, which %s lacks",
+                     p->device_name);
+  if (c == RCL_MD_CONVERT_INTEGER && dtype != RCL_F32)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "the integer fixed-point conversion is for f32 only");
+  if ((unsigned)c < RCL_MD_CONVERT_BUILTIN || (unsigned)c > RCL_MD_CONVERT_INTEGER)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "convert %d is not a fixed-point conversion", (int)c);
+  return 0;
+}
+
+static int md_defines(char *buf, size_t size, int nt, int ev, rcl_md_convert c) {
+  int rte = c == RCL_MD_CONVERT_FLOAT64 ? 1 : c == RCL_MD_CONVERT_INTEGER ? 2 : 0;
+  return snprintf(buf, size, "-DMD_NT=%d -DMD_EV=%d -DMD_RTE=%d", nt, ev, rte);
+}
+
+/* CL_KERNEL_WORK_GROUP_SIZE of one kernel of md.cl (the program is built once per context). */
+static int kernel_max(size_t *out, rcl_context *ctx, rcl_dtype dt, const char *defs, const char *name) {
+  cl_kernel k;
+  int rc = rcl__kernel_get(&k, ctx, "md.cl", dt, defs, name);
+  if (rc) return rc;
+  rc = rcl__kernel_wg_max(out, k, ctx, name);
+  clReleaseKernel(k);
+  return rc;
+}
+
+int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dt, size_t n, int nt, const size_t *soft) {
+  const rcl_device_profile *p = &ctx->profile;
+  if (o->path == RCL_MD_PATH_AUTO) o->path = RCL_MD_PATH_GATHER;
+  if (o->path == RCL_MD_PATH_SYMMETRIC && !p->int64_atomics)
+    return rcl__fail(RCL_ERR_UNSUPPORTED,
+                     "the symmetric force path needs 64-bit integer atomics (cl_khr_int64_base_atomics), which %s "
+                     "lacks; use the gather path",
+                     p->device_name);
+  if (o->path == RCL_MD_PATH_ALLPAIRS && n > ALLPAIRS_MAX_ATOMS)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms; this system has %zu",
+                     ALLPAIRS_MAX_ATOMS, n);
+  int rc;
+  if (o->convert == RCL_MD_CONVERT_AUTO) { /* soft: a tuned or platform conversion this device and dtype take */
+    rcl_md_convert c = soft ? (rcl_md_convert)soft[RCL_MD_P_CONVERT] : RCL_MD_CONVERT_AUTO;
+    int ok = c != RCL_MD_CONVERT_AUTO && !(c == RCL_MD_CONVERT_FLOAT64 && !p->fp64) &&
+             !(c == RCL_MD_CONVERT_INTEGER && dt != RCL_F32) && (unsigned)c <= RCL_MD_CONVERT_INTEGER;
+    o->convert = ok ? c : auto_convert(p);
+  } else if ((rc = convert_error(o->convert, p, dt)) != 0) {
+    return rc;
+  }
+  /* Work-group limits of the kernels each size applies to. */
+  char defs[2][80];
+  md_defines(defs[0], sizeof defs[0], nt, 0, o->convert);
+  md_defines(defs[1], sizeof defs[1], nt, 1, o->convert);
+  const char *fname = force_kernel_name(o->path);
+  size_t f0, f1, bmax = SIZE_MAX, es = rcl_dtype_size(dt);
+  rc = kernel_max(&f0, ctx, dt, defs[0], fname);
+  if (!rc) rc = kernel_max(&f1, ctx, dt, defs[1], fname);
+  for (int k = K_INT1; k <= K_NEIGH && !rc; k++) {
+    size_t m;
+    if (k == K_SCAN) continue;
+    rc = kernel_max(&m, ctx, dt, defs[0], knames[k]);
+    if (!rc && m < bmax) bmax = m;
+  }
+  if (rc) return rc;
+  size_t fmax = f0 < f1 ? f0 : f1, W = 1, budget = rcl__loop_budget(ctx);
+  if (o->path == RCL_MD_PATH_TASK) {
+    if (o->local_size > 1)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu: the task path runs a single work-item", o->local_size);
+  } else if (o->local_size) { /* strict */
+    W = o->local_size;
+    if (W > fmax)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds %s's limit of %zu on %s", W, fname, fmax,
+                       p->device_name);
+    if (o->path == RCL_MD_PATH_ALLPAIRS && W * 4 * es > p->local_mem_size)
+      return rcl__fail(RCL_ERR_INVALID_ARG,
+                       "an allpairs tile of %zu atoms needs %zu bytes of local memory; %s has %llu", W, W * 4 * es,
+                       p->device_name, (unsigned long long)p->local_mem_size);
+  } else { /* soft, else the built-in default: clamped to what the kernel and local memory take */
+    size_t want = soft && soft[RCL_MD_P_LOCAL] ? soft[RCL_MD_P_LOCAL] : o->path == RCL_MD_PATH_ALLPAIRS ? 64 : 128;
+    W = rcl__floor_pow2(want < fmax ? want : fmax);
+    while (o->path == RCL_MD_PATH_ALLPAIRS && W > 1 && W * 4 * es > p->local_mem_size) W /= 2;
+  }
+  /* allpairs: each work-item loops over n partners in n / W tiles */
+  if (o->path == RCL_MD_PATH_ALLPAIRS && budget != SIZE_MAX && n + ceil_div(n, W) + 64 > budget)
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "the allpairs path with tiles of %zu atoms takes at most %zu atoms on %s (its loop limit); this "
+                     "system has %zu",
+                     W, (budget - 64) * W / (W + 1), p->device_name, n);
+  size_t WB;
+  if (o->build_local_size) {
+    WB = o->build_local_size;
+    if (WB > bmax)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "build_local_size %zu exceeds the MD build kernels' limit of %zu on %s", WB,
+                       bmax, p->device_name);
+  } else {
+    size_t want = soft && soft[RCL_MD_P_BUILD] ? soft[RCL_MD_P_BUILD] : 64;
+    WB = rcl__floor_pow2(want < bmax ? want : bmax);
+  }
+  o->local_size = W;
+  o->build_local_size = WB;
+  return 0;
+}
+
 /* Cells at least cutoff + skin wide (with a margin for the rounding of the cell coordinate), at most
  * about 4 per atom. */
 static void plan_cells(rcl_md *md, dev_state *s) {
@@ -595,7 +710,7 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   dev_state *s = rcl__calloc(1, sizeof *s);
   if (!s) return RCL_ERR_OUT_OF_MEMORY;
   md->bs = s;
-  s->q = ctx->queue;
+  s->q = md->queue ? md->queue : ctx->queue;
   if (!s->q) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: the context has no queue (wrapped without one)");
   s->native = ctx->mode == RCL_MODE_NATIVE;
   cl_command_queue_properties qp = 0;
@@ -612,9 +727,7 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
 
   /* kernels: the force kernel with and without energy/virial, the rest from the plain program */
   char defs[2][80];
-  int rte = md->opts.convert == RCL_MD_CONVERT_FLOAT64 ? 1 : md->opts.convert == RCL_MD_CONVERT_INTEGER ? 2 : 0;
-  for (int ev = 0; ev < 2; ev++)
-    snprintf(defs[ev], sizeof defs[ev], "-DMD_NT=%d -DMD_EV=%d -DMD_RTE=%d", md->nt, ev, rte);
+  for (int ev = 0; ev < 2; ev++) md_defines(defs[ev], sizeof defs[ev], md->nt, ev, md->opts.convert);
   int rc = 0;
   for (int k = 0; k < K_N && !rc; k++) {
     const char *name = k <= K_FORCE_EV ? force_kernel_name(md->path) : knames[k];

@@ -6,6 +6,7 @@
 
 #include "internal.h"
 #include "reprocl/md.h"
+#include "tune_internal.h"
 
 /* Keep in sync with cl/md.cl. */
 #define MD_ERR_RANGE 1u
@@ -46,6 +47,7 @@ typedef struct md_backend md_backend;
 
 struct rcl_md {
   rcl_context *ctx; /* NULL: host reference */
+  cl_command_queue queue; /* the queue of every command (the tuner's profiling queue); NULL: the context's */
   rcl_dtype dtype;
   int bits; /* fixed-point scale */
   size_t n;
@@ -105,6 +107,40 @@ static inline void md_put_real(void *dst, size_t i, rcl_dtype dt, double v) {
 /* The type tag in the w of a position: 1.0 + type ulps, a normal number whatever the type. */
 static inline uint32_t md_type_bits32(int t) { return 0x3f800000u | (uint32_t)t; }
 static inline uint64_t md_type_bits64(int t) { return 0x3ff0000000000000u | (uint64_t)t; }
+
+/* ---- launch planning and tuning (md_device.c, md_tune.c; docs/tuning.md) ---------------------------- */
+
+/* The tunable parameters of MD, in the order of their rcl_tune_param_def table (md_tune.c): the
+ * fixed-point conversion (rcl_md_convert), the force kernel's work-group size (allpairs: the tile) and
+ * that of the build, integration and thermo kernels. The force path is not tuned: it is the caller's
+ * choice (AUTO = gather), since paths differ in what rcl_md_get_neighbors returns and in device needs. */
+enum { RCL_MD_P_CONVERT, RCL_MD_P_LOCAL, RCL_MD_P_BUILD, RCL_MD_NPARAMS };
+
+/* The launch planner: resolves o (path AUTO, convert AUTO, local sizes 0) into the launch a simulation of
+ * n atoms of nt types makes on ctx's device, building the programs to read each kernel's
+ * CL_KERNEL_WORK_GROUP_SIZE. Values the caller set in o are strict (refused with RCL_ERR_INVALID_ARG or
+ * RCL_ERR_UNSUPPORTED, naming the limit, if the device cannot launch them); soft values (RCL_MD_P_*, 0:
+ * none; soft may be NULL) fill what o leaves open and are clamped, never refused; what neither sets takes
+ * the built-in rule. On return o->path, ->convert, ->local_size (1 for the task path) and
+ * ->build_local_size are set. */
+RCL_INTERNAL int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dtype, size_t n, int nt,
+                              const size_t *soft);
+/* rcl_md_create on queue q (NULL: the context's) with soft launch values (NULL: none), never tuning:
+ * the tuner's own simulations. */
+RCL_INTERNAL int rcl__md_create_on(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype,
+                                   const rcl_md_system *sys, const rcl_md_lj *lj, const rcl_md_options *opts,
+                                   const size_t *soft);
+/* One tunable kernel per force path (md.gather, md.symmetric, md.allpairs, md.task). */
+extern const rcl_tune_kernel rcl__tk_md_gather, rcl__tk_md_symmetric, rcl__tk_md_allpairs, rcl__tk_md_task;
+RCL_INTERNAL const rcl_tune_kernel *rcl__md_tune_kernel(rcl_md_path path);
+/* The tuning problem for n atoms (shared with the tests): the largest fcc lattice of cells^3 unit cells
+ * (cells >= 3) with at most n atoms — density 0.8442, temperature 3.0, velocity seed RCL_MD_TUNE_SEED —
+ * its coordinates displaced by 0.1 * (u - 0.5) (u = rcl_rng_uniform, seed RCL_MD_TUNE_SEED + 1) and
+ * wrapped once into the box; LJ cutoff 2.5; RCL_MD_TUNE_STEPS steps of dt 0.005 after the creation. */
+#define RCL_MD_TUNE_SEED 7301
+#define RCL_MD_TUNE_STEPS 10
+#define RCL_MD_TUNE_DT 0.005
+RCL_INTERNAL int rcl__md_tune_system(rcl_md_system **sys, rcl_md_lj *lj, size_t n);
 
 /* Error text for a status word of the kernels at a step. */
 int md_status_error(const rcl_md *md, unsigned bits, const char *where);

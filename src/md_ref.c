@@ -1,4 +1,4 @@
-/* The host C reference of the MD contracts (docs/contracts-md.md): plain C compiled with
+/* The host C reference of the MD contracts (docs/contracts.md §9): plain C compiled with
  * -ffp-contract=off, every pair of atoms visited once (O(N^2), i < j), no neighbour lists, no cells, no
  * atom reordering. It shares no code with the kernels, so a device result equal to it bit for bit checks
  * both. Used by the tests and by `reprocl md --reference`. */

@@ -1,5 +1,6 @@
 /* The registry of tunable kernels: every family's rcl_tune_kernel descriptors, in the order `reprocl
  * tune --kernel all` visits them. A new family adds its descriptors here (docs/tuning.md). */
+#include "md_internal.h"
 #include "reduce_internal.h"
 #include "sparse_internal.h"
 #include "stencil_internal.h"
@@ -10,7 +11,7 @@ const rcl_tune_kernel *const rcl__tune_kernels[] = {
     &rcl__tk_stencil_nine, &rcl__tk_stencil_general_r1, &rcl__tk_stencil_general_r2, &rcl__tk_stencil_sor,
     &rcl__tk_spmv_regular_ordered, &rcl__tk_spmv_regular_exact, &rcl__tk_spmv_irregular_ordered,
     &rcl__tk_spmv_irregular_exact,
-    /* md adds its own here */
+    &rcl__tk_md_gather, &rcl__tk_md_symmetric, &rcl__tk_md_allpairs, &rcl__tk_md_task,
     NULL};
 
 /* Programs a family builds beyond its descriptors' (define sets no tunable kernel has), so that `reprocl

@@ -4,6 +4,8 @@
 # so any change of result bits on any device fails CI; compare detects differences and contract changes.
 . "$(dirname "$0")/clilib.sh"
 REF="$SRC/tests/data/reference-fingerprint.json"
+# From the source tree: suite cases read their data files by paths relative to it (tests/data/md/melt.data).
+cd "$SRC" || exit 1
 
 expect 0 "check --help" -- "$CLI" check --help
 expect 0 "check quick suite on all devices, with HTML report" -- "$CLI" check --suite quick --report "$TMP/report.html"
@@ -20,6 +22,14 @@ expect 0 "fingerprint" -- "$CLI" fingerprint --suite quick -o "$TMP/fp.json"
 json_ok "$TMP/fp.json" "fingerprint is JSON"
 expect 0 "compare with the checked-in PoCL reference fingerprint" -- "$CLI" compare "$REF" "$TMP/fp.json"
 contains "$TMP/out" " 0 differ" "no case differs from the reference fingerprint"
+python3 - "$TMP/fp.json" <<'PY' && pass "the MD cases ran (the LAMMPS data file was found)" || fail "MD cases missing or skipped"
+import json, sys
+d = json.load(open(sys.argv[1]))
+md = [c for c in d["cases"] if c["family"] == "md"]
+assert len(md) >= 10, len(md)
+assert all(c["status"] == "ok" for c in md), [(c["name"], c["status"]) for c in md if c["status"] != "ok"]
+assert any(c.get("input", "").endswith("melt.data") for c in md)
+PY
 
 # A changed digest is a mismatch (exit 1) naming the case; a changed contract version is exit 3.
 python3 - "$TMP/fp.json" "$TMP/bad.json" "$TMP/bumped.json" <<'PY'

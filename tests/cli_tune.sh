@@ -62,6 +62,12 @@ set -e
 grep -q '"mismatches": 0' "$work/f.json" || fail "tune stencil/spmv --json: $(cat "$work/f.json")"
 "$cli" cache list | grep -q "stencil.nine .*f32  2^16" || fail "cache list (stencil): $("$cli" cache list)"
 "$cli" cache list | grep -q "spmv.regular.ordered .*f32  2^16" || fail "cache list (spmv): $("$cli" cache list)"
+"$cli" tune --kernel md.gather,md.task --device 0 --dtype f32 --size 2^9 --budget-ms 400 --json >"$work/m.json"
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); r = d["results"]
+assert d["mismatches"] == 0 and [x["kernel"] for x in r] == ["md.gather", "md.task"], d' "$work/m.json" ||
+  fail "tune md --json: $(cat "$work/m.json")"
+"$cli" cache list | grep -q "md.gather .*f32  2^9" || fail "cache list (md.gather): $("$cli" cache list)"
+"$cli" cache list | grep -q "md.task .*f32  2^9" || fail "cache list (md.task): $("$cli" cache list)"
 
 # Usage errors name the problem.
 set +e

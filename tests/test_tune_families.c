@@ -3,9 +3,11 @@
  * no candidate may differ from the default configuration, the default's output is the host reference's
  * on the tuning data, and the choice — used implicitly by the context, and passed explicitly — gives the
  * host reference's and the default configuration's bytes on other data. CG runs on the tuned SpMV and
- * reductions. A candidate whose output differs (injected here, test-only) is excluded and reported. */
+ * reductions. MD is tuned per force path on its scratch system; tuning on first use never touches the
+ * caller's system. A candidate whose output differs (injected here, test-only) is excluded and reported. */
 #include <stdlib.h>
 
+#include "md_internal.h"
 #include "sparse_internal.h"
 #include "stencil_internal.h"
 #include "testlib.h"
@@ -327,6 +329,140 @@ START_TEST(in_place_kernels_tuned_on_scratch) {
 }
 END_TEST
 
+/* ---- MD ------------------------------------------------------------------------------------------------------ */
+
+static const rcl_md_path md_paths[] = {RCL_MD_PATH_GATHER, RCL_MD_PATH_SYMMETRIC, RCL_MD_PATH_ALLPAIRS,
+                                       RCL_MD_PATH_TASK};
+
+/* The bytes the MD tuner digests: positions, velocities (the dtype) and the int64 fixed-point forces,
+ * after `steps` steps of dt 0.005 from sys, on c with o (c NULL: the host reference). */
+static unsigned char *md_outcome(size_t *bytes, rcl_context *c, rcl_dtype dt, const rcl_md_system *sys,
+                                 const rcl_md_lj *lj, const rcl_md_options *o, size_t steps) {
+  size_t n3 = 3 * sys->natoms, es = rcl_dtype_size(dt);
+  *bytes = n3 * (2 * es + 8);
+  unsigned char *h = malloc(*bytes);
+  ck_assert_ptr_nonnull(h);
+  rcl_md *md;
+  rt_ok(rcl_md_create(&md, c, dt, sys, lj, o));
+  if (steps) rt_ok(rcl_md_run(md, steps, RCL_MD_TUNE_DT, 0, NULL, NULL));
+  rt_ok(rcl_md_get_state(md, h, h + n3 * es));
+  rt_ok(rcl_md_get_forces(md, NULL, (int64_t *)(void *)(h + 2 * n3 * es)));
+  rcl_md_free(md);
+  return h;
+}
+
+START_TEST(md_tuned_parameters_are_bit_identical) {
+  static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
+  rcl_context *c = tuning_off_ctx(_i);
+  size_t n = 500; /* 5^3 fcc cells: 500 atoms */
+  for (int d = 0; d < 2; d++) {
+    rcl_dtype dt = dts[d];
+    if (!rt_supported(_i, RCL_FAMILY_MD, dt)) {
+      rcl_tune_report r;
+      rt_fails(rcl_tune(&r, c, "md.gather", dt, n, NULL), RCL_ERR_UNSUPPORTED, "fp64");
+      continue;
+    }
+    rcl_md_system *tsys, *other;
+    rcl_md_lj lj;
+    rt_ok(rcl__md_tune_system(&tsys, &lj, n));
+    ck_assert_uint_eq(tsys->natoms, 500);
+    /* The reference digest: the host reference on the tuning system, as the tuner runs it. */
+    size_t bytes;
+    unsigned char *tref = md_outcome(&bytes, NULL, dt, tsys, &lj, NULL, RCL_MD_TUNE_STEPS);
+    char hex[RCL_SHA256_HEX_SIZE];
+    digest_of(hex, tref, bytes);
+    free(tref);
+    /* Other data of the same size bucket: a colder lattice from another seed, 20 steps. */
+    rt_ok(rcl_md_lattice(&other, "fcc", 5, 0.8442, 1.5, 99));
+    other->pos[0] += 0.05; /* off the lattice: forces that do not cancel */
+    other->pos[4] -= 0.05;
+    unsigned char *want = md_outcome(&bytes, NULL, dt, other, &lj, NULL, 20);
+    for (size_t k = 0; k < sizeof md_paths / sizeof md_paths[0]; k++) {
+      const char *kn = rcl__md_tune_kernel(md_paths[k])->name;
+      if (md_paths[k] == RCL_MD_PATH_SYMMETRIC && !rcl_context_profile(c)->int64_atomics) {
+        rcl_tune_report r;
+        rt_fails(rcl_tune(&r, c, kn, dt, n, NULL), RCL_ERR_UNSUPPORTED, "atomics");
+        continue;
+      }
+      rcl_md_options o = RCL_MD_OPTIONS_INIT;
+      o.path = md_paths[k];
+      unsigned char *dflt = md_outcome(&bytes, c, dt, other, &lj, &o, 20); /* before tuning */
+      ck_assert_msg(!memcmp(dflt, want, bytes), "%s default %s on %s differs from the host reference", kn,
+                    rcl_dtype_name(dt), rt_device_name(_i));
+      free(dflt);
+      rcl_tune_report rep;
+      tune_checked(&rep, c, kn, dt, n, _i);
+      ck_assert_uint_eq(rep.candidates, 3 * 4 * 4);
+      ck_assert_msg(!strcmp(rep.reference_digest, hex),
+                    "%s %s on %s: the default's digest %.16s is not the host reference's %.16s", kn, rcl_dtype_name(dt),
+                    rt_device_name(_i), rep.reference_digest, hex);
+      /* The choice, implicit (the context uses it for this size bucket) and explicit. */
+      unsigned char *got = md_outcome(&bytes, c, dt, other, &lj, &o, 20);
+      ck_assert_msg(!memcmp(got, want, bytes), "%s tuned (implicit) %s on %s differs from the host reference", kn,
+                    rcl_dtype_name(dt), rt_device_name(_i));
+      free(got);
+      rcl_tune_choice ch;
+      rt_ok(rcl_tune_get(&ch, c, kn, dt, other->natoms));
+      ck_assert_int_eq(ch.origin, RCL_TUNE_FROM_TUNING);
+      rcl_md_options e = o;
+      e.convert = (rcl_md_convert)param(&ch, "convert");
+      e.local_size = md_paths[k] == RCL_MD_PATH_TASK ? 0 : param(&ch, "local_size");
+      e.build_local_size = param(&ch, "build_local_size");
+      got = md_outcome(&bytes, c, dt, other, &lj, &e, 20);
+      ck_assert_msg(!memcmp(got, want, bytes),
+                    "%s tuned (explicit convert=%s local_size=%zu build_local_size=%zu) %s on %s differs", kn,
+                    ch.params[0].label, e.local_size, e.build_local_size, rcl_dtype_name(dt), rt_device_name(_i));
+      free(got);
+    }
+    free(want);
+    rcl_md_system_free(tsys);
+    rcl_md_system_free(other);
+  }
+}
+END_TEST
+
+/* rcl_md_create tunes on first use (forced here) on its own scratch system: the caller's system is not
+ * modified, and the simulation starts from the caller's data (the host reference's trajectory). */
+START_TEST(md_tuned_on_first_use_leaves_the_system_alone) {
+  if (!rt_supported(_i, RCL_FAMILY_MD, RCL_F32)) return;
+  char spec[16];
+  snprintf(spec, sizeof spec, "%d", _i);
+  rcl_context_options co = RCL_CONTEXT_OPTIONS_INIT;
+  co.device = spec;
+  co.tuning = RCL_TUNING_FORCE;
+  rcl_context *c;
+  rt_ok(rcl_context_create(&c, &co));
+  rcl_md_system *sys;
+  rcl_md_lj lj = RCL_MD_LJ_INIT;
+  rt_ok(rcl_md_lattice(&sys, "fcc", 11, 0.8442, 1.5, 5)); /* 5324 atoms: above md.gather's min_tune_n */
+  ck_assert_uint_ge(sys->natoms, rcl__tk_md_gather.min_tune_n);
+  sys->pos[0] += 0.05;
+  size_t n3 = 3 * sys->natoms;
+  double *keep = malloc(2 * n3 * sizeof *keep);
+  memcpy(keep, sys->pos, n3 * sizeof *keep);
+  memcpy(keep + n3, sys->vel, n3 * sizeof *keep);
+  size_t bytes;
+  unsigned char *want = md_outcome(&bytes, NULL, RCL_F32, sys, &lj, NULL, 3);
+  unsigned char *got = md_outcome(&bytes, c, RCL_F32, sys, &lj, NULL, 3); /* tunes md.gather first */
+  ck_assert_msg(!memcmp(got, want, bytes), "MD tuned on first use on %s differs from the host reference",
+                rt_device_name(_i));
+  ck_assert_msg(!memcmp(keep, sys->pos, n3 * sizeof *keep) && !memcmp(keep + n3, sys->vel, n3 * sizeof *keep),
+                "tuning modified the caller's system");
+  rcl_cache_stats cs;
+  rcl_cache_stats_get(&cs, c);
+  ck_assert_uint_eq(cs.tunings, 1);
+  ck_assert_msg(rcl_cache_warning(c) == NULL || !strstr(rcl_cache_warning(c), "tuning"), "%s", rcl_cache_warning(c));
+  rcl_tune_choice ch;
+  rt_ok(rcl_tune_get(&ch, c, "md.gather", RCL_F32, sys->natoms));
+  ck_assert_int_eq(ch.origin, RCL_TUNE_FROM_TUNING);
+  free(want);
+  free(got);
+  free(keep);
+  rcl_md_system_free(sys);
+  rcl_context_free(c);
+}
+END_TEST
+
 /* ---- an injected mismatch, for every family ---------------------------------------------------------------- */
 
 /* A real family descriptor whose digest of one chosen candidate (the first one warmed up after the
@@ -382,6 +518,34 @@ START_TEST(a_differing_candidate_is_excluded_and_reported) {
 }
 END_TEST
 
+/* The same for MD, on its 500-atom scratch system. */
+START_TEST(md_differing_candidate_is_excluded_and_reported) {
+  rcl_context *c = tuning_off_ctx(_i);
+  if (!rt_supported(_i, RCL_FAMILY_MD, RCL_F32)) return;
+  rcl_tune_kernel w = rcl__tk_md_gather;
+  w.run = w_run;
+  w.digest = w_digest;
+  wrapped = &rcl__tk_md_gather;
+  digests = 0;
+  bad_index = 1;
+  memset(bad_v, 0, sizeof bad_v);
+  rcl_tune_report rep;
+  rt_ok(rcl__tune_search(&rep, c, &w, RCL_F32, 500, 2000, 3));
+  ck_assert_msg(rep.mismatches == 1, "%s on %s: %zu mismatches", w.name, rt_device_name(_i), rep.mismatches);
+  ck_assert_ptr_nonnull(strstr(rep.mismatch, "please report"));
+  char desc[200] = "";
+  for (size_t i = 0; i < w.nparams; i++) {
+    char val[32];
+    snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "%s%s=%s", i ? " " : "", w.params[i].name,
+             rcl__tune_param_format(val, sizeof val, &w.params[i], bad_v[i]));
+  }
+  ck_assert_msg(strstr(rep.mismatch, desc) != NULL, "the report \"%s\" does not name \"%s\"", rep.mismatch, desc);
+  int same = 1;
+  for (size_t i = 0; i < w.nparams; i++) same &= rep.choice.params[i].value == bad_v[i];
+  ck_assert_msg(!same, "the excluded candidate %s was chosen", desc);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune_families");
   rt_add_device_presence(s);
@@ -389,6 +553,9 @@ int main(void) {
   RT_ADD_DEVICE_CASE(s, spmv_tuned_parameters_are_bit_identical);
   RT_ADD_DEVICE_CASE(s, in_place_kernels_tuned_on_scratch);
   RT_ADD_DEVICE_CASE(s, a_differing_candidate_is_excluded_and_reported);
+  RT_ADD_DEVICE_CASE(s, md_tuned_parameters_are_bit_identical);
+  RT_ADD_DEVICE_CASE(s, md_tuned_on_first_use_leaves_the_system_alone);
+  RT_ADD_DEVICE_CASE(s, md_differing_candidate_is_excluded_and_reported);
   int rc = rt_run(s);
   for (size_t i = 0; i < sizeof ctxs / sizeof ctxs[0]; i++) rcl_context_free(ctxs[i]);
   return rc;

@@ -1,7 +1,7 @@
 /* reprocl: molecular dynamics — bit-reproducible Lennard-Jones 12-6 forces, energies and virial, neighbour
  * lists built on the device, and velocity-Verlet NVE integration. The same simulation gives the same
  * trajectory, bit for bit, on every device, work-group size and force path. The numerical contract is in
- * docs/contracts-md.md ("md.lj", "md.nve", "md.thermo"); user documentation in docs/md.md.
+ * docs/contracts.md §9 ("md.lj", "md.nve", "md.thermo"); user documentation in docs/md.md.
  *
  * Units are LAMMPS "lj" units (epsilon, sigma, mass of the atoms; time in tau). Forces, energies and the
  * virial are accumulated in 64-bit fixed point: every pair contribution v is converted once, as

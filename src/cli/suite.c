@@ -5,7 +5,7 @@
 
 #include "suite.h"
 
-const suite_family *const suite_families[] = {&suite_reduce, &suite_stencil, &suite_sparse, NULL};
+const suite_family *const suite_families[] = {&suite_reduce, &suite_stencil, &suite_sparse, &suite_md, NULL};
 
 suite_case *suite_add(suite_list *l, const suite_family *f, rcl_family kind, rcl_dtype dt, int quick,
                       const char *contract, const char *fmt, ...) {

@@ -40,6 +40,7 @@ extern const suite_family *const suite_families[]; /* suite.c; NULL-terminated *
 extern const suite_family suite_reduce;
 extern const suite_family suite_sparse;
 extern const suite_family suite_stencil;
+extern const suite_family suite_md;
 
 /* Adds a case; returns it for the caller to fill p[], input, width/height. NULL when out of memory. */
 suite_case *suite_add(suite_list *l, const suite_family *f, rcl_family kind, rcl_dtype dt, int quick,
