@@ -398,6 +398,11 @@ int cmd_stencil(int argc, char **argv) {
     }
     rcl_stencil_options used;
     double secs;
+    /* Options the device cannot launch are a usage error (exit 2), found before anything runs. */
+    if (rcl_stencil_resolve_launch(&used, devs.ctx[i], j.dt, j.sor ? NULL : &j.st, j.w, j.h, &j.opts)) {
+      rc = cli_error("%s", rcl_error_last());
+      goto out;
+    }
     if ((rc = run_on(val, res, &secs, devs.ctx[i], &j)) != 0) goto out;
     /* What the run used (after it: a first run may have tuned the launch for this grid size). */
     if (rcl_stencil_resolve_launch(&used, devs.ctx[i], j.dt, j.sor ? NULL : &j.st, j.w, j.h, &j.opts)) {
