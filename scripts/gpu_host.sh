@@ -50,6 +50,7 @@ step_stencil() {
   grep -E "AGREE|DISAGREE|differs|exit status [^0]" "$out/stencil.txt" | sort | uniq -c
 }
 step_check() {
+  export REPROCL_DATA_PREFIX=/tmp/ocl  # the real matrices and images of the suite (unpacked by setup.sh)
   # The standard suite on every device with native drift, the HTML report, a fingerprint, and the
   # comparison with the reference fingerprint made on PoCL (tests/data/reference-fingerprint.json).
   $cli check --suite ${SUITE:-full} --report "$out/check-h100.html" >"$out/check.txt" 2>&1
