@@ -348,7 +348,7 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
     if (i != V_Z || opts->jacobi)
       rc = rcl__buffer_create(&d.v[i], d.ctx, CL_MEM_READ_WRITE, d.n * d.es, NULL, "CG vector");
   if (!rc) rc = rcl__buffer_create(&d.s, d.ctx, CL_MEM_READ_WRITE, 3 * d.es, NULL, "CG scalars");
-  if (!rc && opts->jacobi) rc = rcl__spmv_jacobi(&d.D, A);
+  if (!rc && opts->jacobi) rc = rcl__spmv_jacobi_of(&d.D, A); /* kept with A for the next solve */
   cg_ops o = {&d, dev_copy, dev_spmv, dev_reduce, dev_axpy, dev_scal, dev_fetch};
   if (!rc) rc = cg_run(&o, d.dt, d.n, opts, res);
   if (d.last) {
@@ -363,7 +363,6 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
   for (int i = V_R; i < NV; i++)
     if (d.v[i]) clReleaseMemObject(d.v[i]);
   if (d.s) clReleaseMemObject(d.s);
-  rcl_spmv_matrix_free(d.D);
   return finish(res, d.dt, rc);
 }
 

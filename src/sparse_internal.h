@@ -54,6 +54,8 @@ RCL_INTERNAL void rcl__locale_end(rcl_locale_guard *g);
 RCL_INTERNAL int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
 /* The same for a matrix on a device (its arrays are read back once); the result lives on A's context. */
 RCL_INTERNAL int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
+/* A's Jacobi preconditioner, built once and kept with A (borrowed: freed with A). */
+RCL_INTERNAL int rcl__spmv_jacobi_of(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
 
 /* ---- tuning (spmv_tune.c; docs/tuning.md) ----------------------------------------------------------- */
 

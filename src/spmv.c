@@ -83,6 +83,10 @@ struct rcl_spmv_matrix {
   pthread_mutex_t lock; /* guards layouts, kernels (and their arguments during a launch) */
   layout *layouts;
   kentry *kernels;
+  /* The Jacobi preconditioner, built by CG on first use and kept: the matrix never changes, and building
+   * it reads the whole matrix back from the device (on the H100 that cost ~75 ms per 7M-non-zero solve,
+   * more than the iterations it preconditions). Guarded by lock. */
+  rcl_spmv_matrix *jacobi;
 };
 
 rcl_dtype rcl_spmv_matrix_dtype(const rcl_spmv_matrix *M) { return M ? M->dtype : (rcl_dtype)0; }
@@ -93,6 +97,7 @@ rcl_context *rcl_spmv_matrix_context(const rcl_spmv_matrix *M) { return M ? M->c
 
 void rcl_spmv_matrix_free(rcl_spmv_matrix *M) {
   if (!M) return;
+  rcl_spmv_matrix_free(M->jacobi);
   for (layout *l = M->layouts; l;) {
     layout *n = l->next;
     for (int i = 0; i < 3; i++)
@@ -1032,6 +1037,14 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
 }
 
 /* ---- Jacobi preconditioner (for CG) -------------------------------------------------------------------- */
+
+int rcl__spmv_jacobi_of(rcl_spmv_matrix **out, rcl_spmv_matrix *M) {
+  pthread_mutex_lock(&M->lock);
+  int rc = M->jacobi ? 0 : rcl__spmv_jacobi(&M->jacobi, M);
+  *out = M->jacobi;
+  pthread_mutex_unlock(&M->lock);
+  return rc;
+}
 
 int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *M) {
   *out = NULL;
