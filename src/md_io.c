@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "md_internal.h"
 
@@ -582,10 +583,11 @@ static int read_xyz(rcl_md_system **out, reader *r) {
       s->lo[d] = mn - 1.0;
       s->hi[d] = mx + 1.0;
       s->periodic[d] = 0;
-      if (!isfinite(s->lo[d]) || !isfinite(s->hi[d]) || !(s->hi[d] - s->lo[d] < INFINITY)) {
+      /* The margin must survive rounding: at |x| >= 2^53 "x + 1" is x, and the box would have no width. */
+      if (!(s->lo[d] < mn) || !(s->hi[d] > mx) || !(s->hi[d] - s->lo[d] < INFINITY)) {
         rcl_md_system_free(s);
-        return rcl__fail(RCL_ERR_PARSE, "%s: the atoms span %c = %g .. %g, too wide for a box of finite size", r->path,
-                         'x' + d, mn, mx);
+        return rcl__fail(RCL_ERR_PARSE, "%s: the atoms span %c = %g .. %g: too large for an open box (a margin of 1 is "
+                         "lost to rounding, or the width is not finite); give a Lattice", r->path, 'x' + d, mn, mx);
       }
     }
   }
@@ -595,6 +597,14 @@ static int read_xyz(rcl_md_system **out, reader *r) {
 
 int rcl__md_read_stream(rcl_md_system **out, rcl_md_lj *lj, FILE *f, const char *path) {
   reader r = {f, path, 0, NULL, 0, "", 0};
+  /* A device (/dev/zero) would be read forever, one ever-growing line; a pipe cannot be rewound. */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const char *kind = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISDIR(st.st_mode)                      ? "a directory"
+                                                                  : "a pipe or socket";
+    return rcl__fail(RCL_ERR_IO, "%s is not a regular file but %s", path, kind);
+  }
   if (fseek(f, 0, SEEK_END) != 0 || (r.size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
     return rcl__fail(RCL_ERR_IO, "%s: cannot seek (a regular file is needed): %s", path, strerror(errno));
   /* An XYZ file starts with a lone integer; a LAMMPS data file with a title line. */
