@@ -164,6 +164,7 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
     int nt = tokens(r->buf, tok, 8);
     if (nt == 2 && !strcmp(tok[1], "atoms")) {
       rc = parse_ll(&natoms, r, tok[0], "the atom count");
+      if (!rc && natoms < 0) rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the header declares %lld atoms", r->path, r->line, natoms);
     } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
       rc = parse_ll(&ntypes, r, tok[0], "the atom type count");
     } else if (nt == 4 && tok[2][0] >= 'x' && tok[2][0] <= 'z' && !strcmp(tok[2] + 1, "lo") && tok[3][0] == tok[2][0] &&
@@ -595,6 +596,13 @@ static int read_xyz(rcl_md_system **out, reader *r) {
   return 0;
 }
 
+/* An optional sign and one or more decimal digits, nothing else. */
+static int integer_text(const char *s) {
+  if (*s == '+' || *s == '-') s++;
+  size_t d = strspn(s, "0123456789");
+  return d > 0 && s[d] == '\0';
+}
+
 int rcl__md_read_stream(rcl_md_system **out, rcl_md_lj *lj, FILE *f, const char *path) {
   reader r = {f, path, 0, NULL, 0, "", 0};
   /* A device (/dev/zero) would be read forever, one ever-growing line; a pipe cannot be rewound. */
@@ -615,7 +623,8 @@ int rcl__md_read_stream(rcl_md_system **out, rcl_md_lj *lj, FILE *f, const char 
     long long v;
     char copy[64];
     snprintf(copy, sizeof copy, "%s", r.buf);
-    xyz = tokens(copy, t, 2) == 1 && parse_ll(&v, &r, t[0], "count") == 0;
+    /* a lone integer, even one too large for a count (the XYZ reader then names it) */
+    xyz = tokens(copy, t, 2) == 1 && (parse_ll(&v, &r, t[0], "count") == 0 || integer_text(t[0]));
     rcl_error_clear();
   }
   rewind(r.f);
