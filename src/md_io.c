@@ -22,6 +22,9 @@ typedef struct {
   long long size;   /* the file's size in bytes: a claimed atom count is checked against what follows */
 } reader;
 
+/* Atom counts up to this are allocated without checking them against the file's size first. */
+#define MD_SMALL_COUNT 4096
+
 /* Bytes from the reader's position to the end of the file. */
 static long long bytes_left(const reader *r) {
   long pos = ftell(r->f);
@@ -203,9 +206,11 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
       return rcl__fail(RCL_ERR_PARSE, "%s: box %clo %.17g is not below %chi %.17g", r->path, 'x' + d, lo[d], 'x' + d, hi[d]);
   }
   /* Nothing is allocated beyond what the input can hold: each Atoms line needs at least "1 1 0 0 0\n"
-   * (10 bytes; the last one may lack its newline), and the section line already read is behind us. */
+   * (10 bytes; the last one may lack its newline), and the section line already read is behind us.
+   * Small counts (a few hundred kB of tables at most) are left to the line-by-line checks, whose
+   * messages name the line. */
   long long left = bytes_left(r);
-  if (natoms > (left + 1) / 10)
+  if (natoms > MD_SMALL_COUNT && natoms > (left + 1) / 10)
     return rcl__fail(RCL_ERR_PARSE, "%s: the header declares %lld atoms but only %lld bytes follow it (an Atoms line "
                      "needs at least 10): truncated file or wrong count", r->path, natoms, left);
   atoms = rcl__calloc((size_t)natoms, sizeof *atoms);
@@ -457,7 +462,7 @@ static int read_xyz(rcl_md_system **out, reader *r) {
   /* Nothing is allocated beyond what the input can hold: an atom line needs at least "H 0 0 0\n" (8 bytes;
    * the last one may lack its newline). */
   long long left = bytes_left(r);
-  if (n > (left + 1) / 8)
+  if (n > MD_SMALL_COUNT && n > (left + 1) / 8)
     return rcl__fail(RCL_ERR_PARSE, "%s:1: the file declares %lld atoms but only %lld bytes of atom lines follow (an "
                      "atom line needs at least 8): truncated file or wrong count", r->path, n, left);
   char comment[4096], val[1024];

@@ -241,12 +241,18 @@ START_TEST(bug_md_absurd_atom_count) {
   MD_FAILS("m2d.xyz", "99999999999999999999\n\n", "an XYZ file starts with the number of atoms");
   MD_FAILS("m2e.data", LHEAD("-5") LMASS, "m2e.data:3: the header declares -5 atoms");
   MD_FAILS("m2f.data", "LAMMPS data file\n\n2 atoms\n99 atom types\n", "declares 99 atom types; reprocl supports 1..8");
-  /* exactly enough bytes: read */
-  const char *ok = md_file("m2ok.xyz", "2\n\nH 0 0 0\nH 1 1 1", 23);
+  /* above 4096 atoms the claim must fit the bytes that follow: 4097 minimal lines do */
+  size_t cap = 16 + 4097 * 8, n = (size_t)snprintf(NULL, 0, "4097\n\n");
+  char *text = malloc(cap);
+  memcpy(text, "4097\n\n", n);
+  for (int i = 0; i < 4097; i++) n += (size_t)sprintf(text + n, "H %d 0 0\n", i % 10);
+  const char *ok = md_file("m2ok.xyz", text, n - 1); /* no newline after the last line */
+  free(text);
   rcl_md_system *s;
   rt_ok(rcl_md_read(&s, NULL, ok));
-  ck_assert_uint_eq(s->natoms, 2);
+  ck_assert_uint_eq(s->natoms, 4097);
   rcl_md_system_free(s);
+  MD_FAILS("m2g.xyz", "4097\n\nH 0 0 0\n", "m2g.xyz:1: the file declares 4097 atoms but only 8 bytes");
   md_cleanup();
 }
 END_TEST
@@ -371,8 +377,8 @@ START_TEST(md_structure) {
   MD_FAILS("m21b.data", "LAMMPS data file\n\n1 atoms\n1 atom types\n5 bonds\n", "molecular topology is not supported");
   MD_FAILS("m22.data", "just a title", "m22.data: the header has no \"N atoms\" line");
   MD_FAILS("m22b.xyz", "1\n", "m22b.xyz:2: the file ends before the comment line");
-  MD_FAILS("m22c.xyz", "2\n\nAr 0 0 0\n", "m22c.xyz:1: the file declares 2 atoms but only 9 bytes of atom lines follow");
-  MD_FAILS("m22d.xyz", "2\n\nAr 0.000000 0 0\n", "m22d.xyz:3: the file ends after 1 of 2 atoms");
+  MD_FAILS("m22c.xyz", "2\n\nAr 0 0 0\n", "m22c.xyz:3: the file ends after 1 of 2 atoms");
+  MD_FAILS("m22d.xyz", "5000\n\nAr 0 0 0\n", "m22d.xyz:1: the file declares 5000 atoms but only 9 bytes");
   /* CRLF line ends and a missing last newline are read */
   static const char crlf[] = "LAMMPS data file\r\n\r\n1 atoms\r\n1 atom types\r\n\r\n0 1 xlo xhi\r\n0 1 ylo yhi\r\n"
                              "0 1 zlo zhi\r\n\r\nMasses\r\n\r\n1 1.0\r\n\r\nAtoms\r\n\r\n1 1 0.5 0.5 0.5";
