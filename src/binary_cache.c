@@ -551,7 +551,7 @@ int rcl__bundle_parse(rcl_bundle **out, char *data, size_t len, const char *path
       /* Sizes are checked against the file as they are read: a huge size (or "-1", which %llu takes as
        * 2^64-1) must not wrap the running total into a match and point an entry outside the file. */
       if (sz > b->len - payload) {
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a program of %llu bytes, more than the file holds (%zu bytes)", path,
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a program of %llu bytes, more than the file holds (%zu bytes; truncated?)", path,
                        line, sz, b->len);
         break;
       }
