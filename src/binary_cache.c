@@ -84,7 +84,7 @@ static char *bin_dir(const char *dir) {
 
 /* Parses and verifies a cache file: the payload (pointing into data) or NULL. */
 const unsigned char *rcl__binary_verify(size_t *size, const char *data, size_t len, const char *fingerprint,
-                                       const char *pkey) {
+                                        const char *pkey) {
   const char *nl = memchr(data, '\n', len < 512 ? len : 512);
   if (!nl) return NULL;
   char fp[65], key[65], sum[65];
@@ -551,8 +551,9 @@ int rcl__bundle_parse(rcl_bundle **out, char *data, size_t len, const char *path
       /* Sizes are checked against the file as they are read: a huge size (or "-1", which %llu takes as
        * 2^64-1) must not wrap the running total into a match and point an entry outside the file. */
       if (sz > b->len - payload) {
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a program of %llu bytes, more than the file holds (%zu bytes; truncated?)", path,
-                       line, sz, b->len);
+        rc = rcl__fail(RCL_ERR_PARSE,
+                       "%s:%zu: a program of %llu bytes, more than the file holds (%zu bytes; truncated?)", path, line,
+                       sz, b->len);
         break;
       }
       e.size = (size_t)sz;

@@ -167,7 +167,8 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
     int nt = tokens(r->buf, tok, 8);
     if (nt == 2 && !strcmp(tok[1], "atoms")) {
       rc = parse_ll(&natoms, r, tok[0], "the atom count");
-      if (!rc && natoms < 0) rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the header declares %lld atoms", r->path, r->line, natoms);
+      if (!rc && natoms < 0)
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the header declares %lld atoms", r->path, r->line, natoms);
     } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
       rc = parse_ll(&ntypes, r, tok[0], "the atom type count");
     } else if (nt == 4 && tok[2][0] >= 'x' && tok[2][0] <= 'z' && !strcmp(tok[2] + 1, "lo") && tok[3][0] == tok[2][0] &&
@@ -211,8 +212,10 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
    * messages name the line. */
   long long left = bytes_left(r);
   if (natoms > MD_SMALL_COUNT && natoms > (left + 1) / 10)
-    return rcl__fail(RCL_ERR_PARSE, "%s: the header declares %lld atoms but only %lld bytes follow it (an Atoms line "
-                     "needs at least 10): truncated file or wrong count", r->path, natoms, left);
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s: the header declares %lld atoms but only %lld bytes follow it (an Atoms line "
+                     "needs at least 10): truncated file or wrong count",
+                     r->path, natoms, left);
   atoms = rcl__calloc((size_t)natoms, sizeof *atoms);
   if (!atoms) return RCL_ERR_OUT_OF_MEMORY;
   /* sections */
@@ -463,8 +466,10 @@ static int read_xyz(rcl_md_system **out, reader *r) {
    * the last one may lack its newline). */
   long long left = bytes_left(r);
   if (n > MD_SMALL_COUNT && n > (left + 1) / 8)
-    return rcl__fail(RCL_ERR_PARSE, "%s:1: the file declares %lld atoms but only %lld bytes of atom lines follow (an "
-                     "atom line needs at least 8): truncated file or wrong count", r->path, n, left);
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s:1: the file declares %lld atoms but only %lld bytes of atom lines follow (an "
+                     "atom line needs at least 8): truncated file or wrong count",
+                     r->path, n, left);
   char comment[4096], val[1024];
   snprintf(comment, sizeof comment, "%s", r->buf);
   double lo[3] = {0, 0, 0}, len[3] = {0, 0, 0};
@@ -592,8 +597,10 @@ static int read_xyz(rcl_md_system **out, reader *r) {
       /* The margin must survive rounding: at |x| >= 2^53 "x + 1" is x, and the box would have no width. */
       if (!(s->lo[d] < mn) || !(s->hi[d] > mx) || !(s->hi[d] - s->lo[d] < INFINITY)) {
         rcl_md_system_free(s);
-        return rcl__fail(RCL_ERR_PARSE, "%s: the atoms span %c = %g .. %g: too large for an open box (a margin of 1 is "
-                         "lost to rounding, or the width is not finite); give a Lattice", r->path, 'x' + d, mn, mx);
+        return rcl__fail(RCL_ERR_PARSE,
+                         "%s: the atoms span %c = %g .. %g: too large for an open box (a margin of 1 is "
+                         "lost to rounding, or the width is not finite); give a Lattice",
+                         r->path, 'x' + d, mn, mx);
       }
     }
   }

@@ -1,7 +1,7 @@
 /* Hostile inputs to the file readers (docs/reliability.md, catalogues R1-R14 and M1-M24) beyond the
- * malformed-file tables of test_sparse_io.c, test_grid_io.c and test_md.c: sizes the input cannot justify, devices that never end,
- * NUL and non-UTF-8 bytes, megabyte lines, and the special values a decimal can spell. Tests named
- * "bug_" failed before the fix they name. */
+ * malformed-file tables of test_sparse_io.c, test_grid_io.c and test_md.c: sizes the input cannot justify, devices that
+ * never end, NUL and non-UTF-8 bytes, megabyte lines, and the special values a decimal can spell. Tests named "bug_"
+ * failed before the fix they name. */
 #include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
@@ -140,7 +140,7 @@ START_TEST(mm_special_value_spellings) {
     const char *text;
     uint32_t f32;
     uint64_t f64;
-  } v[] = {{"nan", 0x7fc00000u, 0x7ff8000000000000u}, {"-inf", 0xff800000u, 0xfff0000000000000u},
+  } v[] = {{"nan", 0x7fc00000u, 0x7ff8000000000000u},   {"-inf", 0xff800000u, 0xfff0000000000000u},
            {"1e999", 0x7f800000u, 0x7ff0000000000000u}, {"1e-999", 0u, 0u},
            {"-0", 0x80000000u, 0x8000000000000000u},    {"0x1p3", 0x41000000u, 0x4020000000000000u},
            {"1e39", 0x7f800000u, 0x48078287f49c4a1du}};
@@ -184,7 +184,6 @@ START_TEST(grid_raw_sizes) {
   unlink(path);
 }
 END_TEST
-
 
 /* ---- the MD readers (LAMMPS data, extended XYZ) and the checks rcl_md_check adds ------------------- */
 
@@ -281,7 +280,8 @@ END_TEST
  * rounding (|x| >= 2^53 gave lo == hi; found by fuzz_md_lammps), a span that overflows, and a Lattice
  * plus Origin that overflows to inf were returned as systems. */
 START_TEST(bug_md_box_overflow) {
-  MD_FAILS("m4.xyz", "1\nno box\nAr 0 0 -2e25\n", "m4.xyz: the atoms span z = -2e+25 .. -2e+25: too large for an open box");
+  MD_FAILS("m4.xyz", "1\nno box\nAr 0 0 -2e25\n",
+           "m4.xyz: the atoms span z = -2e+25 .. -2e+25: too large for an open box");
   MD_FAILS("m5.xyz", "2\n\nAr -1.7e308 0 0\nAr 1.7e308 0 0\n", "too large for an open box");
   MD_FAILS("m6.xyz", "1\nLattice=\"1e308 0 0 0 1 0 0 0 1\" Origin=\"1.5e308 0 0\"\nAr 1.6e308 0.5 0.5\n",
            "m6.xyz:2: Origin 1.5e+308 plus Lattice length 1e+308 is not a finite number");
@@ -307,8 +307,10 @@ START_TEST(md_values) {
            "m9b.data:16: atom 1 lies outside the box: z = -1e-300 is not in [0, 10]");
   MD_FAILS("m10.data", LHEAD("1") LMASS "Atoms\n\n1 1 1 1 1\n\nVelocities\n\n1 0 nan 0\n",
            "m10.data:20: the velocity is nan");
-  MD_FAILS("m10b.xyz", "1\nProperties=species:S:1:pos:R:3:vel:R:3\nAr 0 0 0 1 inf 1\n", "m10b.xyz:3: the velocity is inf");
-  MD_FAILS("m11.data", LHEAD("1") "Masses\n\n1 -1\n\nAtoms\n\n1 1 1 1 1\n", "m11.data:12: the mass of type 1 is -1; it must be positive");
+  MD_FAILS("m10b.xyz", "1\nProperties=species:S:1:pos:R:3:vel:R:3\nAr 0 0 0 1 inf 1\n",
+           "m10b.xyz:3: the velocity is inf");
+  MD_FAILS("m11.data", LHEAD("1") "Masses\n\n1 -1\n\nAtoms\n\n1 1 1 1 1\n",
+           "m11.data:12: the mass of type 1 is -1; it must be positive");
   MD_FAILS("m11b.data", LHEAD("1") "Masses\n\n1 0\n\nAtoms\n\n1 1 1 1 1\n", "the mass of type 1 is 0");
   MD_FAILS("m12.data", LHEAD("1") LMASS "Pair Coeffs\n\n1 -1 1\n\n", "m12.data:16: epsilon -1 and sigma 1");
   MD_FAILS("m12b.data", LHEAD("1") LMASS "PairIJ Coeffs\n\n1 1 1 0\n\n", "epsilon 1 and sigma 0");
@@ -326,7 +328,8 @@ START_TEST(md_checks_after_reading) {
   rcl_md_lj lj = RCL_MD_LJ_INIT;
   rt_ok(rcl_md_read(&s, &lj, path));
   lj.cutoff = 5.5; /* box 10: half is 5 */
-  rt_fails(rcl_md_check(s, &lj, RCL_F32), RCL_ERR_INVALID_ARG, "cutoff 5.5 is larger than half the periodic box length along x");
+  rt_fails(rcl_md_check(s, &lj, RCL_F32), RCL_ERR_INVALID_ARG,
+           "cutoff 5.5 is larger than half the periodic box length along x");
   lj.cutoff = 1e-3;
   rt_fails(rcl_md_check(s, &lj, RCL_F64), RCL_ERR_INVALID_ARG, "is outside [0.01, 1000]");
   lj.cutoff = NAN;
@@ -368,7 +371,8 @@ START_TEST(md_structure) {
   md_fails("m17b.xyz", t, n, RCL_ERR_PARSE, "m17b.xyz:3: an atom line has 4 columns");
   free(t);
   static const char nul[] = LHEAD("1") LMASS "Atoms\n\n1 1 0\0 0 0\n";
-  md_fails("m18.data", nul, sizeof nul - 1, RCL_ERR_PARSE, "m18.data:16: an Atoms line of atom_style atomic has 5 or 8");
+  md_fails("m18.data", nul, sizeof nul - 1, RCL_ERR_PARSE,
+           "m18.data:16: an Atoms line of atom_style atomic has 5 or 8");
   MD_FAILS("m18b.xyz", "1\n\nAr 0 \xc3\xa9 0\n", "m18b.xyz:3: the coordinate \"\xc3\xa9\" is not a number");
   MD_FAILS("m19.xyz", "9\n\nA 0 0 0\nB 0 0 0\nC 0 0 0\nD 0 0 0\nE 0 0 0\nF 0 0 0\nG 0 0 0\nH 0 0 0\nI 0 0 0\n",
            "m19.xyz:11: species \"I\": at most 8 species are supported");

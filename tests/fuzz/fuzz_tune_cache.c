@@ -72,7 +72,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_CHECK(tokenish(r->lib) && tokenish(r->kernel) && tokenish(r->dtype), "record %zu: lib/kernel/dtype", i);
     FUZZ_CHECK(r->bucket < 64, "record %zu: bucket %u", i, r->bucket);
     FUZZ_CHECK(r->params[0] && memchr(r->params, '\0', sizeof r->params), "record %zu: parameters", i);
-    for (size_t j = 0; j < i; j++) FUZZ_CHECK(!rcl__tcache_same_key(&recs[j], r), "records %zu and %zu share a key", j, i);
+    for (size_t j = 0; j < i; j++)
+      FUZZ_CHECK(!rcl__tcache_same_key(&recs[j], r), "records %zu and %zu share a key", j, i);
     /* the round trip */
     char line[2048];
     int frc = rcl__tcache_format(line, sizeof line, r);
