@@ -83,8 +83,8 @@ static char *bin_dir(const char *dir) {
 }
 
 /* Parses and verifies a cache file: the payload (pointing into data) or NULL. */
-static const unsigned char *verify(size_t *size, const char *data, size_t len, const rcl_context *ctx,
-                                   const char *pkey) {
+const unsigned char *rcl__binary_verify(size_t *size, const char *data, size_t len, const char *fingerprint,
+                                        const char *pkey) {
   const char *nl = memchr(data, '\n', len < 512 ? len : 512);
   if (!nl) return NULL;
   char fp[65], key[65], sum[65];
@@ -96,7 +96,7 @@ static const unsigned char *verify(size_t *size, const char *data, size_t len, c
   if (sscanf(head + sizeof BIN_MAGIC, "%64s %64s %llu %64s", fp, key, &sz, sum) != 4) return NULL;
   const unsigned char *payload = (const unsigned char *)nl + 1;
   size_t have = len - (size_t)(nl + 1 - data);
-  if (strcmp(fp, ctx->profile.fingerprint) || strcmp(key, pkey) || sz != have) return NULL;
+  if (strcmp(fp, fingerprint) || strcmp(key, pkey) || sz != have) return NULL;
   char hex[RCL_SHA256_HEX_SIZE];
   rcl_sha256_hex(hex, payload, have);
   if (strcmp(hex, sum)) return NULL;
@@ -128,7 +128,7 @@ static cl_program cache_load(rcl_context *ctx, const char *pkey, const char *opt
       if (rc == RCL_ERR_OUT_OF_MEMORY) *oom = 1;
       if (rc == 0) {
         size_t bsz;
-        const unsigned char *bin = verify(&bsz, data, len, ctx, pkey);
+        const unsigned char *bin = rcl__binary_verify(&bsz, data, len, ctx->profile.fingerprint, pkey);
         prog = bin ? from_binary(ctx, bin, bsz, options) : NULL;
         if (!prog) { /* corrupt, truncated or refused by the driver: discard and rebuild */
           unlink(path);
@@ -501,12 +501,17 @@ int rcl_program_bundle_pack(rcl_context *ctx, const char *dir, const char *path,
   return rc;
 }
 
-int rcl_program_bundle_load(rcl_context *ctx, const char *path) {
-  if (!ctx || !path) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_bundle_load: NULL argument");
+int rcl__bundle_parse(rcl_bundle **out, char *data, size_t len, const char *path, const char *fingerprint,
+                      const char *device_name) {
+  *out = NULL;
   rcl_bundle *b = rcl__calloc(1, sizeof *b);
-  if (!b) return RCL_ERR_OUT_OF_MEMORY;
-  int rc = read_whole(&b->data, &b->len, path);
-  if (rc == RCL_ERR_NOT_FOUND) rc = rcl__fail(RCL_ERR_NOT_FOUND, "program bundle %s does not exist", path);
+  if (!b) {
+    rcl__free(data);
+    return RCL_ERR_OUT_OF_MEMORY;
+  }
+  b->data = data;
+  b->len = len;
+  int rc = 0;
   size_t cap = 0, off = 0, line = 0, payload = 0;
   int ended = 0;
   while (!rc && !ended) {
@@ -529,10 +534,10 @@ int rcl_program_bundle_load(rcl_context *ctx, const char *path) {
       char fp[80];
       if (sscanf(text, "device %79s", fp) != 1 || strlen(fp) != 64)
         rc = rcl__fail(RCL_ERR_PARSE, "%s:2: expected \"device <fingerprint> <name>\"", path);
-      else if (strcmp(fp, ctx->profile.fingerprint))
+      else if (strcmp(fp, fingerprint))
         rc = rcl__fail(RCL_ERR_MISMATCH,
                        "%s was made for another device or driver (%s) than %s; rebuild it with reprocl compile", path,
-                       text + 7 + 65 < text + l ? text + 7 + 65 : "?", ctx->profile.device_name);
+                       text + 7 + 65 < text + l ? text + 7 + 65 : "?", device_name);
     } else if (!strcmp(text, "end")) {
       ended = 1;
     } else {
@@ -541,6 +546,14 @@ int rcl_program_bundle_load(rcl_context *ctx, const char *path) {
       memset(&e, 0, sizeof e);
       if (sscanf(text, "program %64s %llu %64s", e.key, &sz, e.sum) != 3 || strlen(e.key) != 64) {
         rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: expected \"program <key> <size> <sha256> <label>\"", path, line);
+        break;
+      }
+      /* Sizes are checked against the file as they are read: a huge size (or "-1", which %llu takes as
+       * 2^64-1) must not wrap the running total into a match and point an entry outside the file. */
+      if (sz > b->len - payload) {
+        rc = rcl__fail(RCL_ERR_PARSE,
+                       "%s:%zu: a program of %llu bytes, more than the file holds (%zu bytes; truncated?)", path, line,
+                       sz, b->len);
         break;
       }
       e.size = (size_t)sz;
@@ -574,6 +587,22 @@ int rcl_program_bundle_load(rcl_context *ctx, const char *path) {
     rcl__bundle_free(b);
     return rc;
   }
+  *out = b;
+  return 0;
+}
+
+size_t rcl__bundle_count(const rcl_bundle *b) { return b->count; }
+
+int rcl_program_bundle_load(rcl_context *ctx, const char *path) {
+  if (!ctx || !path) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_bundle_load: NULL argument");
+  char *data = NULL;
+  size_t len = 0;
+  int rc = read_whole(&data, &len, path);
+  if (rc == RCL_ERR_NOT_FOUND) return rcl__fail(RCL_ERR_NOT_FOUND, "program bundle %s does not exist", path);
+  if (rc) return rc;
+  rcl_bundle *b;
+  rc = rcl__bundle_parse(&b, data, len, path, ctx->profile.fingerprint, ctx->profile.device_name);
+  if (rc) return rc;
   rcl__bundle_set(ctx, b);
   return 0;
 }

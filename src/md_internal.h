@@ -92,6 +92,10 @@ struct md_backend {
   int (*stats)(rcl_md *md, rcl_md_stats *out);
 };
 
+/* rcl_md_read on an open, seekable stream (md_io.c; the fuzz targets read from memory with fmemopen):
+ * *out and lj as there, path names the input in messages. Does not close f. */
+RCL_INTERNAL int rcl__md_read_stream(rcl_md_system **out, rcl_md_lj *lj, FILE *f, const char *path);
+
 extern const md_backend rcl__md_ref_backend;
 extern const md_backend rcl__md_device_backend;
 

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 #include "md_internal.h"
 
@@ -18,7 +19,17 @@ typedef struct {
   char *buf;
   size_t cap;
   char comment[64]; /* the start of the '#' comment the last stripped line had (LAMMPS style hints) */
+  long long size;   /* the file's size in bytes: a claimed atom count is checked against what follows */
 } reader;
+
+/* Atom counts up to this are allocated without checking them against the file's size first. */
+#define MD_SMALL_COUNT 4096
+
+/* Bytes from the reader's position to the end of the file. */
+static long long bytes_left(const reader *r) {
+  long pos = ftell(r->f);
+  return pos < 0 || pos > r->size ? 0 : r->size - pos;
+}
 
 /* The next line without its newline (and, with strip, without a '#' comment and trailing blanks);
  * 0 at end of file, < 0 on error. */
@@ -156,6 +167,8 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
     int nt = tokens(r->buf, tok, 8);
     if (nt == 2 && !strcmp(tok[1], "atoms")) {
       rc = parse_ll(&natoms, r, tok[0], "the atom count");
+      if (!rc && natoms < 0)
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the header declares %lld atoms", r->path, r->line, natoms);
     } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
       rc = parse_ll(&ntypes, r, tok[0], "the atom type count");
     } else if (nt == 4 && tok[2][0] >= 'x' && tok[2][0] <= 'z' && !strcmp(tok[2] + 1, "lo") && tok[3][0] == tok[2][0] &&
@@ -193,6 +206,16 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
     if (!(hi[d] > lo[d]))
       return rcl__fail(RCL_ERR_PARSE, "%s: box %clo %.17g is not below %chi %.17g", r->path, 'x' + d, lo[d], 'x' + d, hi[d]);
   }
+  /* Nothing is allocated beyond what the input can hold: each Atoms line needs at least "1 1 0 0 0\n"
+   * (10 bytes; the last one may lack its newline), and the section line already read is behind us.
+   * Small counts (a few hundred kB of tables at most) are left to the line-by-line checks, whose
+   * messages name the line. */
+  long long left = bytes_left(r);
+  if (natoms > MD_SMALL_COUNT && natoms > (left + 1) / 10)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s: the header declares %lld atoms but only %lld bytes follow it (an Atoms line "
+                     "needs at least 10): truncated file or wrong count",
+                     r->path, natoms, left);
   atoms = rcl__calloc((size_t)natoms, sizeof *atoms);
   if (!atoms) return RCL_ERR_OUT_OF_MEMORY;
   /* sections */
@@ -439,6 +462,14 @@ static int read_xyz(rcl_md_system **out, reader *r) {
   if (n > (1ll << 30)) return rcl__fail(RCL_ERR_PARSE, "%s:1: %lld atoms are more than reprocl supports (2^30)", r->path, n);
   if ((got = next_line(r, 0)) <= 0)
     return got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s:2: the file ends before the comment line", r->path);
+  /* Nothing is allocated beyond what the input can hold: an atom line needs at least "H 0 0 0\n" (8 bytes;
+   * the last one may lack its newline). */
+  long long left = bytes_left(r);
+  if (n > MD_SMALL_COUNT && n > (left + 1) / 8)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s:1: the file declares %lld atoms but only %lld bytes of atom lines follow (an "
+                     "atom line needs at least 8): truncated file or wrong count",
+                     r->path, n, left);
   char comment[4096], val[1024];
   snprintf(comment, sizeof comment, "%s", r->buf);
   double lo[3] = {0, 0, 0}, len[3] = {0, 0, 0};
@@ -488,6 +519,10 @@ static int read_xyz(rcl_md_system **out, reader *r) {
     else if (strcmp(val, "species:S:1:pos:R:3"))
       return rcl__fail(RCL_ERR_PARSE, "%s:2: Properties=%s: reprocl reads species:S:1:pos:R:3[:vel:R:3]", r->path, val);
   }
+  for (int d = 0; d < 3 && have_lattice; d++)
+    if (!isfinite(lo[d] + len[d]))
+      return rcl__fail(RCL_ERR_PARSE, "%s:2: Origin %g plus Lattice length %g is not a finite number", r->path, lo[d],
+                       len[d]);
   if (!have_lattice && (periodic[0] || periodic[1] || periodic[2]))
     return rcl__fail(RCL_ERR_PARSE, "%s:2: pbc asks for periodic axes but there is no Lattice=\"...\" giving the box",
                      r->path);
@@ -559,20 +594,39 @@ static int read_xyz(rcl_md_system **out, reader *r) {
       s->lo[d] = mn - 1.0;
       s->hi[d] = mx + 1.0;
       s->periodic[d] = 0;
+      /* The margin must survive rounding: at |x| >= 2^53 "x + 1" is x, and the box would have no width. */
+      if (!(s->lo[d] < mn) || !(s->hi[d] > mx) || !(s->hi[d] - s->lo[d] < INFINITY)) {
+        rcl_md_system_free(s);
+        return rcl__fail(RCL_ERR_PARSE,
+                         "%s: the atoms span %c = %g .. %g: too large for an open box (a margin of 1 is "
+                         "lost to rounding, or the width is not finite); give a Lattice",
+                         r->path, 'x' + d, mn, mx);
+      }
     }
   }
   *out = s;
   return 0;
 }
 
-int rcl_md_read(rcl_md_system **out, rcl_md_lj *lj, const char *path) {
-  if (!out || !path) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_read: NULL argument");
-  *out = NULL;
-  if (lj && lj->version != RCL_MD_LJ_VERSION)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_lj.version is %u, expected %u (use RCL_MD_LJ_INIT)", lj->version,
-                     RCL_MD_LJ_VERSION);
-  reader r = {fopen(path, "rb"), path, 0, NULL, 0, ""};
-  if (!r.f) return rcl__fail(RCL_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+/* An optional sign and one or more decimal digits, nothing else. */
+static int integer_text(const char *s) {
+  if (*s == '+' || *s == '-') s++;
+  size_t d = strspn(s, "0123456789");
+  return d > 0 && s[d] == '\0';
+}
+
+int rcl__md_read_stream(rcl_md_system **out, rcl_md_lj *lj, FILE *f, const char *path) {
+  reader r = {f, path, 0, NULL, 0, "", 0};
+  /* A device (/dev/zero) would be read forever, one ever-growing line; a pipe cannot be rewound. */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const char *kind = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISDIR(st.st_mode)                      ? "a directory"
+                                                                  : "a pipe or socket";
+    return rcl__fail(RCL_ERR_IO, "%s is not a regular file but %s", path, kind);
+  }
+  if (fseek(f, 0, SEEK_END) != 0 || (r.size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+    return rcl__fail(RCL_ERR_IO, "%s: cannot seek (a regular file is needed): %s", path, strerror(errno));
   /* An XYZ file starts with a lone integer; a LAMMPS data file with a title line. */
   int rc = next_line(&r, 0);
   int xyz = 0;
@@ -581,14 +635,27 @@ int rcl_md_read(rcl_md_system **out, rcl_md_lj *lj, const char *path) {
     long long v;
     char copy[64];
     snprintf(copy, sizeof copy, "%s", r.buf);
-    xyz = tokens(copy, t, 2) == 1 && parse_ll(&v, &r, t[0], "count") == 0;
+    /* a lone integer, even one too large for a count (the XYZ reader then names it) */
+    xyz = tokens(copy, t, 2) == 1 && (parse_ll(&v, &r, t[0], "count") == 0 || integer_text(t[0]));
     rcl_error_clear();
   }
   rewind(r.f);
   r.line = 0;
   if (rc >= 0) rc = xyz ? read_xyz(out, &r) : read_lammps(out, lj, &r);
-  fclose(r.f);
   rcl__free(r.buf);
+  return rc;
+}
+
+int rcl_md_read(rcl_md_system **out, rcl_md_lj *lj, const char *path) {
+  if (!out || !path) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_read: NULL argument");
+  *out = NULL;
+  if (lj && lj->version != RCL_MD_LJ_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_lj.version is %u, expected %u (use RCL_MD_LJ_INIT)", lj->version,
+                     RCL_MD_LJ_VERSION);
+  FILE *f = fopen(path, "rb");
+  if (!f) return rcl__fail(RCL_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  int rc = rcl__md_read_stream(out, lj, f, path);
+  fclose(f);
   return rc;
 }
 

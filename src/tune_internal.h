@@ -226,5 +226,15 @@ RCL_INTERNAL void rcl__stat_add(rcl_context *ctx, rcl_stat s);
 typedef struct rcl_bundle rcl_bundle;
 RCL_INTERNAL rcl_bundle *rcl__bundle_of(rcl_context *ctx);
 RCL_INTERNAL void rcl__bundle_free(rcl_bundle *b);
+/* The readers of binary_cache.c, from memory (for rcl_program_bundle_load, the cache and the fuzz targets).
+ * rcl__bundle_parse takes ownership of data (freed on failure too) and checks the bundle's index: magic,
+ * device fingerprint, "program <key> <size> <sha256>" lines within the file, every payload's hash; errors
+ * name path:line. rcl__binary_verify checks a cached binary's header line, size and payload hash for this
+ * fingerprint and program key: the payload (inside data) or NULL. */
+RCL_INTERNAL int rcl__bundle_parse(rcl_bundle **out, char *data, size_t len, const char *path, const char *fingerprint,
+                                   const char *device_name);
+RCL_INTERNAL size_t rcl__bundle_count(const rcl_bundle *b);
+RCL_INTERNAL const unsigned char *rcl__binary_verify(size_t *size, const char *data, size_t len,
+                                                     const char *fingerprint, const char *pkey);
 
 #endif

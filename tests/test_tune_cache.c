@@ -668,6 +668,60 @@ START_TEST(platform_files) {
 }
 END_TEST
 
+/* Missing directories: reading a missing cache is no records and creates nothing; the first write creates
+ * the directory and its missing parents (0700); a path that cannot be created (under a regular file)
+ * (and reading it) is an error naming it, and a context on it computes in memory and says why. The binary cache follows
+ * the same directory rules (rcl__cache_dir_writable). */
+START_TEST(missing_directories) {
+  char *d = tmpdir("missing");
+  char deep[400], blocked[400], file[400];
+  snprintf(deep, sizeof deep, "%s/a/b/c", d);
+  rcl_tcache_record *out = (rcl_tcache_record *)1;
+  size_t n = 7, skipped = 7;
+  rt_ok(rcl__tcache_read(&out, &n, &skipped, deep));
+  ck_assert(out == NULL && n == 0 && skipped == 0);
+  struct stat st;
+  ck_assert_msg(stat(deep, &st) != 0, "reading created %s", deep);
+  rcl_tcache_record r = rec(3);
+  rt_ok(rcl__tcache_merge(deep, &r, 1, NULL, NULL));
+  ck_assert_int_eq(stat(deep, &st), 0);
+  ck_assert_msg(S_ISDIR(st.st_mode) && (st.st_mode & 0777) == 0700, "mode %o", (unsigned)st.st_mode);
+  snprintf(file, sizeof file, "%s/a", d);
+  ck_assert_int_eq(stat(file, &st), 0);
+  ck_assert_msg((st.st_mode & 0777) == 0700, "parent mode %o", (unsigned)st.st_mode);
+  rt_ok(rcl__tcache_read(&out, &n, &skipped, deep));
+  ck_assert_uint_eq(n, 1);
+  ck_assert(has(out, n, &r));
+  free(out);
+  /* under a regular file: cannot be created */
+  write_text(d, "plain", "not a directory\n");
+  snprintf(blocked, sizeof blocked, "%s/plain/sub", d);
+  rt_fails(rcl__tcache_merge(blocked, &r, 1, NULL, NULL), RCL_ERR_IO, "plain");
+  rt_fails(rcl__cache_dir_writable(blocked), RCL_ERR_IO, "plain");
+  rt_fails(rcl__tcache_read(&out, &n, &skipped, blocked), RCL_ERR_IO, "Not a directory"); /* not "no cache" */
+  if (rt_ndevices() > 0) {
+    rcl_context_options o = RCL_CONTEXT_OPTIONS_INIT;
+    o.device = "0";
+    o.cache_dir = blocked;
+    o.tuning = RCL_TUNING_OFF;
+    rcl_context *c;
+    rt_ok(rcl_context_create(&c, &o));
+    rcl_tune_report rep;
+    rcl_tune_options to = RCL_TUNE_OPTIONS_INIT;
+    to.budget_ms = 50;
+    rt_ok(rcl_tune(&rep, c, "reduce.scal", RCL_F32, 1 << 16, &to));
+    ck_assert_msg(rcl_cache_warning(c) && strstr(rcl_cache_warning(c), "plain"), "warning: %s",
+                  rcl_cache_warning(c) ? rcl_cache_warning(c) : "(none)");
+    float x[4] = {1, 2, 3, 4}, sum = 0;
+    rt_ok(rcl_sum_f32(&sum, c, x, 4, NULL)); /* the binary cache cannot write there either: built anyway */
+    ck_assert(sum == 10.0f);
+    rcl_context_free(c);
+  }
+  rm_rf(d);
+  free(d);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("tune_cache");
   TCase *tc = tcase_create("files");
@@ -679,6 +733,7 @@ int main(void) {
   tcase_add_test(tc, killed_writer);
   tcase_add_test(tc, symlink_refusal);
   tcase_add_test(tc, location_rules);
+  tcase_add_test(tc, missing_directories);
   tcase_add_test(tc, platform_files);
   suite_add_tcase(s, tc);
   rt_add_device_presence(s);

@@ -16,7 +16,19 @@ static const char *const refused_exact[] = {"-cl-mad-enable", "-cl-fast-relaxed-
 static const char *const refused_prefix[] = {"-ffp-contract=", "-ffp-model=", "-fdenormal-fp-math=", "-fp-contract=",
                                              "-DRCL_", "-Drcl_", "-URCL_", "-Urcl_"};
 
+/* program.h: -D of the two emulation switches is allowed (defining one only forces the exact integer
+ * path, whatever its value): the macro name ends where an identifier ends, as the policy reads it. */
+static int emulation_switch(const char *t, size_t len) {
+  static const char *const names[] = {"-DRCL_EMULATE_F32_SUBNORMALS", "-DRCL_EMULATE_F32_DIV_SQRT"};
+  for (size_t i = 0; i < 2; i++) {
+    size_t l = strlen(names[i]);
+    if (len >= l && !memcmp(t, names[i], l) && (len == l || !(isalnum((unsigned char)t[l]) || t[l] == '_'))) return 1;
+  }
+  return 0;
+}
+
 static int token_refused(const char *t, size_t len) {
+  if (emulation_switch(t, len)) return 0;
   for (size_t i = 0; i < sizeof refused_exact / sizeof refused_exact[0]; i++)
     if (strlen(refused_exact[i]) == len && !memcmp(t, refused_exact[i], len)) return 1;
   for (size_t i = 0; i < sizeof refused_prefix / sizeof refused_prefix[0]; i++)
