@@ -80,10 +80,13 @@ for job in "${jobs[@]}"; do
     sanitize_set+='|cli_hostile)$'
     if [ "${REPROCL_SANITIZE_ALL:-0}" = 1 ]; then sel=(-E '^cli_install$'); else sel=(-R "$sanitize_set"); fi
     timed "sanitize: ctest" ctest --test-dir build-asan --output-on-failure --timeout 3000 "${sel[@]}"
-    # MD: its readers and the host reference of its contract. Its device cases are not in CI's set yet:
-    # LSan reports a leak under Rusticl from md_device.c's force launch in test_md's overflow_detected
-    # (docs/reliability.md, "Sanitizers"), open for the MD family.
-    [ "${REPROCL_SANITIZE_ALL:-0}" = 1 ] || timed "sanitize: test_md (host)" env CK_RUN_CASE=host build-asan/tests/test_md
+    # MD: every case of test_md on PoCL. Under Rusticl, LSan reports 128 bytes realloc'ed from code it
+    # cannot name (no symbolised frame: llvmpipe's JIT-compiled kernel) during the force launch of
+    # test_md's overflow_detected; with no frame to name, no suppression can target it without hiding
+    # everything, so Rusticl's MD device cases are left to valgrind (docs/reliability.md, "Sanitizers").
+    mkdir -p "$tmpd/icd-pocl" && ln -sf /etc/OpenCL/vendors/pocl.icd "$tmpd/icd-pocl/"
+    [ "${REPROCL_SANITIZE_ALL:-0}" = 1 ] ||
+      timed "sanitize: test_md (PoCL)" env OCL_ICD_VENDORS="$tmpd/icd-pocl" REPROCL_TEST_MIN_DEVICES=1 build-asan/tests/test_md
     timed "sanitize: canary clean" build-asan/tests/leak_canary clean
     set +e
     build-asan/tests/leak_canary leak >"$tmpd/lsan-canary.log" 2>&1
