@@ -325,6 +325,8 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
                   : soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X]
                                            : 64,
                   soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 4, kmax, ctx);
+    if (in.local_size[0] && in.local_size[1] && (rc = check_local(in.local_size, kmax, ctx, kname)))
+      return rc; /* the device's limit names the problem better than the shape's size */
     for (int d = 0; d < 2; d++) {
       o->local_size[d] = in.local_size[d];
       o->points_per_item[d] = in.points_per_item[d];
