@@ -388,7 +388,7 @@ START_TEST(bad_arguments) {
   o.points_per_item[1] = 17;
   rt_fails(rcl_stencil(out, c, &st, RCL_F32, 4, 4, 1, in, &o), RCL_ERR_INVALID_ARG, "too large for the plain variant");
   o.points_per_item[1] = 2;
-  o.tile[0] = 12;
+  o.tile[0] = 10;
   rt_fails(rcl_stencil(out, c, &st, RCL_F32, 4, 4, 1, in, &o), RCL_ERR_INVALID_ARG, "not a multiple");
   o.tile[0] = 0;
   {
