@@ -172,6 +172,12 @@ START_TEST(enqueue_pitch_offsets_events) {
         rcl_stencil_desc st = make_desc(kind, bcs[it % 3]);
         rcl_stencil_options o = RCL_STENCIL_OPTIONS_INIT;
         o.variant = variants[(it + (size_t)use_scratch) % 3];
+        if (o.variant == RCL_STENCIL_PLAIN && use_scratch) { /* a register block past the grid's right edge */
+          o.local_size[0] = 8;
+          o.local_size[1] = 4;
+          o.points_per_item[0] = 4;
+          o.points_per_item[1] = kind ? 3 : 8;
+        }
         cl_event wrote, done = NULL;
         ck_assert_int_eq(clEnqueueWriteBuffer(q, bout, CL_FALSE, 0, osz * es, fill, 0, NULL, &wrote), CL_SUCCESS);
         rcl_queue_args qa = RCL_QUEUE_ARGS_INIT;
@@ -294,11 +300,17 @@ START_TEST(golden_digests) {
     rt_ok(rcl_ref_stencil(want.data, &st, c->dt, c->w, c->h, c->iters, in.data));
     rt_golden("stencil.txt", c->name, want.data, bytes);
     if (rt_supported(_i, RCL_FAMILY_STENCIL, c->dt)) {
-      /* Every device, with its default implementation, and the tiled one where that is not the default:
-       * the reference's bits, hence the golden digest. */
-      for (int v = 0; v < 2; v++) {
+      /* Every device, with its default implementation, the tiled one where that is not the default, and
+       * plain with a 4 x 8 register block: the reference's bits, hence the golden digest. */
+      for (int v = 0; v < 3; v++) {
         rcl_stencil_options o = RCL_STENCIL_OPTIONS_INIT;
-        o.variant = v ? RCL_STENCIL_TILED : RCL_STENCIL_AUTO;
+        o.variant = v == 2 ? RCL_STENCIL_PLAIN : v ? RCL_STENCIL_TILED : RCL_STENCIL_AUTO;
+        if (v == 2) {
+          o.local_size[0] = 8;
+          o.local_size[1] = 4;
+          o.points_per_item[0] = 4;
+          o.points_per_item[1] = 8;
+        }
         void *got = malloc(bytes);
         rt_ok(rcl_stencil(got, rt_ctx(_i), &st, c->dt, c->w, c->h, c->iters, in.data, &o));
         rt_assert_bits_eq(got, want.data, n, c->dt, "%s (%s) on %s", c->name, rcl_stencil_variant_name(o.variant),
