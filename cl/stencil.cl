@@ -50,6 +50,84 @@ RCL_FN real_t st_fetch(__global const real_t *in, ulong off, ulong pitch, int W,
   __global real_t *out, ulong ooff, ulong opitch, __global const real_t *in, ulong ioff, ulong ipitch, int W, int H, \
       int bc, real_t bval
 
+/* ---- register-blocked plain kernels ----------------------------------------------------------------
+ * Built with -DST_PX=px -DST_PY=py (points per work-item, compile-time so the window stays in registers),
+ * the plain kernels compute px x py points per work-item: work-item (gx, gy) the block at
+ * (gx*px, gy*py). In the interior each work-item slides a window of 2R+1 rows of px+2R values down its
+ * block, loading every input row of its neighbourhood once, straight from global memory; blocks touching
+ * the grid's edge compute each point inside the grid through the boundary rule (points outside are not
+ * written). Each point is the same function of the same values as in the 1 x 1 kernel: same bits. */
+#if defined(ST_PX) || defined(ST_PY)
+#define ST_BLOCKED 1
+#ifndef ST_PX
+#define ST_PX 1
+#endif
+#ifndef ST_PY
+#define ST_PY 1
+#endif
+#define ST_WX (ST_PX + 2 * ST_R)
+#if defined(RCL_DTYPE_F64)
+typedef double4 st_real4;
+#else
+typedef float4 st_real4;
+#endif
+
+/* v[0 .. WX) = row[-R .. PX + R): consecutive loads, 4-wide vector loads where px is a multiple of 4 and
+ * the row's block is aligned to them. */
+RCL_FN void st_row_load(real_t *v, __global const real_t *row) {
+#pragma unroll
+  for (int i = 0; i < ST_R; i++) {
+    v[i] = row[i - ST_R];
+    v[ST_PX + ST_R + i] = row[ST_PX + i];
+  }
+#if ST_PX % 4 == 0
+  if (((size_t)row & (sizeof(st_real4) - 1)) == 0) {
+#pragma unroll
+    for (int i = 0; i < ST_PX; i += 4) {
+      const st_real4 q = *(__global const st_real4 *)(row + i);
+      v[ST_R + i] = q.s0;
+      v[ST_R + i + 1] = q.s1;
+      v[ST_R + i + 2] = q.s2;
+      v[ST_R + i + 3] = q.s3;
+    }
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < ST_PX; i++) v[ST_R + i] = row[i];
+}
+
+/* row[0 .. PX) = r[0 .. PX), 4-wide where aligned as above. */
+RCL_FN void st_row_store(__global real_t *row, const real_t *r) {
+#if ST_PX % 4 == 0
+  if (((size_t)row & (sizeof(st_real4) - 1)) == 0) {
+#pragma unroll
+    for (int i = 0; i < ST_PX; i += 4) *(__global st_real4 *)(row + i) = (st_real4)(r[i], r[i + 1], r[i + 2], r[i + 3]);
+    return;
+  }
+#endif
+#pragma unroll
+  for (int i = 0; i < ST_PX; i++) row[i] = r[i];
+}
+
+/* Whether the block at (x0, y0) and its halo lie inside the grid (the register path). */
+#define ST_BLOCK_INTERIOR(x0, y0) \
+  ((x0) >= ST_R && (y0) >= ST_R && (x0) + ST_PX + ST_R <= W && (y0) + ST_PY + ST_R <= H)
+
+/* The edge path: every point (x, y) of the block inside the grid, as the task kernel computes it: STMT
+ * sets the real_t v, which is stored. */
+#define ST_BLOCK_EDGE(x0, y0, STMT)                                                                               \
+  for (int j_ = 0; j_ < ST_PY; j_++)                                                                             \
+    for (int i_ = 0; i_ < ST_PX; i_++) {                                                                         \
+      const int x = (x0) + i_, y = (y0) + j_;                                                                     \
+      if (x < W && y < H) {                                                                                       \
+        real_t v;                                                                                                 \
+        STMT;                                                                                                     \
+        out[ooff + (ulong)y * opitch + (ulong)x] = R_CANON(v);                                                    \
+      }                                                                                                           \
+    }
+#endif
+
 /* Loads a work-group's tile plus its halo into t: element (tx, ty) holds the value read at
  * (ox + tx - ST_R, oy + ty - ST_R), for tx < TXH = TX + 2R, ty < TYH = TY + 2R. Rows are read by
  * consecutive work-items (coalesced). Every work-item of the group must call it. */
@@ -73,6 +151,7 @@ RCL_FN void st_load_tile(__local real_t *t, int TXH, int TYH, int ox, int oy, __
     for (int k_ = 1; k_ < ST_KK; k_++) acc = R_ADD(acc, R_MUL(wt[k_], GET(k_ % ST_K - ST_R, k_ / ST_K - ST_R)));   \
   } while (0)
 
+#ifndef ST_BLOCKED
 __kernel void rcl_stencil_general_plain(ST_GRID_ARGS, __constant real_t *wt) {
   const int x = (int)get_global_id(0), y = (int)get_global_id(1);
   if (x >= W || y >= H) return;
@@ -87,6 +166,39 @@ __kernel void rcl_stencil_general_plain(ST_GRID_ARGS, __constant real_t *wt) {
   }
   out[ooff + (ulong)y * opitch + (ulong)x] = R_CANON(acc);
 }
+
+#else
+__kernel void rcl_stencil_general_plain(ST_GRID_ARGS, __constant real_t *wt) {
+  const int x0 = (int)get_global_id(0) * ST_PX, y0 = (int)get_global_id(1) * ST_PY;
+  if (x0 >= W || y0 >= H) return;
+  if (!ST_BLOCK_INTERIOR(x0, y0)) {
+    ST_BLOCK_EDGE(x0, y0, ST_GENERAL(v, wt, ST_FETCH))
+    return;
+  }
+  /* win[r] holds row y - R + r of the point row y being computed, columns x0 - R .. x0 + PX + R. */
+  real_t win[ST_K][ST_WX], res[ST_PX];
+  __global const real_t *p = in + ioff + (ulong)(y0 - ST_R) * ipitch + (ulong)x0;
+  __global real_t *o = out + ooff + (ulong)y0 * opitch + (ulong)x0;
+#pragma unroll
+  for (int r = 0; r < ST_K - 1; r++, p += ipitch) st_row_load(win[r], p);
+  for (int j = 0; j < ST_PY; j++, p += ipitch, o += opitch) {
+    st_row_load(win[ST_K - 1], p);
+#pragma unroll
+    for (int i = 0; i < ST_PX; i++) {
+#define ST_GET_WIN(dx, dy) win[(dy) + ST_R][i + (dx) + ST_R]
+      real_t acc;
+      ST_GENERAL(acc, wt, ST_GET_WIN);
+#undef ST_GET_WIN
+      res[i] = R_CANON(acc);
+    }
+    st_row_store(o, res);
+#pragma unroll
+    for (int r = 0; r < ST_K - 1; r++)
+#pragma unroll
+      for (int i = 0; i < ST_WX; i++) win[r][i] = win[r + 1][i];
+  }
+}
+#endif
 
 /* A work-group computes a tile of (LX*px) x (LY*py) points; work-item (lx, ly) the columns lx + i*LX,
  * i < px, each for the py consecutive rows from ly*py. */
@@ -143,6 +255,7 @@ RCL_FN real_t st_nine(real_t wc, real_t wa, real_t wd, real_t nw, real_t n, real
   st_nine(wc, wa, wd, GET(-1, -1), GET(0, -1), GET(1, -1), GET(-1, 0), GET(0, 0), GET(1, 0), GET(-1, 1), GET(0, 1), \
           GET(1, 1))
 
+#ifndef ST_BLOCKED
 __kernel void rcl_stencil_nine_plain(ST_GRID_ARGS, real_t wc, real_t wa, real_t wd) {
   const int x = (int)get_global_id(0), y = (int)get_global_id(1);
   if (x >= W || y >= H) return;
@@ -156,6 +269,36 @@ __kernel void rcl_stencil_nine_plain(ST_GRID_ARGS, real_t wc, real_t wa, real_t 
   }
   out[ooff + (ulong)y * opitch + (ulong)x] = R_CANON(r);
 }
+
+#else
+__kernel void rcl_stencil_nine_plain(ST_GRID_ARGS, real_t wc, real_t wa, real_t wd) {
+  const int x0 = (int)get_global_id(0) * ST_PX, y0 = (int)get_global_id(1) * ST_PY;
+  if (x0 >= W || y0 >= H) return;
+  if (!ST_BLOCK_INTERIOR(x0, y0)) {
+    ST_BLOCK_EDGE(x0, y0, v = ST_NINE_AT(ST_FETCH))
+    return;
+  }
+  /* a, b, c: rows y - 1, y, y + 1 of the point row y being computed, columns x0 - 1 .. x0 + PX. */
+  real_t a[ST_WX], b[ST_WX], c[ST_WX], res[ST_PX];
+  __global const real_t *p = in + ioff + (ulong)(y0 - 1) * ipitch + (ulong)x0;
+  __global real_t *o = out + ooff + (ulong)y0 * opitch + (ulong)x0;
+  st_row_load(a, p);
+  st_row_load(b, p + ipitch);
+  p += 2 * ipitch;
+  for (int j = 0; j < ST_PY; j++, p += ipitch, o += opitch) {
+    st_row_load(c, p);
+#pragma unroll
+    for (int i = 0; i < ST_PX; i++)
+      res[i] = R_CANON(st_nine(wc, wa, wd, a[i], a[i + 1], a[i + 2], b[i], b[i + 1], b[i + 2], c[i], c[i + 1], c[i + 2]));
+    st_row_store(o, res);
+#pragma unroll
+    for (int i = 0; i < ST_WX; i++) {
+      a[i] = b[i];
+      b[i] = c[i];
+    }
+  }
+}
+#endif
 
 /* Tiled as rcl_stencil_general_tiled; each work-item slides a 3x3 register window down its column, so
  * it reads three new values from local memory per point. */

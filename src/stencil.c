@@ -132,6 +132,12 @@ void rcl__sor_coefficients(void *c1, void *c0, double omega, rcl_dtype dtype) {
 
 typedef rcl_stencil_kernel_kind kernel_kind;
 
+/* The plain kernels' register blocks: points_per_item is a compile-time constant of the program (one
+ * program per shape), so it is bounded; SOR's plain kernel (in place, every other point) is not blocked. */
+#define PLAIN_MAX_PX 8
+#define PLAIN_MAX_PY 16
+
+
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
 static const char *kernel_name(kernel_kind kk, rcl_stencil_variant v) {
@@ -166,9 +172,7 @@ static int opts_check_version(const rcl_stencil_options *o) {
 static int shape_fits(const rcl_stencil_options *o, rcl_stencil_variant v) {
   for (int d = 0; o && d < 2; d++) {
     if (v == RCL_STENCIL_TASK && (o->local_size[d] || o->tile[d] || o->points_per_item[d])) return 0;
-    if (v == RCL_STENCIL_PLAIN &&
-        ((o->points_per_item[d] && o->points_per_item[d] != 1) || (o->tile[d] && o->tile[d] != o->local_size[d])))
-      return 0;
+    if (v == RCL_STENCIL_PLAIN && o->points_per_item[d] > (d ? PLAIN_MAX_PY : PLAIN_MAX_PX)) return 0;
   }
   return 1;
 }
@@ -250,6 +254,36 @@ static int resolve_tiled_dim(size_t *L, size_t *P, size_t *T, size_t dl, size_t 
   return 0;
 }
 
+static int check_plain_points(const rcl_stencil_options *o, kernel_kind kk, const rcl_context *ctx) {
+  const size_t px = o->points_per_item[0], py = o->points_per_item[1];
+  if (kk == RCL_STK_SOR && (px != 1 || py != 1))
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "points_per_item %zux%zu: the plain SOR kernel computes one point per work-item (use the "
+                     "tiled variant for several)",
+                     px, py);
+  if (px > PLAIN_MAX_PX || py > PLAIN_MAX_PY)
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "points_per_item %zux%zu is too large for the plain variant (at most %dx%d: the block is held "
+                     "in registers)",
+                     px, py, PLAIN_MAX_PX, PLAIN_MAX_PY);
+  /* Loop iterations of one work-item: its rows, each with its columns (edge blocks: every point). */
+  size_t iters = py * (1 + px);
+  if (iters > rcl__loop_budget(ctx))
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "points_per_item %zux%zu needs %zu loop iterations per work-item, past %s's limit of %llu", px,
+                     py, iters, ctx->profile.device_name, (unsigned long long)ctx->profile.loop_iteration_limit);
+  return 0;
+}
+
+/* The program defines of a kernel: the radius, and a plain kernel's register block when it is not 1 x 1. */
+static const char *kernel_defines(char *buf, size_t n, unsigned int radius, const rcl_stencil_options *o) {
+  if (o->variant != RCL_STENCIL_PLAIN || (o->points_per_item[0] <= 1 && o->points_per_item[1] <= 1))
+    return radius == 2 ? "-DST_R=2" : "-DST_R=1";
+  snprintf(buf, n, "-DST_R=%u -DST_PX=%zu -DST_PY=%zu", radius == 2 ? 2u : 1u, o->points_per_item[0],
+           o->points_per_item[1]);
+  return buf;
+}
+
 typedef struct {
   rcl_stencil_options o; /* resolved */
   size_t lmem;           /* bytes of local memory (TILED) */
@@ -280,22 +314,28 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
     return 0;
   }
   if (v == RCL_STENCIL_PLAIN) {
-    for (int d = 0; d < 2; d++)
-      if ((in.points_per_item[d] && in.points_per_item[d] != 1) || (in.tile[d] && in.tile[d] != in.local_size[d]))
-        return rcl__fail(RCL_ERR_INVALID_ARG, "the plain variant computes one point per work-item: tile and "
-                                              "points_per_item apply to the tiled variant");
-    default_local(o->local_size,
+    /* Points per work-item: the caller's; else the tuned or cached ones where those are for plain (a
+     * tiled choice's points are not); else 1 x 1. tile = local_size * points_per_item, any two given. */
+    const int soft_plain = soft[RCL_ST_P_VARIANT] == RCL_STENCIL_PLAIN;
+    const size_t dp[2] = {soft_plain && soft[RCL_ST_P_POINTS_X] ? soft[RCL_ST_P_POINTS_X] : 1,
+                          soft_plain && soft[RCL_ST_P_POINTS_Y] ? soft[RCL_ST_P_POINTS_Y] : 1};
+    size_t dl[2];
+    default_local(dl,
                   in.local_size[0]         ? in.local_size[0]
                   : soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X]
                                            : 64,
                   soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 4, kmax, ctx);
-    if (in.local_size[0]) o->local_size[0] = in.local_size[0]; /* checked below, not clamped */
-    if (in.local_size[1]) o->local_size[1] = in.local_size[1];
+    if (in.local_size[0] && in.local_size[1] && (rc = check_local(in.local_size, kmax, ctx, kname)))
+      return rc; /* the device's limit names the problem better than the shape's size */
+    for (int d = 0; d < 2; d++) {
+      o->local_size[d] = in.local_size[d];
+      o->points_per_item[d] = in.points_per_item[d];
+      o->tile[d] = in.tile[d];
+      if ((rc = resolve_tiled_dim(&o->local_size[d], &o->points_per_item[d], &o->tile[d], dl[d], dp[d], d)))
+        return rc;
+    }
     if ((rc = check_local(o->local_size, kmax, ctx, kname))) return rc;
-    o->tile[0] = o->local_size[0];
-    o->tile[1] = o->local_size[1];
-    o->points_per_item[0] = o->points_per_item[1] = 1;
-    return 0;
+    return check_plain_points(o, kk, ctx);
   }
   /* TILED: x first, then a default y that fits the kernel's limit beside the x chosen. */
   const size_t dp[2] = {soft[RCL_ST_P_POINTS_X] ? soft[RCL_ST_P_POINTS_X] : 1,
@@ -331,12 +371,24 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
   return 0;
 }
 
-/* Gets variant v's kernel and resolves the configuration with it. */
+/* Gets variant v's kernel and resolves the configuration with it. A plain kernel with a register block is
+ * another program: it is built once the block is known and the work-group shape checked against it too. */
 static int prepare_variant(launch_cfg *cfg, cl_kernel *k, rcl_context *ctx, rcl_dtype dt, kernel_kind kk,
                            unsigned int radius, rcl_stencil_variant v, const rcl_stencil_options *opts,
                            const size_t *soft) {
-  int rc = rcl__kernel_get(k, ctx, "stencil.cl", dt, radius_define(radius), kernel_name(kk, v));
-  if (!rc) rc = resolve(cfg, ctx, dt, kk, radius, v, *k, kernel_name(kk, v), opts, soft);
+  const char *name = kernel_name(kk, v);
+  int rc = rcl__kernel_get(k, ctx, "stencil.cl", dt, radius_define(radius), name);
+  if (!rc) rc = resolve(cfg, ctx, dt, kk, radius, v, *k, name, opts, soft);
+  char defs[64];
+  const char *blocked = rc ? NULL : kernel_defines(defs, sizeof defs, radius, &cfg->o);
+  if (blocked && blocked == defs) {
+    size_t kmax;
+    clReleaseKernel(*k);
+    *k = NULL;
+    rc = rcl__kernel_get(k, ctx, "stencil.cl", dt, blocked, name);
+    if (!rc) rc = rcl__kernel_wg_max(&kmax, *k, ctx, name);
+    if (!rc) rc = check_local(cfg->o.local_size, kmax, ctx, name);
+  }
   if (rc && *k) {
     clReleaseKernel(*k);
     *k = NULL;

@@ -13,7 +13,7 @@ static const size_t variant_values[] = {RCL_STENCIL_PLAIN, RCL_STENCIL_TILED, RC
 static const char *const variant_labels[] = {"plain", "tiled", "task"};
 static const size_t local_x_values[] = {16, 32, 64, 128};
 static const size_t local_y_values[] = {1, 2, 4, 8};
-static const size_t points_x_values[] = {1, 2};
+static const size_t points_x_values[] = {1, 2, 4};
 static const size_t points_y_values[] = {1, 4, 8};
 
 /* Indexed by RCL_ST_P_*. local_x/local_y are rcl_stencil_options.local_size[0]/[1], points_x/points_y
@@ -110,11 +110,19 @@ static rcl_stencil_options opts_of(const size_t *v) {
   if (o.variant == RCL_STENCIL_TASK) return o; /* one work-item: no shape */
   o.local_size[0] = v[RCL_ST_P_LOCAL_X];
   o.local_size[1] = v[RCL_ST_P_LOCAL_Y];
-  if (o.variant == RCL_STENCIL_TILED) {
-    o.points_per_item[0] = v[RCL_ST_P_POINTS_X];
-    o.points_per_item[1] = v[RCL_ST_P_POINTS_Y];
-  }
+  o.points_per_item[0] = v[RCL_ST_P_POINTS_X];
+  o.points_per_item[1] = v[RCL_ST_P_POINTS_Y];
   return o;
+}
+
+/* The plain variant's register blocks the tuner tries (points x, y): one point, 4-wide rows (vector loads)
+ * of 1, 4 and 8 rows, and 2 x 8. Each is its own program, so the rest of the product is not worth its
+ * compile time. */
+static int plain_block_tried(const size_t pts[2]) {
+  static const size_t tried[][2] = {{1, 1}, {4, 1}, {4, 4}, {4, 8}, {2, 8}};
+  for (size_t i = 0; i < sizeof tried / sizeof tried[0]; i++)
+    if (pts[0] == tried[i][0] && pts[1] == tried[i][1]) return 1;
+  return 0;
 }
 
 /* Validity: the launch planner of a call. The default point resolves like a call that leaves everything
@@ -123,6 +131,11 @@ static rcl_stencil_options opts_of(const size_t *v) {
 static int st_check(void *p, rcl_tune_point *pt, int is_default, char *why, size_t wl) {
   st_state *s = p;
   rcl_stencil_options used, o = opts_of(pt->v);
+  if (!is_default && o.variant == RCL_STENCIL_PLAIN && !plain_block_tried(o.points_per_item)) {
+    snprintf(why, wl, "plain with points %zux%zu is not among the register blocks tried", o.points_per_item[0],
+             o.points_per_item[1]);
+    return 0;
+  }
   int rc = is_default ? rcl__stencil_config(&used, s->ctx, s->dt, s->kind, s->radius, NULL, pt->v)
                       : rcl__stencil_config(&used, s->ctx, s->dt, s->kind, s->radius, &o, NULL);
   if (rc == RCL_ERR_INVALID_ARG && !is_default) {
@@ -137,7 +150,7 @@ static int st_check(void *p, rcl_tune_point *pt, int is_default, char *why, size
     pt->eff[RCL_ST_P_LOCAL_X] = used.local_size[0];
     pt->eff[RCL_ST_P_LOCAL_Y] = used.local_size[1];
   }
-  if (used.variant == RCL_STENCIL_TILED) {
+  if (used.variant != RCL_STENCIL_TASK) {
     pt->eff[RCL_ST_P_POINTS_X] = used.points_per_item[0];
     pt->eff[RCL_ST_P_POINTS_Y] = used.points_per_item[1];
   }

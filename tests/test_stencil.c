@@ -172,6 +172,12 @@ START_TEST(enqueue_pitch_offsets_events) {
         rcl_stencil_desc st = make_desc(kind, bcs[it % 3]);
         rcl_stencil_options o = RCL_STENCIL_OPTIONS_INIT;
         o.variant = variants[(it + (size_t)use_scratch) % 3];
+        if (o.variant == RCL_STENCIL_PLAIN && use_scratch) { /* a register block past the grid's right edge */
+          o.local_size[0] = 8;
+          o.local_size[1] = 4;
+          o.points_per_item[0] = 4;
+          o.points_per_item[1] = kind ? 3 : 8;
+        }
         cl_event wrote, done = NULL;
         ck_assert_int_eq(clEnqueueWriteBuffer(q, bout, CL_FALSE, 0, osz * es, fill, 0, NULL, &wrote), CL_SUCCESS);
         rcl_queue_args qa = RCL_QUEUE_ARGS_INIT;
@@ -204,6 +210,56 @@ START_TEST(enqueue_pitch_offsets_events) {
   free(want);
   free(got);
   free(fill);
+}
+END_TEST
+
+/* The plain variant's register blocks (points per work-item, no local memory): block shapes x boundaries x
+ * dtypes x kinds on grids the blocks do not divide (prime, single row/column, smaller than one block) and
+ * on a width of whole 4-wide blocks (the vector path on every row). Each kind x dtype runs a rotating
+ * subset of shapes and grids (every program is one compile per device). */
+START_TEST(plain_blocks) {
+  /* local x, local y, points x, points y: 8 x 4 = 32 work-items, Rusticl's usual limit */
+  static const size_t shapes[][4] = {{8, 4, 4, 8}, {8, 4, 4, 4}, {8, 4, 2, 8}, {8, 4, 4, 1}, {4, 8, 3, 5}, {8, 4, 8, 2}};
+  static const size_t grids[][2] = {{97, 89}, {64, 37}, {13, 1}, {1, 13}, {3, 2}, {61, 53}};
+  const size_t ns = sizeof shapes / sizeof shapes[0], ng = sizeof grids / sizeof grids[0];
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_STENCIL, dt)) continue;
+    for (int kind = 0; kind < 3; kind++) {
+      size_t ran = 0, tried = 0;
+      for (size_t k = 0; k < (kind == 0 ? 4 : 1); k++) {
+        const size_t *sh = shapes[(k + (size_t)kind * 2 + d) % ns];
+        for (size_t b = 0; b < 3; b++) {
+          const size_t *gr = grids[(k * 3 + b + d) % ng];
+          size_t w = gr[0], h = gr[1], n = w * h;
+          rcl_stencil_desc st = make_desc(kind, bcs[b]);
+          void *in = gen(dt, n, b == 1 ? "special" : "uniform", 300 + k * 3 + b), *want = malloc(n * rcl_dtype_size(dt));
+          rt_ok(rcl_ref_stencil(want, &st, dt, w, h, 2, in));
+          rcl_stencil_options o = RCL_STENCIL_OPTIONS_INIT, r;
+          o.variant = RCL_STENCIL_PLAIN;
+          o.local_size[0] = sh[0];
+          o.local_size[1] = sh[1];
+          o.points_per_item[0] = sh[2];
+          o.points_per_item[1] = sh[3];
+          rt_ok(rcl_stencil_resolve_options(&r, rt_ctx(_i), dt, &st, &o));
+          ck_assert_int_eq(r.variant, RCL_STENCIL_PLAIN);
+          ck_assert_uint_eq(r.points_per_item[0], sh[2]);
+          ck_assert_uint_eq(r.points_per_item[1], sh[3]);
+          ck_assert_uint_eq(r.tile[0], sh[0] * sh[2]);
+          ck_assert_uint_eq(r.tile[1], sh[1] * sh[3]);
+          char what[160];
+          snprintf(what, sizeof what, "%s %s %s plain local %zux%zu points %zux%zu on %zux%zu", kind_names[kind],
+                   rcl_dtype_name(dt), rcl_boundary_name(bcs[b]), sh[0], sh[1], sh[2], sh[3], w, h);
+          ran += (size_t)check_run(_i, &st, dt, w, h, 2, in, want, &o, what);
+          tried++;
+          free(in);
+          free(want);
+        }
+      }
+      ck_assert_msg(ran == tried, "%s %s: only %zu of %zu plain block shapes ran on %s", kind_names[kind],
+                    rcl_dtype_name(dt), ran, tried, rt_device_name(_i));
+    }
+  }
 }
 END_TEST
 
@@ -244,11 +300,17 @@ START_TEST(golden_digests) {
     rt_ok(rcl_ref_stencil(want.data, &st, c->dt, c->w, c->h, c->iters, in.data));
     rt_golden("stencil.txt", c->name, want.data, bytes);
     if (rt_supported(_i, RCL_FAMILY_STENCIL, c->dt)) {
-      /* Every device, with its default implementation, and the tiled one where that is not the default:
-       * the reference's bits, hence the golden digest. */
-      for (int v = 0; v < 2; v++) {
+      /* Every device, with its default implementation, the tiled one where that is not the default, and
+       * plain with a 4 x 8 register block: the reference's bits, hence the golden digest. */
+      for (int v = 0; v < 3; v++) {
         rcl_stencil_options o = RCL_STENCIL_OPTIONS_INIT;
-        o.variant = v ? RCL_STENCIL_TILED : RCL_STENCIL_AUTO;
+        o.variant = v == 2 ? RCL_STENCIL_PLAIN : v ? RCL_STENCIL_TILED : RCL_STENCIL_AUTO;
+        if (v == 2) {
+          o.local_size[0] = 8;
+          o.local_size[1] = 4;
+          o.points_per_item[0] = 4;
+          o.points_per_item[1] = 8;
+        }
         void *got = malloc(bytes);
         rt_ok(rcl_stencil(got, rt_ctx(_i), &st, c->dt, c->w, c->h, c->iters, in.data, &o));
         rt_assert_bits_eq(got, want.data, n, c->dt, "%s (%s) on %s", c->name, rcl_stencil_variant_name(o.variant),
@@ -335,8 +397,17 @@ START_TEST(bad_arguments) {
   o.local_size[1] = 1;
   rt_fails(rcl_stencil(out, c, &st, RCL_F32, 4, 4, 1, in, &o), RCL_ERR_INVALID_ARG, "exceeds");
   o.local_size[0] = 4;
+  o.points_per_item[1] = 17;
+  rt_fails(rcl_stencil(out, c, &st, RCL_F32, 4, 4, 1, in, &o), RCL_ERR_INVALID_ARG, "too large for the plain variant");
   o.points_per_item[1] = 2;
-  rt_fails(rcl_stencil(out, c, &st, RCL_F32, 4, 4, 1, in, &o), RCL_ERR_INVALID_ARG, "tiled variant");
+  o.tile[0] = 10;
+  rt_fails(rcl_stencil(out, c, &st, RCL_F32, 4, 4, 1, in, &o), RCL_ERR_INVALID_ARG, "not a multiple");
+  o.tile[0] = 0;
+  {
+    rcl_sor_desc sor = RCL_SOR_DESC_INIT;
+    float g[16] = {0};
+    rt_fails(rcl_sor(g, NULL, c, &sor, RCL_F32, 4, 4, 1, NULL, &o), RCL_ERR_INVALID_ARG, "plain SOR kernel");
+  }
   o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
   o.variant = RCL_STENCIL_TASK;
   o.local_size[0] = 4;
@@ -386,6 +457,7 @@ int main(void) {
   rt_add_device_presence(s);
   RT_ADD_DEVICE_CASE(s, matches_reference);
   RT_ADD_DEVICE_CASE(s, launch_invariance);
+  RT_ADD_DEVICE_CASE(s, plain_blocks);
   RT_ADD_DEVICE_CASE(s, enqueue_pitch_offsets_events);
   RT_ADD_DEVICE_CASE(s, golden_digests);
   RT_ADD_DEVICE_CASE(s, camera_image);

@@ -1,7 +1,7 @@
 /* Stencil benchmarks: the 9-point stencil at 1024^2, 4096^2 and 8192^2 (the 5x5 stencil and SOR at the
  * first two), plain vs tiled (vs task at the smallest size), reproducible beside native, with effective
- * bandwidth and GFLOP/s; on GPUs a sweep of tile shapes for the 9-point f32 stencil shows what tuning
- * can reach. Effective bytes per iteration: one read and one write of the grid (2 * points * element
+ * bandwidth and GFLOP/s; on GPUs a sweep of tiled and register-blocked plain shapes for the 9-point f32
+ * stencil shows what tuning can reach. Effective bytes per iteration: one read and one write of the grid (2 * points * element
  * size); per SOR sweep 3 * points * element size (each half-sweep reads the grid and writes half of it). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -85,8 +85,14 @@ int cli_bench_stencil(cli_bench *b) {
   static const kernel_def kernels[] = {{"nine", 0, 1, 3}, {"general5", 0, 2, 2}, {"sor", 1, 1, 2}};
   static const size_t full[] = {1024, 4096, 8192}, quick[] = {64, 128};
   /* GPU tile sweep for the 9-point f32 stencil: local x, local y, points x, points y. */
+  /* Shapes (local x, local y, points x, points y) of the tiled and of the register-blocked plain variant
+   * (no local memory: several points along x per work-item, rows loaded once). */
   static const size_t sweep[][4] = {{32, 8, 1, 4},  {32, 8, 1, 8}, {32, 8, 1, 16},  {64, 4, 1, 8},
-                                    {128, 2, 1, 8}, {32, 4, 2, 8}, {256, 1, 1, 16}, {64, 8, 1, 4}};
+                                    {128, 2, 1, 8}, {32, 4, 2, 8}, {256, 1, 1, 16}, {64, 8, 1, 4},
+                                    {32, 4, 4, 8}};
+  static const size_t plain_sweep[][4] = {{32, 4, 4, 8}, {32, 8, 4, 4}, {64, 4, 4, 4}, {64, 4, 4, 1},
+                                          {32, 4, 2, 8}, {32, 8, 4, 8}, {64, 2, 4, 8}};
+  const size_t nsweep = sizeof sweep / sizeof sweep[0], nplain = sizeof plain_sweep / sizeof plain_sweep[0];
   static const rcl_stencil_variant variants[] = {RCL_STENCIL_PLAIN, RCL_STENCIL_TILED, RCL_STENCIL_TASK};
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
   int gpu = !(p->type & CL_DEVICE_TYPE_CPU);
@@ -153,19 +159,22 @@ int cli_bench_stencil(cli_bench *b) {
                   bench_case(b, &c, &kernels[k], rcl_stencil_variant_name(variants[v]), native, size, &rc);
             }
           }
-          /* What tuning the tiled shape can reach (GPUs; everywhere at the smallest size). */
+          /* What tuning the tiled and blocked plain shapes can reach (GPUs; everywhere at the smallest
+           * size). */
           if (!b->quick && k == 0 && d == 0 && (gpu || si == 0))
-            for (size_t t = 0; t < sizeof sweep / sizeof sweep[0] && !rc; t++)
+            for (size_t t = 0; t < nsweep + nplain && !rc; t++) {
+              const int plain = t >= nsweep;
+              const size_t *sh = plain ? plain_sweep[t - nsweep] : sweep[t];
               for (int native = 0; native < 2 && !rc; native++) {
                 char label[48];
-                snprintf(label, sizeof label, "tiled-%zux%zu-%zux%zu", sweep[t][0], sweep[t][1], sweep[t][2],
-                         sweep[t][3]);
+                snprintf(label, sizeof label, "%s-%zux%zu-%zux%zu", plain ? "plain" : "tiled", sh[0], sh[1], sh[2],
+                         sh[3]);
                 c.ctx = native ? b->native : b->ctx;
                 c.o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
-                c.o.variant = RCL_STENCIL_TILED;
+                c.o.variant = plain ? RCL_STENCIL_PLAIN : RCL_STENCIL_TILED;
                 for (int q = 0; q < 2; q++) {
-                  c.o.local_size[q] = sweep[t][q];
-                  c.o.points_per_item[q] = sweep[t][2 + q];
+                  c.o.local_size[q] = sh[q];
+                  c.o.points_per_item[q] = sh[2 + q];
                 }
                 rcl_stencil_options used;
                 if (rcl_stencil_resolve_launch(&used, c.ctx, c.dt, &c.st, c.w, c.h, &c.o)) {
@@ -174,6 +183,7 @@ int cli_bench_stencil(cli_bench *b) {
                 }
                 bench_case(b, &c, &kernels[k], label, native, size, &rc);
               }
+            }
         }
         free(h);
         if (c.a) clReleaseMemObject(c.a);

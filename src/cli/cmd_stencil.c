@@ -162,6 +162,9 @@ static json_t *config_json(const rcl_stencil_options *o) {
 static void config_text(char *buf, size_t size, const rcl_stencil_options *o) {
   if (o->variant == RCL_STENCIL_TASK)
     snprintf(buf, size, "task");
+  else if (o->variant == RCL_STENCIL_PLAIN && o->points_per_item[0] * o->points_per_item[1] > 1)
+    snprintf(buf, size, "plain %zux%zu x %zux%zu", o->local_size[0], o->local_size[1], o->points_per_item[0],
+             o->points_per_item[1]);
   else if (o->variant == RCL_STENCIL_PLAIN)
     snprintf(buf, size, "plain %zux%zu", o->local_size[0], o->local_size[1]);
   else
