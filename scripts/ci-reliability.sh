@@ -83,7 +83,7 @@ for job in "${jobs[@]}"; do
     # MD: every case of test_md on PoCL. Under Rusticl, LSan reports 128 bytes realloc'ed from code it
     # cannot name (no symbolised frame: llvmpipe's JIT-compiled kernel) during the force launch of
     # test_md's overflow_detected; with no frame to name, no suppression can target it without hiding
-    # everything, so Rusticl's MD device cases are left to valgrind (docs/reliability.md, "Sanitizers").
+    # everything, so Rusticl's MD device cases run in the main job only (docs/reliability.md, "Sanitizers").
     mkdir -p "$tmpd/icd-pocl" && ln -sf /etc/OpenCL/vendors/pocl.icd "$tmpd/icd-pocl/"
     [ "${REPROCL_SANITIZE_ALL:-0}" = 1 ] ||
       timed "sanitize: test_md (PoCL)" env OCL_ICD_VENDORS="$tmpd/icd-pocl" REPROCL_TEST_MIN_DEVICES=1 build-asan/tests/test_md
