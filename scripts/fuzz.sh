@@ -75,6 +75,8 @@ for t in "${targets[@]}"; do
   [ -f "tests/fuzz/$t.options" ] && read -r -a extra <"tests/fuzz/$t.options"
   seeds=()
   [ -d "tests/fuzz/corpus/$t" ] && seeds+=("tests/fuzz/corpus/$t")
+  # The lint's real inputs are the kernels themselves: seed from cl/ as it is (no copies to go stale).
+  [ "$t" = fuzz_lint_source ] && seeds+=("cl")
   t0=$(date +%s)
   set +e
   "$bin" "${limit[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=4096 -malloc_limit_mb=2048 -print_final_stats=1 "${extra[@]}" \
