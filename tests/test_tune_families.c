@@ -279,17 +279,23 @@ START_TEST(spmv_tuned_parameters_are_bit_identical) {
 }
 END_TEST
 
-/* SOR sweeps in place: tuning it on first use (forced here) works on scratch grids, so the caller's grid
- * is swept exactly as many times as asked, and the stencils' input is never written. */
-START_TEST(in_place_kernels_tuned_on_scratch) {
-  if (!rt_supported(_i, RCL_FAMILY_STENCIL, RCL_F32)) return;
+/* A context of its own on device `dev` that tunes every kernel on first use (REPROCL_TUNING=force). */
+static rcl_context *forced_tuning_context(int dev) {
   char spec[16];
-  snprintf(spec, sizeof spec, "%d", _i);
+  snprintf(spec, sizeof spec, "%d", dev);
   rcl_context_options co = RCL_CONTEXT_OPTIONS_INIT;
   co.device = spec;
   co.tuning = RCL_TUNING_FORCE;
   rcl_context *c;
   rt_ok(rcl_context_create(&c, &co));
+  return c;
+}
+
+/* SOR sweeps in place: tuning it on first use (forced here) works on scratch grids, so the caller's grid
+ * is swept exactly as many times as asked, and the stencils' input is never written. */
+START_TEST(in_place_kernels_tuned_on_scratch) {
+  if (!rt_supported(_i, RCL_FAMILY_STENCIL, RCL_F32)) return;
+  rcl_context *c = forced_tuning_context(_i);
   size_t w = 256, h = 257, n = w * h;
   float *g = malloc(n * 4), *want = malloc(n * 4), *in = malloc(n * 4), *keep = malloc(n * 4), res, wres;
   rt_fill(g, RCL_F32, n, "uniform", 51);
@@ -425,13 +431,7 @@ END_TEST
  * modified, and the simulation starts from the caller's data (the host reference's trajectory). */
 START_TEST(md_tuned_on_first_use_leaves_the_system_alone) {
   if (!rt_supported(_i, RCL_FAMILY_MD, RCL_F32)) return;
-  char spec[16];
-  snprintf(spec, sizeof spec, "%d", _i);
-  rcl_context_options co = RCL_CONTEXT_OPTIONS_INIT;
-  co.device = spec;
-  co.tuning = RCL_TUNING_FORCE;
-  rcl_context *c;
-  rt_ok(rcl_context_create(&c, &co));
+  rcl_context *c = forced_tuning_context(_i);
   rcl_md_system *sys;
   rcl_md_lj lj = RCL_MD_LJ_INIT;
   rt_ok(rcl_md_lattice(&sys, "fcc", 11, 0.8442, 1.5, 5)); /* 5324 atoms: above md.gather's min_tune_n */
