@@ -230,11 +230,16 @@ START_TEST(search_rules) {
   ck_assert_uint_eq(rep.mismatches, 1);
   ck_assert_ptr_nonnull(strstr(rep.mismatch, "a=3 b=10"));
   ck_assert_ptr_nonnull(strstr(rep.mismatch, "please report"));
-  /* Each distinct launch: one warm-up, then 5 samples; the broken one only its warm-up. */
+  /* Each distinct launch: one warm-up, then 5 samples; the broken one only its warm-up. On a loaded
+   * machine the (equally fast) non-default candidate a=2 may time several times slower than the default
+   * in the first 3 rounds and be pruned then (warm-up + 3 samples): that is the pruning rule working. The
+   * default (a=1) is never pruned. */
+  ck_assert_uint_le(rep.pruned, 1);
+  size_t want2 = rep.pruned ? 4 : 6;
   ck_assert_uint_eq(s->launches[1], 6);
-  ck_assert_uint_eq(s->launches[2], 6);
+  ck_assert_uint_eq(s->launches[2], want2);
   ck_assert_uint_eq(s->launches[3], 1);
-  ck_assert_uint_eq(s->prepared, 13); /* every launch restores its scratch inputs first */
+  ck_assert_uint_eq(s->prepared, 6 + want2 + 1); /* every launch restores its scratch inputs first */
   ck_assert_uint_eq(rep.choice.samples, 5);
   ck_assert_uint_ne(param(&rep.choice, "a"), 3);
   ck_assert_uint_eq(rep.timed, 2);
@@ -344,7 +349,9 @@ END_TEST
 
 START_TEST(get_set_export_import) {
   if (!rt_supported(_i, RCL_FAMILY_REDUCE, RCL_F32)) return;
-  rcl_context *c = make_ctx(_i, NULL, RCL_TUNING_OFF);
+  /* A cache of its own: another test's (or the user's) records must not stand in for the defaults. */
+  char *gdir = tmpdir("getset");
+  rcl_context *c = make_ctx(_i, gdir, RCL_TUNING_OFF);
   rcl_tune_choice ch;
   rt_ok(rcl_tune_get(&ch, c, "reduce.dot.exact", RCL_F32, 5000000));
   ck_assert_int_eq(ch.origin, RCL_TUNE_FROM_DEFAULTS);
@@ -378,7 +385,8 @@ START_TEST(get_set_export_import) {
   rt_ok(rcl_tune_export(&text, c));
   ck_assert_ptr_nonnull(strstr(text, "kernel=reduce.dot.exact"));
   ck_assert_ptr_nonnull(strstr(text, "variant=task"));
-  rcl_context *c2 = make_ctx(_i, NULL, RCL_TUNING_ON);
+  char *gdir2 = tmpdir("getset2");
+  rcl_context *c2 = make_ctx(_i, gdir2, RCL_TUNING_ON);
   size_t loaded, skipped;
   rt_ok(rcl_tune_import(c2, text, &loaded, &skipped));
   ck_assert_uint_eq(loaded, 1);
@@ -401,6 +409,10 @@ START_TEST(get_set_export_import) {
   ck_assert_int_eq(got.origin, RCL_TUNE_FROM_DEFAULTS);
   rcl_context_free(c);
   rcl_context_free(c2);
+  rm_rf(gdir);
+  rm_rf(gdir2);
+  free(gdir);
+  free(gdir2);
 }
 END_TEST
 
