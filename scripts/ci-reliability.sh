@@ -50,9 +50,16 @@ trap 'rm -rf "$tmpd"' EXIT
 # Checks that a leaky canary run was reported, with reprocl's own frames in the report.
 expect_canary_reported() { # LOG TOOL
   local log=$1 tool=$2 missing=0
-  for frame in rcl_devices rcl_program_build rcl__buffer_create rcl_context_create; do
+  for frame in rcl_devices rcl_program_build rcl_context_create; do
     grep -q "$frame" "$log" || { echo "FAIL $tool did not report the canary's leak through $frame"; missing=1; }
   done
+  # The dropped cl_mem: its allocation is the driver's, reached through rcl__buffer_create, whose frame
+  # the fast frame-pointer unwinder may lose inside Rusticl's Rust code; the canary's own line (the
+  # rcl__buffer_create call in leak_on) proves the report all the same.
+  local bufline
+  bufline=$(grep -n 'rcl__buffer_create(&m' "$root/tests/sanitizers/leak_canary.c" | cut -d: -f1)
+  grep -qE "rcl__buffer_create|leak_canary\.c:$bufline" "$log" ||
+    { echo "FAIL $tool did not report the canary's dropped buffer (rcl__buffer_create, leak_canary.c:$bufline)"; missing=1; }
   [ $missing -eq 0 ] && echo "ok   $tool reports every deliberate leak with reprocl's frames"
   return $missing
 }
