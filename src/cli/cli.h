@@ -60,6 +60,11 @@ int cli_devices_open(cli_devices *out, const char *spec, rcl_mode mode);
 /* A second set of contexts on the same devices in another mode (e.g. native beside reproducible). */
 int cli_devices_clone(cli_devices *out, const cli_devices *from, rcl_mode mode);
 void cli_devices_close(cli_devices *d);
+/* Starts device i's entry in a command's JSON device list: {"index", "name", "support"} appended to
+ * jdevs (*jd borrows it). When the device cannot run `family` in `dt`, adds "reason", prints
+ * "unsupported: why" (text mode, the name in `width` columns) and returns 0; otherwise returns 1. */
+int cli_device_entry(json_t **jd, json_t *jdevs, const cli_devices *devs, size_t i, rcl_family family, rcl_dtype dt,
+                     int json, int width);
 
 /* ---- results ------------------------------------------------------------------------------------- */
 void cli_digest(char hex[RCL_SHA256_HEX_SIZE], const void *data, size_t bytes);

@@ -350,3 +350,16 @@ void cli_progress_step(cli_progress *p, const char *what) {
 void cli_progress_end(cli_progress *p) {
   if (p->enabled) fprintf(stderr, "\r%*s\r", 100, "");
 }
+
+int cli_device_entry(json_t **jd, json_t *jdevs, const cli_devices *devs, size_t i, rcl_family family, rcl_dtype dt,
+                     int json, int width) {
+  const char *why;
+  rcl_support sup = rcl_device_profile_support(rcl_context_profile(devs->ctx[i]), family, dt, &why);
+  *jd = json_pack("{s:I,s:s,s:s}", "index", (json_int_t)devs->index[i], "name", devs->name[i], "support",
+                  rcl_support_name(sup));
+  json_array_append_new(jdevs, *jd);
+  if (sup != RCL_SUPPORT_NONE) return 1;
+  json_object_set_new(*jd, "reason", json_string(why));
+  if (!json) printf("  %-*.*s unsupported: %s\n", width, width, devs->name[i], why);
+  return 0;
+}

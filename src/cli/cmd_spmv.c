@@ -193,15 +193,9 @@ int cmd_spmv(int argc, char **argv) {
   char firsthex[RCL_SHA256_HEX_SIZE] = "";
   int all_same = 1;
   for (size_t i = 0; i < devs.count && !rc; i++) {
-    const char *why;
-    rcl_support sup = rcl_device_profile_support(rcl_context_profile(devs.ctx[i]), RCL_FAMILY_SPMV, dt, &why);
-    json_t *jd = json_pack("{s:I,s:s,s:s}", "index", (json_int_t)devs.index[i], "name", devs.name[i], "support",
-                           rcl_support_name(sup));
-    json_array_append_new(jdevs, jd);
-    if (sup == RCL_SUPPORT_NONE) {
+    json_t *jd;
+    if (!cli_device_entry(&jd, jdevs, &devs, i, RCL_FAMILY_SPMV, dt, json, 44)) {
       unsupported++;
-      json_object_set_new(jd, "reason", json_string(why));
-      if (!json) printf("  %-44.44s unsupported: %s\n", devs.name[i], why);
       continue;
     }
     rcl_spmv_matrix *M = NULL;

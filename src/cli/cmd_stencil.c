@@ -388,15 +388,9 @@ int cmd_stencil(int argc, char **argv) {
   size_t ran = 0, agree = 0, unsupported = 0;
   int all_same = 1;
   for (size_t i = 0; i < devs.count; i++) {
-    const char *why;
-    rcl_support sup = rcl_device_profile_support(rcl_context_profile(devs.ctx[i]), RCL_FAMILY_STENCIL, j.dt, &why);
-    json_t *jd = json_pack("{s:I,s:s,s:s}", "index", (json_int_t)devs.index[i], "name", devs.name[i], "support",
-                           rcl_support_name(sup));
-    json_array_append_new(jdevs, jd);
-    if (sup == RCL_SUPPORT_NONE) {
+    json_t *jd;
+    if (!cli_device_entry(&jd, jdevs, &devs, i, RCL_FAMILY_STENCIL, j.dt, json, 44)) {
       unsupported++;
-      json_object_set_new(jd, "reason", json_string(why));
-      if (!json) printf("  %-44.44s unsupported: %s\n", devs.name[i], why);
       continue;
     }
     rcl_stencil_options used;
