@@ -6,7 +6,8 @@
  *   The leaves, in (block, lane) order, are then combined level by level: at each level neighbours
  *   (2k, 2k+1) are added and an unpaired last value is carried up unchanged. Every work-group size and
  *   grid only changes which work-item computes which node of this one tree.
- * exact: every term goes into a superaccumulator (rcl_exact.cl); integer sums do not depend on order. */
+ * exact: every term goes into a superaccumulator (rcl_exact.cl); integer sums do not depend on order.
+ * Both run as one launch per call (the last work-group finishes); the task variants are reduce_task.cl. */
 
 #define RED_L 64u
 #define RED_M 32u
@@ -29,19 +30,53 @@ RCL_FN void rcl_red_tree(__local real_t *s, uint S, uint c, uint lid, uint W) {
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Pass 1 of ordered mode: one partial per super-block of G = max(1, W/RED_L) blocks (W a power of two).
- * LEAF(i) is the i-th term: x[i] for sums, x[i]*y[i] (rounded) for dot products. */
-#define RCL_ORDERED_PASS1(NAME, LEAF)                                                                  \
+/* The control block at the head of the per-queue scratch buffer (src/queue_scratch.c; offsets mirrored
+ * in src/reduce.c): the ticket that finds a launch's last work-group, the exact-mode flags, and from word
+ * RED_CTL_DIGITS the exact-mode digit sums (D positive magnitudes, then D negative ones). Each launch's
+ * last work-group leaves the block zero again, so the next launch on the queue needs no fill. */
+#define RED_CTL_TICKET 0
+#define RED_CTL_FLAGS 1
+#define RED_CTL_DIGITS 16
+
+/* Whether this work-group is the launch's last to arrive; every work-item calls it once, after the
+ * group's global writes and atomics. The fence orders them before the ticket (the threadfence-reduction
+ * pattern), and the last group reads the others' results only through volatile loads or atomics. */
+RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *flag) {
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  if (get_local_id(0) == 0) {
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    *flag = atomic_inc(&ctl[RED_CTL_TICKET]) == (uint)get_num_groups(0) - 1u;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint last = *flag;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
+  return last;
+}
+
+/* Ordered mode in one launch. Group g reduces the super-blocks [g*chunk, (g+1)*chunk) (S leaves each,
+ * S = max(W, RED_L); chunk a power of two), an aligned subtree of the contract's tree, to one partial:
+ * each super-block by a pairwise tree in local memory, the chunk's values by a binary-counter stack
+ * (which merges exactly the tree's pairs, the unpaired last value carried up). The last group to arrive
+ * reduces the partials, again as aligned subtrees of P values (P a power of two), in place, until one
+ * value remains. LEAF(i) is the i-th term: x[i] for sums, x[i]*y[i] (rounded) for dot products. */
+#define RCL_ORDERED_FUSED(NAME, LEAF)                                                                  \
   __kernel void NAME(__global const real_t *x, ulong xoff, __global const real_t *y, ulong yoff, ulong n,   \
-                     __global real_t *partials, __local real_t *scratch) {                               \
+                     uint chunk, __global volatile uint *ctl, ulong part_off, uint P, __global real_t *out,  \
+                     ulong out_off, uint finalize, __local real_t *scratch, __local volatile uint *flag) {  \
     const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);                                \
     const uint G = W >= RED_L ? W / RED_L : 1u;                                                        \
     const uint S = G * RED_L;                                                                          \
     const ulong nleaves = rcl_red_leaves(n);                                                           \
     const ulong nsuper = (nleaves + S - 1u) / S;                                                       \
+    __global volatile real_t *part = (__global volatile real_t *)((__global volatile char *)ctl + part_off); \
     x += xoff;                                                                                         \
     y += yoff;                                                                                         \
-    for (ulong sb = get_group_id(0); sb < nsuper; sb += get_num_groups(0)) {                           \
+    const ulong first = (ulong)get_group_id(0) * chunk;                                                \
+    const uint cnt = (uint)(nsuper - first < chunk ? nsuper - first : chunk);                         \
+    real_t stack[33];                                                                                  \
+    uint top = 0;                                                                                      \
+    for (uint c = 0; c < cnt; c++) {                                                                   \
+      const ulong sb = first + c;                                                                      \
       for (uint slot = lid; slot < S; slot += W) {                                                     \
         ulong block = sb * G + slot / RED_L;                                                           \
         ulong i = block * RED_B + slot % RED_L;                                                        \
@@ -57,153 +92,292 @@ RCL_FN void rcl_red_tree(__local real_t *s, uint S, uint c, uint lid, uint W) {
       }                                                                                                \
       ulong left = nleaves - sb * S;                                                                   \
       rcl_red_tree(scratch, S, (uint)(left < S ? left : S), lid, W);                                  \
-      if (lid == 0) partials[sb] = scratch[0];                                                         \
+      if (lid == 0) {                                                                                  \
+        real_t v = scratch[0];                                                                         \
+        for (uint k = c + 1u; (k & 1u) == 0u; k >>= 1) v = R_ADD(stack[--top], v);                    \
+        stack[top++] = v;                                                                              \
+      }                                                                                                \
       barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
+    }                                                                                                  \
+    if (lid == 0) {                                                                                    \
+      real_t v = stack[top - 1u];                                                                      \
+      for (uint k = top - 1u; k > 0u; k--) v = R_ADD(stack[k - 1u], v);                                \
+      part[get_group_id(0)] = v;                                                                       \
+    }                                                                                                  \
+    if (rcl_red_arrive(ctl, flag)) { /* the host keeps the groups within P: one subtree */             \
+      const uint m = (uint)get_num_groups(0);                                                          \
+      for (uint slot = lid; slot < m; slot += W) scratch[slot] = part[slot];                           \
+      rcl_red_tree(scratch, P, m, lid, W);                                                             \
+      if (lid == 0) {                                                                                  \
+        real_t r = scratch[0];                                                                         \
+        if (finalize == 2u) r = R_SQRT(r);                                                             \
+        out[out_off] = R_CANON(r);                                                                     \
+        atomic_xchg(&ctl[RED_CTL_TICKET], 0u);                                                         \
+      }                                                                                                \
     }                                                                                                  \
   }
 
 #define RCL_LEAF_SUM(i) (x[(i)])
 #define RCL_LEAF_DOT(i) R_MUL(x[(i)], y[(i)])
-RCL_ORDERED_PASS1(rcl_ordered_sum_pass1, RCL_LEAF_SUM)
-RCL_ORDERED_PASS1(rcl_ordered_dot_pass1, RCL_LEAF_DOT)
-
-/* Tree passes: each group reduces an aligned chunk of 2W values. With finalize != 0 (one group), the
- * value is written to out[out_off] canonicalised; finalize == 2 takes its square root first (nrm2). */
-__kernel void rcl_ordered_tree(__global const real_t *in, ulong m, __global real_t *out, ulong out_off,
-                               uint finalize, __local real_t *scratch) {
-  const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);
-  const uint S = 2u * W;
-  const ulong first = (ulong)get_group_id(0) * S;
-  const ulong left = m - first;
-  for (uint slot = lid; slot < S; slot += W)
-    if (first + slot < m) scratch[slot] = in[first + slot];
-  rcl_red_tree(scratch, S, (uint)(left < S ? left : S), lid, W);
-  if (lid == 0) {
-    real_t r = scratch[0];
-    if (finalize == 0u) {
-      out[get_group_id(0)] = r;
-    } else {
-      if (finalize == 2u) r = R_SQRT(r);
-      out[out_off] = R_CANON(r);
-    }
-  }
-}
+RCL_ORDERED_FUSED(rcl_ordered_sum, RCL_LEAF_SUM)
+RCL_ORDERED_FUSED(rcl_ordered_dot, RCL_LEAF_DOT)
 
 /* ---- exact mode ---------------------------------------------------------------------------------- */
+/* Every term is an integer times a power of two: neg * m * 2^(pos + BASE) with pos >= 0. Split at digit
+ * q = pos / 32, its signed value m * 2^(pos % 32) is C chunks e[0..C) (32-bit ones, the top one signed)
+ * of weights 2^(32 (q + j) + BASE). A term function returns q, or -1 for a zero term (nothing to add),
+ * and ORs the term's flags (rcl_exact.cl: NaN, infinities, not -0) into *fl. */
+#define XM32 0xffffffffl
+
+RCL_FN int rcl_xw_f32(uint u, long *e, uint *fl) {
+  uint ex = (u >> 23) & 0xffu, fr = u & 0x7fffffu;
+  uint m = ex ? (fr | 0x800000u) : fr;
+  if (ex == 0xffu) {
+    *fl |= rcl_xflags_of(fr != 0u, fr == 0u, 0, u >> 31);
+    m = 0u;
+  } else {
+    *fl |= u != 0x80000000u ? RCL_XF_NOT_NEGZERO : 0u;
+  }
+  int pos = (int)(ex ? ex : 1u) - 1;
+  long v = (long)((ulong)(long)((u >> 31) ? -(int)m : (int)m) << (pos & 31)); /* no signed left shift */
+  e[0] = v & XM32;
+  e[1] = v >> 32;
+  return m ? pos >> 5 : -1;
+}
+
+/* A signed product or mantissa sm (|sm| < 2^63) times 2^s, s < 32, as three chunks. */
+RCL_FN void rcl_xw_split3(long sm, uint s, long *e) {
+  ulong lo = (ulong)sm << s;
+  e[0] = (long)(lo & (ulong)XM32);
+  e[1] = (long)(lo >> 32);
+  e[2] = (sm >> 32) >> (32u - s); /* bits 64 and up, sign-extended (s = 0: the sign) */
+}
+
+RCL_FN int rcl_xw_f32_prod(uint a, uint b, long *e, uint *fl) {
+  uint ea = (a >> 23) & 0xffu, eb = (b >> 23) & 0xffu, fa = a & 0x7fffffu, fb = b & 0x7fffffu;
+  ulong m = (ulong)(ea ? (fa | 0x800000u) : fa) * (ulong)(eb ? (fb | 0x800000u) : fb); /* < 2^48 */
+  uint neg = (a ^ b) >> 31;
+  if (ea == 0xffu || eb == 0xffu) {
+    *fl |= rcl_xterm_f32_prod(a, b).flags;
+    m = 0u;
+  } else {
+    *fl |= (m == 0u && neg) ? 0u : RCL_XF_NOT_NEGZERO;
+  }
+  int pos = (int)(ea ? ea : 1u) + (int)(eb ? eb : 1u) - 2;
+  rcl_xw_split3(neg ? -(long)m : (long)m, (uint)pos & 31u, e);
+  return m ? pos >> 5 : -1;
+}
+
 #if defined(RCL_DTYPE_F64)
+RCL_FN int rcl_xw_f64(ulong u, long *e, uint *fl) {
+  uint ex = (uint)(u >> 52) & 0x7ffu;
+  ulong fr = u & 0xfffffffffffffUL;
+  ulong m = ex ? (fr | 0x10000000000000UL) : fr;
+  if (ex == 0x7ffu) {
+    *fl |= rcl_xflags_of(fr != 0u, fr == 0u, 0, (uint)(u >> 63));
+    m = 0u;
+  } else {
+    *fl |= u != 0x8000000000000000UL ? RCL_XF_NOT_NEGZERO : 0u;
+  }
+  int pos = (int)(ex ? ex : 1u) - 1;
+  rcl_xw_split3((u >> 63) ? -(long)m : (long)m, (uint)pos & 31u, e);
+  return m ? pos >> 5 : -1;
+}
+
+RCL_FN int rcl_xw_f64_prod(ulong a, ulong b, long *e, uint *fl) {
+  uint ea = (uint)(a >> 52) & 0x7ffu, eb = (uint)(b >> 52) & 0x7ffu;
+  ulong fa = a & 0xfffffffffffffUL, fb = b & 0xfffffffffffffUL;
+  ulong ma = ea ? (fa | 0x10000000000000UL) : fa, mb = eb ? (fb | 0x10000000000000UL) : fb;
+  ulong lo = ma * mb, hi = mul_hi(ma, mb); /* the 106-bit product */
+  uint neg = (uint)((a ^ b) >> 63);
+  uint zero = (lo | hi) == 0u;
+  if (ea == 0x7ffu || eb == 0x7ffu) {
+    *fl |= rcl_xterm_f64_prod(a, b).flags;
+    lo = hi = 0u;
+    zero = 1u;
+  } else {
+    *fl |= (zero && neg) ? 0u : RCL_XF_NOT_NEGZERO;
+  }
+  if (neg) { /* two's complement of the 128-bit product */
+    lo = 0u - lo;
+    hi = ~hi + (lo == 0u);
+  }
+  int pos = (int)(ea ? ea : 1u) + (int)(eb ? eb : 1u) - 2;
+  uint s = (uint)pos & 31u;
+  ulong w0 = lo << s, w1 = (hi << s) | ((lo >> 32) >> (32u - s));
+  e[0] = (long)(w0 & (ulong)XM32);
+  e[1] = (long)(w0 >> 32);
+  e[2] = (long)(w1 & (ulong)XM32);
+  e[3] = (long)(w1 >> 32);
+  e[4] = ((long)hi >> 32) >> (32u - s);
+  return zero ? -1 : pos >> 5;
+}
+
 #define XSUM_DIGITS RCL_XACC_F64_SUM_DIGITS
 #define XSUM_BASE RCL_XACC_F64_SUM_BASE
-#define XSUM_CHUNKS 3
+#define XSUM_C 3
 #define XDOT_DIGITS RCL_XACC_F64_DOT_DIGITS
 #define XDOT_BASE RCL_XACC_F64_DOT_BASE
-#define XDOT_CHUNKS 5
-#define XTERM_SUM(i) rcl_xterm_f64(as_ulong(x[(i)]))
-#define XTERM_DOT(i) rcl_xterm_f64_prod(as_ulong(x[(i)]), as_ulong(y[(i)]))
+#define XDOT_C 5
+#define XW_SUM(a, b, e, fl) rcl_xw_f64(as_ulong(a), e, fl)
+#define XW_DOT(a, b, e, fl) rcl_xw_f64_prod(as_ulong(a), as_ulong(b), e, fl)
 #define XIS_F64 1
 #else
 #define XSUM_DIGITS RCL_XACC_F32_SUM_DIGITS
 #define XSUM_BASE RCL_XACC_F32_SUM_BASE
-#define XSUM_CHUNKS 2
+#define XSUM_C 2
 #define XDOT_DIGITS RCL_XACC_F32_DOT_DIGITS
 #define XDOT_BASE RCL_XACC_F32_DOT_BASE
-#define XDOT_CHUNKS 3
-#define XTERM_SUM(i) rcl_xterm_f32(as_uint(x[(i)]))
-#define XTERM_DOT(i) rcl_xterm_f32_prod(as_uint(x[(i)]), as_uint(y[(i)]))
+#define XDOT_C 3
+#define XW_SUM(a, b, e, fl) rcl_xw_f32(as_uint(a), e, fl)
+#define XW_DOT(a, b, e, fl) rcl_xw_f32_prod(as_uint(a), as_uint(b), e, fl)
 #define XIS_F64 0
 #endif
 
-/* Pass 1: every work-item adds its grid-stride terms into a window of K = CHUNKS + 2 digits held in
- * registers; only when a term falls outside the window is the window added into the work-item's column
- * of a [D][W] local superaccumulator and moved to the term. Data of similar magnitude (the common case)
- * thus never touches local memory per term. The group then sums the columns, carry-normalises (digits
- * < 2^32, the top one signed) and writes D digits and its flags. Integer sums: the result does not
- * depend on how terms meet the window. The host keeps each group below 2^29 terms (slot headroom). */
-#define RCL_EXACT_PASS1(NAME, TERM, D, CHUNKS)                                                         \
-  __kernel void NAME(__global const real_t *x, ulong xoff, __global const real_t *y, ulong yoff, ulong n,   \
-                     __global long *gdigits, __global uint *gflags, __local long *slots,                 \
-                     __local uint *lflags) {                                                           \
-    const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);                                \
-    const int K = (CHUNKS) + 2;                                                                        \
-    x += xoff;                                                                                         \
-    y += yoff;                                                                                         \
-    for (uint k = 0; k < (D); k++) slots[k * W + lid] = 0;                                             \
-    uint flags = 0;                                                                                    \
-    long r[(CHUNKS) + 2];                                                                              \
-    for (int k = 0; k < K; k++) r[k] = 0;                                                              \
-    int wb = 0;                                                                                        \
-    for (ulong i = get_global_id(0); i < n; i += get_global_size(0)) {                                 \
-      rcl_xterm t = TERM(i);                                                                           \
-      rcl_i32 d;                                                                                       \
-      rcl_u64 c[5];                                                                                    \
-      flags |= t.flags;                                                                                \
-      rcl_xterm_chunks(t, &d, c);                                                                      \
-      int o = d - wb;                                                                                  \
-      if (o < 0 || o > K - (CHUNKS)) {                                                                 \
-        for (int k = 0; k < K; k++) {                                                                  \
-          slots[(uint)(wb + k) * W + lid] += r[k];                                                     \
+/* Adds v * 2^(32k) to the launch's superaccumulator in the control block: digit sums of magnitudes,
+ * positive and negative apart, each a 32-bit word with its carry added to the next word by atomics, so
+ * concurrent adds lose nothing and the result does not depend on their order. */
+RCL_FN void rcl_xacc_add_word(__global volatile uint *a, uint D, uint k, uint v) {
+  for (; v != 0u && k < D; k++) {
+    uint old = atomic_add(&a[k], v);
+    v = (uint)(old + v) < old ? 1u : 0u;
+  }
+}
+RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
+  ulong mag = v < 0 ? (ulong)(-v) : (ulong)v;
+  __global volatile uint *a = ctl + RED_CTL_DIGITS + (v < 0 ? D : 0u);
+  rcl_xacc_add_word(a, D, k, (uint)mag);
+  rcl_xacc_add_word(a, D, k + 1u, (uint)(mag >> 32));
+}
+
+/* The window r (digits wb .. wb + C) takes a term whose digit q is wb or wb + 1 by C + 1 selected adds:
+ * RCL_XW_FAST adds the term Q (its chunks in e) when it fits and sets HIT; RCL_XW_SLOW adds it too,
+ * first moving the window to it when it does not fit (the window's limbs go to the superaccumulator,
+ * whose atomics are shared by every work-item: moves must stay rare). */
+#define RCL_XW_FAST(Q, C, HIT)                                                                         \
+  do {                                                                                                 \
+    const int q_ = (Q), off_ = q_ < 0 ? 0 : q_ - wb; /* q < 0: a zero term, nothing to add */          \
+    HIT = (uint)off_ <= 1u;                                                                            \
+    if (HIT) {                                                                                         \
+      r[0] += off_ ? 0 : e[0];                                                                         \
+      _Pragma("unroll") for (int k = 1; k < (C); k++) r[k] += off_ ? e[k - 1] : e[k];                  \
+      r[(C)] += off_ ? e[(C) - 1] : 0;                                                                 \
+    }                                                                                                  \
+  } while (0)
+#define RCL_XW_SLOW(Q, C, D)                                                                           \
+  do {                                                                                                 \
+    const int q_ = (Q), K_ = (C) + 1;                                                                  \
+    int off_ = q_ < 0 ? 0 : q_ - wb; /* an earlier miss of the same block may have moved it here */    \
+    if ((uint)off_ > 1u) {                                                                             \
+      if (wb >= 0)                                                                                     \
+        _Pragma("unroll") for (int k = 0; k < K_; k++) if (r[k] != 0) {                                \
+          rcl_xacc_add(ctl, (D), (uint)(wb + k), r[k]);                                                \
           r[k] = 0;                                                                                    \
         }                                                                                              \
-        wb = d > 0 ? d - 1 : 0;                                                                        \
-        if (wb > (D) - K) wb = (D) - K;                                                                \
-        o = d - wb;                                                                                    \
+      wb = (wb < 0 || q_ > wb) ? q_ - 1 : q_; /* moving up keeps the old top digit inside */           \
+      wb = wb < 0 ? 0 : wb > (D) - K_ ? (D) - K_ : wb;                                                 \
+      off_ = q_ - wb;                                                                                  \
+    }                                                                                                  \
+    r[0] += off_ ? 0 : e[0];                                                                           \
+    _Pragma("unroll") for (int k = 1; k < (C); k++) r[k] += off_ ? e[k - 1] : e[k];                    \
+    r[(C)] += off_ ? e[(C) - 1] : 0;                                                                   \
+  } while (0)
+
+/* Terms loaded ahead per work-item: a streaming loop with one load in flight is latency-bound. */
+#define XU 8u
+#define XDOT_XW_SUM 0
+#define XDOT_XW_DOT 1
+
+/* Exact mode in one launch. Every work-item adds its grid-stride terms into a window of C + 1 signed
+ * 64-bit limbs in registers (digits wb .. wb + C) that takes a term at digit wb or wb + 1: a term is
+ * shifted, never looped over. A term outside the window moves it (its limbs go to the superaccumulator
+ * first); data whose magnitudes span less than about 2^32 thus never leaves the fast path. At the end the
+ * work-items whose window sits at the group's highest one add their limbs by a tree in local memory, the
+ * others (and then the group) add theirs to the superaccumulator, and the last group to arrive reads and
+ * clears it and rounds once. All sums are of integers: the result does not depend on any order.
+ * Headroom: a limb takes < 2^32 per term; the host keeps each group below 2^29 terms. Every loop over
+ * the limbs is unrolled, so the window stays in registers (one loop indexed at run time would put it in
+ * memory: 2-3x slower). */
+#define RCL_EXACT_FUSED(NAME, TERM, C, D, BASE)                                                        \
+  __kernel void NAME(__global const real_t *x, ulong xoff, __global const real_t *y, ulong yoff, ulong n,   \
+                     __global volatile uint *ctl, __global real_t *out, ulong out_off, uint finalize,   \
+                     __local long *lacc, __local long *lfin, __local volatile int *misc) {             \
+    const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);                                \
+    const int K = (C) + 1;                                                                             \
+    x += xoff;                                                                                         \
+    y += yoff;                                                                                         \
+    if (lid == 0) {                                                                                    \
+      misc[0] = -1;                                                                                    \
+      misc[1] = 0;                                                                                     \
+    }                                                                                                  \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
+    long r[(C) + 1], e[(C)];                                                                           \
+    _Pragma("unroll") for (int k = 0; k < K; k++) r[k] = 0;                                            \
+    int wb = -2; /* no window yet: every term's offset q - wb >= 2 misses */                          \
+    uint fl = 0;                                                                                       \
+    const ulong gs = get_global_size(0);                                                               \
+    ulong i = get_global_id(0);                                                                        \
+    for (; i + (XU - 1u) * gs < n; i += XU * gs) { /* XU loads in flight before any term is added */  \
+      real_t xv[XU], yv[XU];                                                                           \
+      uint miss = 0, hit;                                                                              \
+      _Pragma("unroll") for (uint u = 0; u < XU; u++) {                                                \
+        xv[u] = x[i + u * gs];                                                                         \
+        yv[u] = (XDOT_##TERM) ? y[i + u * gs] : xv[u];                                                 \
       }                                                                                                \
-      for (int j = 0; j < (CHUNKS); j++) {                                                             \
-        long v = t.neg ? -(long)c[j] : (long)c[j];                                                     \
-        for (int k = 0; k < K; k++) r[k] += (k == o + j) ? v : 0;                                      \
+      _Pragma("unroll") for (uint u = 0; u < XU; u++) {                                                \
+        RCL_XW_FAST(TERM(xv[u], yv[u], e, &fl), C, hit);                                               \
+        miss |= hit ? 0u : 1u << u;                                                                    \
+      }                                                                                                \
+      while (miss != 0u) { /* rare: the terms outside the window, loaded again, one code path */        \
+        const ulong j = i + (ulong)popcount((miss & (0u - miss)) - 1u) * gs;                           \
+        miss &= miss - 1u;                                                                             \
+        RCL_XW_SLOW(TERM(x[j], (XDOT_##TERM) ? y[j] : x[j], e, &fl), C, D);                            \
       }                                                                                                \
     }                                                                                                  \
-    for (int k = 0; k < K; k++) slots[(uint)(wb + k) * W + lid] += r[k];                               \
-    lflags[lid] = flags;                                                                               \
-    /* Columns summed by a tree over the (power-of-two) work-group: integer sums, so any order. */      \
+    for (; i < n; i += gs) {                                                                           \
+      uint hit;                                                                                        \
+      RCL_XW_FAST(TERM(x[i], (XDOT_##TERM) ? y[i] : x[i], e, &fl), C, hit);                            \
+      if (!hit) RCL_XW_SLOW(TERM(x[i], (XDOT_##TERM) ? y[i] : x[i], e, &fl), C, D);                   \
+    }                                                                                                  \
+    if (wb >= 0) atomic_max(&misc[0], wb);                                                             \
+    atomic_or(&misc[1], (int)fl);                                                                      \
+    barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
+    const int B = misc[0];                                                                             \
+    _Pragma("unroll") for (int k = 0; k < K; k++) {                                                    \
+      if (wb >= 0 && wb != B && r[k] != 0) rcl_xacc_add(ctl, (D), (uint)(wb + k), r[k]);               \
+      lacc[(uint)k * W + lid] = (wb == B) ? r[k] : 0;                                                  \
+    }                                                                                                  \
     for (uint stride = W / 2u; stride > 0u; stride >>= 1) {                                            \
       barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
-      if (lid < stride) {                                                                              \
-        for (uint k = 0; k < (D); k++) slots[k * W + lid] += slots[k * W + lid + stride];              \
-        lflags[lid] |= lflags[lid + stride];                                                           \
-      }                                                                                                \
+      if (lid < stride)                                                                                \
+        _Pragma("unroll") for (int k = 0; k < K; k++)                                                  \
+          lacc[(uint)k * W + lid] += lacc[(uint)k * W + lid + stride];                                 \
     }                                                                                                  \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
     if (lid == 0) {                                                                                    \
-      long carry = 0;                                                                                  \
-      __global long *out = gdigits + (ulong)get_group_id(0) * (D);                                     \
-      for (uint k = 0; k < (D); k++) {                                                                 \
-        long v = slots[k * W] + carry;                                                                 \
-        long lo = v & 0xffffffffl;                                                                     \
-        carry = (v - lo) / 4294967296l;                                                                \
-        out[k] = (k + 1u < (D)) ? lo : v;                                                              \
-      }                                                                                                \
-      gflags[get_group_id(0)] = lflags[0];                                                             \
+      if (B >= 0)                                                                                      \
+        _Pragma("unroll") for (int k = 0; k < K; k++)                                                  \
+          if (lacc[k * W] != 0) rcl_xacc_add(ctl, (D), (uint)(B + k), lacc[(uint)k * W]);              \
+      if (misc[1] != 0) atomic_or(&ctl[RED_CTL_FLAGS], (uint)misc[1]);                                 \
     }                                                                                                  \
-  }
-
-RCL_EXACT_PASS1(rcl_exact_sum_pass1, XTERM_SUM, XSUM_DIGITS, XSUM_CHUNKS)
-RCL_EXACT_PASS1(rcl_exact_dot_pass1, XTERM_DOT, XDOT_DIGITS, XDOT_CHUNKS)
-
-/* Final pass (one group): digit columns summed over the groups, then rounded once. finalize == 2 takes
- * the correctly rounded square root of the correctly rounded dot product (nrm2). */
-#define RCL_EXACT_FINAL(NAME, D, BASE)                                                                 \
-  __kernel void NAME(__global const long *gdigits, __global const uint *gflags, uint groups,            \
-                     __global real_t *out, ulong out_off, uint finalize, __local long *acc) {            \
-    const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);                                \
-    for (uint k = lid; k < (D); k += W) {                                                              \
-      long s = 0;                                                                                      \
-      for (uint g = 0; g < groups; g++) s += gdigits[(ulong)g * (D) + k];                              \
-      acc[k] = s;                                                                                      \
-    }                                                                                                  \
+    if (!rcl_red_arrive(ctl, (__local volatile uint *)&misc[2])) return;                               \
+    for (uint k = lid; k < (D); k += W)                                                                \
+      lfin[k] = (long)atomic_xchg(&ctl[RED_CTL_DIGITS + k], 0u) -                                     \
+                (long)atomic_xchg(&ctl[RED_CTL_DIGITS + (D) + k], 0u);                                 \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
     if (lid == 0) {                                                                                    \
       rcl_i64 s[(D)];                                                                                  \
-      uint f = 0;                                                                                      \
-      for (uint k = 0; k < (D); k++) s[k] = acc[k];                                                    \
-      for (uint g = 0; g < groups; g++) f |= gflags[g];                                                \
+      for (uint k = 0; k < (D); k++) s[k] = lfin[k];                                                   \
+      uint f = atomic_xchg(&ctl[RED_CTL_FLAGS], 0u);                                                   \
       real_t r = R_FROM_BITS((real_bits_t)rcl_xacc_result_bits(s, (D), (BASE), f, XIS_F64));           \
       if (finalize == 2u) r = R_SQRT(r);                                                               \
       out[out_off] = R_CANON(r);                                                                       \
+      atomic_xchg(&ctl[RED_CTL_TICKET], 0u);                                                           \
     }                                                                                                  \
   }
 
-RCL_EXACT_FINAL(rcl_exact_sum_final, XSUM_DIGITS, XSUM_BASE)
-RCL_EXACT_FINAL(rcl_exact_dot_final, XDOT_DIGITS, XDOT_BASE)
+RCL_EXACT_FUSED(rcl_exact_sum, XW_SUM, XSUM_C, XSUM_DIGITS, XSUM_BASE)
+RCL_EXACT_FUSED(rcl_exact_dot, XW_DOT, XDOT_C, XDOT_DIGITS, XDOT_BASE)
 
 /* ---- blas1: element-wise, one rounding per operation ------------------------------------------- */
 __kernel void rcl_axpy(__global real_t *y, ulong yoff, real_t alpha, __global const real_t *x, ulong xoff,

@@ -136,6 +136,7 @@ int rcl_context_clone(rcl_context **out, const rcl_context *ctx, rcl_mode mode) 
 void rcl_context_free(rcl_context *ctx) {
   if (!ctx) return;
   rcl__programs_free(ctx);
+  rcl__queue_scratch_free(ctx);
   rcl__tune_ctx_free(ctx);
   pthread_mutex_destroy(&ctx->lock);
   if (ctx->queue) clReleaseCommandQueue(ctx->queue);

@@ -48,6 +48,14 @@ RCL_INTERNAL int rcl__kernel_source(char **text, size_t *size, const char *name)
 
 /* ---- context (context.c) ---------------------------------------------------------------------- */
 typedef struct rcl_program_entry rcl_program_entry;
+/* A created kernel kept for reuse (program.c). */
+#define RCL_KERNEL_POOL_MAX 48
+typedef struct {
+  cl_kernel kernel;
+  cl_program program;
+  char name[64];
+} rcl_kernel_slot;
+
 struct rcl_context {
   cl_context cl_ctx;
   cl_device_id device;
@@ -57,8 +65,11 @@ struct rcl_context {
   int own_objects;
   rcl_tuning_mode tuning;
   char *cache_dir;
-  pthread_mutex_t lock; /* guards programs */
+  pthread_mutex_t lock; /* guards programs and scratch */
   rcl_program_entry *programs;
+  struct rcl_queue_scratch *scratch;                /* per-queue reduction scratch (queue_scratch.c) */
+  rcl_kernel_slot kernel_pool[RCL_KERNEL_POOL_MAX]; /* kernels given back for reuse (program.c) */
+  size_t kernel_pool_size;
   struct rcl_tune_ctx *tune; /* tuning choices, cache state and statistics (tune.c) */
 };
 
@@ -70,9 +81,23 @@ RCL_INTERNAL int rcl__program_get(cl_program *out, rcl_context *ctx, const char 
 /* Creates a kernel of a library program. */
 RCL_INTERNAL int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype,
                                  const char *extra_defines, const char *kernel);
+/* The same from the context's pool of given-back kernels when one is there (no clCreateKernel); give it
+ * back with rcl__kernel_give after enqueueing (or clReleaseKernel it). */
+RCL_INTERNAL int rcl__kernel_take(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype,
+                                  const char *extra_defines, const char *kernel);
+RCL_INTERNAL void rcl__kernel_give(rcl_context *ctx, cl_kernel k);
+/* Releases the pool and the programs. */
 RCL_INTERNAL void rcl__programs_free(rcl_context *ctx);
 /* The device-dependent policy defines and options for a build in the context's mode. */
 RCL_INTERNAL int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtype dtype, int have_dtype);
+
+/* ---- per-queue scratch (queue_scratch.c) ----------------------------------------------------------- */
+/* A device buffer of at least size bytes for one call on queue, zero where the kernels that use it leave
+ * it zero: the single-launch reductions' control block. In-order queues share one per context (kernels of
+ * one queue never overlap); out-of-order queues get a new zeroed one. *out is the caller's reference
+ * (release it after enqueueing). */
+RCL_INTERNAL int rcl__queue_scratch(cl_mem *out, rcl_context *ctx, cl_command_queue queue, size_t size);
+RCL_INTERNAL void rcl__queue_scratch_free(rcl_context *ctx);
 
 /* ---- launching (launch.c) --------------------------------------------------------------------- */
 /* Sets kernel arguments from a list of (size, pointer) pairs; names the kernel and index on failure. */
@@ -93,15 +118,15 @@ RCL_INTERNAL int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, 
 /* The same for a 1-, 2- or 3-dimensional range (local may be NULL: the driver picks). */
 RCL_INTERNAL int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint dims, const size_t *global,
                                       const size_t *local);
-RCL_INTERNAL int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t pattern_size,
-                                 size_t offset, size_t size);
+RCL_INTERNAL int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t pattern_size, size_t offset,
+                                 size_t size);
 /* Finishes the chain: hands the last event to q->event or releases it. */
 RCL_INTERNAL void rcl__chain_end(rcl_chain *c, const rcl_queue_args *q);
 /* Checks that a cl_mem holds at least `need` bytes; names the argument. */
 RCL_INTERNAL int rcl__check_buffer(cl_mem buf, size_t need, const char *what);
 /* Creates a device buffer, refusing sizes above CL_DEVICE_MAX_MEM_ALLOC_SIZE before allocating. */
-RCL_INTERNAL int rcl__buffer_create(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, size_t size,
-                                    void *host, const char *what);
+RCL_INTERNAL int rcl__buffer_create(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, size_t size, void *host,
+                                    const char *what);
 /* Whether the family can run on the context's device for dtype; RCL_ERR_UNSUPPORTED with the reason. */
 RCL_INTERNAL int rcl__require_support(const rcl_context *ctx, rcl_family family, rcl_dtype dtype);
 /* CL_KERNEL_WORK_GROUP_SIZE of a kernel on the context's device. */

@@ -74,16 +74,65 @@ int rcl_policy_check_options(const char *options) {
 
 /* Builtins whose result OpenCL does not pin to one value (ulp bounds > 0, or implementation-defined
  * evaluation such as mad's rounding), so two conforming devices may return different bits. */
-static const char *const inexact_builtins[] = {
-    "mad", "exp", "exp2", "exp10", "expm1", "log", "log2", "log10", "log1p", "logb", "pow", "pown", "powr",
-    "rootn", "cbrt", "rsqrt", "hypot", "sin", "cos", "tan", "sincos", "asin", "acos", "atan", "atan2",
-    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "sinpi", "cospi", "tanpi", "asinpi", "acospi",
-    "atanpi", "atan2pi", "erf", "erfc", "lgamma", "lgamma_r", "tgamma", "dot", "cross", "distance",
-    "length", "normalize", "fast_distance", "fast_length", "fast_normalize", "mix", "smoothstep",
-    "degrees", "radians", "atomic_add_float"};
+static const char *const inexact_builtins[] = {"mad",
+                                               "exp",
+                                               "exp2",
+                                               "exp10",
+                                               "expm1",
+                                               "log",
+                                               "log2",
+                                               "log10",
+                                               "log1p",
+                                               "logb",
+                                               "pow",
+                                               "pown",
+                                               "powr",
+                                               "rootn",
+                                               "cbrt",
+                                               "rsqrt",
+                                               "hypot",
+                                               "sin",
+                                               "cos",
+                                               "tan",
+                                               "sincos",
+                                               "asin",
+                                               "acos",
+                                               "atan",
+                                               "atan2",
+                                               "sinh",
+                                               "cosh",
+                                               "tanh",
+                                               "asinh",
+                                               "acosh",
+                                               "atanh",
+                                               "sinpi",
+                                               "cospi",
+                                               "tanpi",
+                                               "asinpi",
+                                               "acospi",
+                                               "atanpi",
+                                               "atan2pi",
+                                               "erf",
+                                               "erfc",
+                                               "lgamma",
+                                               "lgamma_r",
+                                               "tgamma",
+                                               "dot",
+                                               "cross",
+                                               "distance",
+                                               "length",
+                                               "normalize",
+                                               "fast_distance",
+                                               "fast_length",
+                                               "fast_normalize",
+                                               "mix",
+                                               "smoothstep",
+                                               "degrees",
+                                               "radians",
+                                               "atomic_add_float"};
 static const char *const inexact_prefixes[] = {"native_", "half_"};
-static const char *const half_fns[] = {"cos", "divide", "exp", "exp2", "exp10", "log", "log2", "log10", "powr",
-                                       "recip", "rsqrt", "sin", "sqrt", "tan"};
+static const char *const half_fns[] = {"cos",   "divide", "exp",   "exp2",  "exp10", "log",  "log2",
+                                       "log10", "powr",   "recip", "rsqrt", "sin",   "sqrt", "tan"};
 
 static int is_inexact(const char *id, size_t len) {
   for (size_t i = 0; i < sizeof inexact_builtins / sizeof inexact_builtins[0]; i++)
@@ -105,7 +154,8 @@ static size_t lint_clean(char *out, const char *src, size_t len) {
   size_t o = 0, pending = 0;
   char quote = 0; /* inside a literal: its quote */
   for (size_t i = 0; i < len;) {
-    if (src[i] == '\\' && i + 1 < len && (src[i + 1] == '\n' || (src[i + 1] == '\r' && i + 2 < len && src[i + 2] == '\n'))) {
+    if (src[i] == '\\' && i + 1 < len &&
+        (src[i + 1] == '\n' || (src[i + 1] == '\r' && i + 2 < len && src[i + 2] == '\n'))) {
       i += src[i + 1] == '\n' ? 2 : 3;
       pending++;
       continue;
@@ -114,8 +164,10 @@ static size_t lint_clean(char *out, const char *src, size_t len) {
     if (quote) {
       out[o++] = c;
       i++;
-      if (c == '\\' && i < len && src[i] != '\n') out[o++] = src[i++];
-      else if (c == quote || c == '\n') quote = 0;
+      if (c == '\\' && i < len && src[i] != '\n')
+        out[o++] = src[i++];
+      else if (c == quote || c == '\n')
+        quote = 0;
     } else if (c == '"' || c == '\'') {
       quote = c;
       out[o++] = c;
@@ -167,9 +219,12 @@ static const char *fp_pragma_effect(const char *t) {
   if (!strncmp(t, "CLANGFP", 7)) {
     /* clauses: only contract(off) and exceptions(...) keep IEEE semantics */
     for (const char *p = t + 7; *p;) {
-      if (!strncmp(p, "CONTRACT(OFF)", 13)) p += 13;
-      else if (!strncmp(p, "EXCEPTIONS(", 11) && strchr(p, ')')) p = strchr(p, ')') + 1;
-      else return "changes contraction, re-association or evaluation precision";
+      if (!strncmp(p, "CONTRACT(OFF)", 13))
+        p += 13;
+      else if (!strncmp(p, "EXCEPTIONS(", 11) && strchr(p, ')'))
+        p = strchr(p, ')') + 1;
+      else
+        return "changes contraction, re-association or evaluation precision";
     }
     return NULL;
   }
@@ -198,8 +253,7 @@ static int check_pragma(const char *name, size_t line, const char *p, const char
   char buf[512];
   int whole = pragma_norm(buf, sizeof buf, p, end);
   const char *effect = whole ? fp_pragma_effect(buf) : NULL;
-  if (!whole && (strstr(buf, "FP") || strstr(buf, "FLOAT") || strstr(buf, "FENV")))
-    effect = "is too long to check";
+  if (!whole && (strstr(buf, "FP") || strstr(buf, "FLOAT") || strstr(buf, "FENV"))) effect = "is too long to check";
   if (!effect) return 0;
   while (p < end && is_blank(*p)) p++;
   int show = (int)(end - p > 120 ? 120 : end - p);
@@ -362,8 +416,10 @@ static int check_option_macros(const char *options, int lint_values) {
     int force_exact = kind == 'D' && ((nl == 26 && !strncmp(m, "RCL_EMULATE_F32_SUBNORMALS", 26)) ||
                                       (nl == 24 && !strncmp(m, "RCL_EMULATE_F32_DIV_SQRT", 24)));
     if (!force_exact && nl >= 4 && (!strncmp(m, "RCL_", 4) || !strncmp(m, "rcl_", 4)))
-      return rcl__fail(RCL_ERR_POLICY, "build option \"-%c%.*s\" is refused: names beginning RCL_ or rcl_ are reserved for "
-                       "the reproducibility policy and the prelude", kind, (int)(mend - m), m);
+      return rcl__fail(RCL_ERR_POLICY,
+                       "build option \"-%c%.*s\" is refused: names beginning RCL_ or rcl_ are reserved for "
+                       "the reproducibility policy and the prelude",
+                       kind, (int)(mend - m), m);
     const char *eq = memchr(m, '=', (size_t)(mend - m));
     if (kind == 'D' && eq && lint_values) {
       for (const char *v = eq + 1; v < mend;) {
@@ -389,13 +445,14 @@ static int check_option_macros(const char *options, int lint_values) {
 int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtype dtype, int have_dtype) {
   const rcl_device_profile *p = &ctx->profile;
   int repro = ctx->mode == RCL_MODE_REPRODUCIBLE;
-  int n = snprintf(buf, size, "%s%s%s%s%s%s%s",
-                   repro ? "-DRCL_REPRODUCIBLE=1" : "-DRCL_NATIVE=1",
+  int n = snprintf(buf, size, "%s%s%s%s%s%s%s", repro ? "-DRCL_REPRODUCIBLE=1" : "-DRCL_NATIVE=1",
                    repro && p->fp32_correctly_rounded_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
                    repro && p->fp32_emulate_subnormals ? " -DRCL_EMULATE_F32_SUBNORMALS=1" : "",
                    repro && p->fp32_emulate_div_sqrt ? " -DRCL_EMULATE_F32_DIV_SQRT=1" : "",
                    p->fp64 ? " -DRCL_HAS_FP64=1" : "", p->int64_atomics ? " -DRCL_HAS_INT64_ATOMICS=1" : "",
-                   !have_dtype ? "" : dtype == RCL_F64 ? " -DRCL_DTYPE_F64=1" : " -DRCL_DTYPE_F32=1");
+                   !have_dtype        ? ""
+                   : dtype == RCL_F64 ? " -DRCL_DTYPE_F64=1"
+                                      : " -DRCL_DTYPE_F32=1");
   if (n < 0 || (size_t)n >= size) return rcl__fail(RCL_ERR_INTERNAL, "build options do not fit %zu bytes", size);
   return 0;
 }
@@ -595,7 +652,58 @@ int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtyp
   return 0;
 }
 
+/* ---- the kernel pool --------------------------------------------------------------------------------- */
+/* Kernels handed back after their launch, for the next call that needs the same one: creating a kernel
+ * costs microseconds, which a reduction of a million elements notices. A kernel taken from the pool is
+ * the caller's alone until given back (clSetKernelArg is not thread-safe on one kernel). The pool is a
+ * fixed array in the context: giving back allocates nothing and cannot fail. */
+int rcl__kernel_take(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra,
+                     const char *kernel) {
+  cl_program prog;
+  int rc = rcl__program_get(&prog, ctx, file, dtype, extra);
+  if (rc) return rc;
+  pthread_mutex_lock(&ctx->lock);
+  for (size_t i = ctx->kernel_pool_size; i-- > 0;) {
+    rcl_kernel_slot *s = &ctx->kernel_pool[i];
+    if (s->program == prog && strcmp(s->name, kernel) == 0) {
+      *out = s->kernel;
+      *s = ctx->kernel_pool[--ctx->kernel_pool_size];
+      pthread_mutex_unlock(&ctx->lock);
+      return 0;
+    }
+  }
+  pthread_mutex_unlock(&ctx->lock);
+  cl_int err;
+  *out = clCreateKernel(prog, kernel, &err);
+  if (!*out) return rcl__fail_cl(err, "clCreateKernel(%s) from %s", kernel, file);
+  return 0;
+}
+
+void rcl__kernel_give(rcl_context *ctx, cl_kernel k) {
+  if (!k) return;
+  rcl_kernel_slot s;
+  memset(&s, 0, sizeof s);
+  s.kernel = k;
+  if (clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof s.program, &s.program, NULL) == CL_SUCCESS &&
+      clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof s.name, s.name, NULL) == CL_SUCCESS) {
+    pthread_mutex_lock(&ctx->lock);
+    if (ctx->kernel_pool_size < RCL_KERNEL_POOL_MAX) {
+      ctx->kernel_pool[ctx->kernel_pool_size++] = s;
+      pthread_mutex_unlock(&ctx->lock);
+      return;
+    }
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  clReleaseKernel(k);
+}
+
+static void kernel_pool_free(rcl_context *ctx) {
+  for (size_t i = 0; i < ctx->kernel_pool_size; i++) clReleaseKernel(ctx->kernel_pool[i].kernel);
+  ctx->kernel_pool_size = 0;
+}
+
 void rcl__programs_free(rcl_context *ctx) {
+  kernel_pool_free(ctx);
   rcl_program_entry *e = ctx->programs;
   while (e) {
     rcl_program_entry *next = e->next;
@@ -620,8 +728,9 @@ int rcl_program_build(rcl_program **out, rcl_context *ctx, const char *source, s
   *out = NULL;
   if (!ctx || !source) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_build: NULL context or source");
   if (opts && opts->version != RCL_PROGRAM_OPTIONS_VERSION)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_program_options.version is %u, expected %u (use RCL_PROGRAM_OPTIONS_INIT)",
-                     opts->version, RCL_PROGRAM_OPTIONS_VERSION);
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "rcl_program_options.version is %u, expected %u (use RCL_PROGRAM_OPTIONS_INIT)", opts->version,
+                     RCL_PROGRAM_OPTIONS_VERSION);
   if (length == 0) length = strlen(source);
   const char *name = opts && opts->name ? opts->name : "user.cl";
   const char *user = opts && opts->options ? opts->options : "";
@@ -639,9 +748,10 @@ int rcl_program_build(rcl_program **out, rcl_context *ctx, const char *source, s
                        "%s: %s does not guarantee %s, so plain fp32 operators could differ from other devices; "
                        "write fp32 arithmetic with the prelude's rcl_*_f32 operations and pass RCL_PROGRAM_PRELUDE_OPS",
                        name, p->device_name,
-                       p->fp32_emulate_subnormals && p->fp32_emulate_div_sqrt ? "fp32 subnormals or correctly rounded div/sqrt"
-                       : p->fp32_emulate_subnormals                          ? "fp32 subnormals"
-                                                                             : "correctly rounded fp32 div/sqrt");
+                       p->fp32_emulate_subnormals && p->fp32_emulate_div_sqrt
+                           ? "fp32 subnormals or correctly rounded div/sqrt"
+                       : p->fp32_emulate_subnormals ? "fp32 subnormals"
+                                                    : "correctly rounded fp32 div/sqrt");
   }
   char popts[1024];
   if ((rc = rcl__policy_options(popts, sizeof popts, ctx, RCL_F32, 0)) != 0) return rc;

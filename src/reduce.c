@@ -20,14 +20,17 @@ const char *rcl_reduce_mode_name(rcl_reduce_mode m) {
 
 int rcl_reduce_mode_parse(rcl_reduce_mode *out, const char *name) {
   if (!out || !name) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_mode_parse: NULL argument");
-  if (!strcasecmp(name, "ordered")) *out = RCL_REDUCE_ORDERED;
-  else if (!strcasecmp(name, "exact")) *out = RCL_REDUCE_EXACT;
-  else return rcl__fail(RCL_ERR_INVALID_ARG, "unknown reduction mode \"%s\" (expected ordered or exact)", name);
+  if (!strcasecmp(name, "ordered"))
+    *out = RCL_REDUCE_ORDERED;
+  else if (!strcasecmp(name, "exact"))
+    *out = RCL_REDUCE_EXACT;
+  else
+    return rcl__fail(RCL_ERR_INVALID_ARG, "unknown reduction mode \"%s\" (expected ordered or exact)", name);
   return 0;
 }
 
 const char *rcl_reduce_variant_name(rcl_reduce_variant v) {
-  return v == RCL_REDUCE_VARIANT_DEFAULT ? "default"
+  return v == RCL_REDUCE_VARIANT_DEFAULT   ? "default"
          : v == RCL_REDUCE_VARIANT_NDRANGE ? "ndrange"
          : v == RCL_REDUCE_VARIANT_TASK    ? "task"
                                            : "unknown-variant";
@@ -87,21 +90,22 @@ static int pick_local(size_t *out, size_t requested, size_t fallback, size_t kma
   size_t w = rcl__floor_pow2(fallback < kmax ? fallback : kmax);
   while (w > 1 && bytes_per_item * w + fixed > lmem) w /= 2;
   if (bytes_per_item * w + fixed > lmem)
-    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s needs %zu bytes of local memory, %s has %zu", kname, bytes_per_item + fixed,
-                     ctx->profile.device_name, lmem);
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s needs %zu bytes of local memory, %s has %zu", kname,
+                     bytes_per_item + fixed, ctx->profile.device_name, lmem);
   *out = w;
   return 0;
 }
 
-static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, cl_mem result, size_t roff,
-                    cl_mem x, size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts) {
+static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, cl_mem result, size_t roff, cl_mem x,
+                    size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts) {
   if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: NULL context");
   if ((unsigned)op > RCL_OP_NRM2) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: unknown op %d", (int)op);
   if (opts && opts->version != RCL_REDUCE_OPTIONS_VERSION && opts->version != 1)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.version is %u, expected %u (use RCL_REDUCE_OPTIONS_INIT)",
                      opts->version, RCL_REDUCE_OPTIONS_VERSION);
   if (opts && opts->version >= 2 && (unsigned)opts->variant > RCL_REDUCE_VARIANT_TASK)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.variant %d is not an rcl_reduce_variant", (int)opts->variant);
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.variant %d is not an rcl_reduce_variant",
+                     (int)opts->variant);
   if (opts && opts->mode != RCL_REDUCE_ORDERED && opts->mode != RCL_REDUCE_EXACT)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce_options.mode %d is neither ordered nor exact", (int)opts->mode);
   int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dtype);
@@ -133,13 +137,14 @@ static const char *task_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode) {
 static int plan_task(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
                      size_t n) {
   const char *name = task_kernel_name(op, mode);
-  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce_task.cl", dt, NULL, name);
+  int rc = rcl__kernel_take(&pl->k1, ctx, "reduce_task.cl", dt, NULL, name);
   if (rc) return rc;
   size_t budget = rcl__loop_budget(ctx);
   pl->task = 1;
   if (mode == RCL_REDUCE_ORDERED) {
     size_t nblocks = ceil_div(n, RED_B);
-    pl->per_launch = budget == SIZE_MAX ? nblocks : (budget > 1024 ? (budget - 1024) / TASK_ORDERED_ITERS_PER_BLOCK : 1);
+    pl->per_launch =
+        budget == SIZE_MAX ? nblocks : (budget > 1024 ? (budget - 1024) / TASK_ORDERED_ITERS_PER_BLOCK : 1);
     if (pl->per_launch == 0) pl->per_launch = 1;
     pl->launches = ceil_div(nblocks, pl->per_launch);
   } else {
@@ -153,167 +158,166 @@ static int plan_task(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_r
   return 0;
 }
 
+/* The per-queue scratch (queue_scratch.c) as cl/reduce.cl reads it: a control block of RED_CTL_WORDS
+ * 32-bit words (the ticket, the exact flags, from word 16 the exact digit sums: 2 x up to 133 words),
+ * then the ordered partials from byte RED_PART_OFF. */
+#define RED_CTL_DIGITS 16u
+#define RED_PART_OFF ((size_t)1280)
+
+static size_t floor_pow2_min1(size_t x) { return x ? rcl__floor_pow2(x) : 1; }
+static size_t ceil_pow2(size_t x) {
+  size_t p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
 static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
                         const rcl_red_cfg *cfg) {
-  const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum_pass1" : "rcl_ordered_dot_pass1";
-  size_t es = rcl_dtype_size(dt), kmax, tmax, W, WT;
-  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
-  if (!rc) rc = rcl__kernel_get(&pl->k2, ctx, "reduce.cl", dt, NULL, "rcl_ordered_tree");
+  const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum" : "rcl_ordered_dot";
+  size_t es = rcl_dtype_size(dt), kmax, W, lmem = (size_t)ctx->profile.local_mem_size;
+  int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
   if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1, ctx, k1name);
-  if (!rc) rc = rcl__kernel_wg_max(&tmax, pl->k2, ctx, "rcl_ordered_tree");
-  /* Pass 1 keeps max(W, 64) partial sums in local memory; the tree pass 2W. */
+  /* A super-block keeps max(W, 64) values in local memory (and the final reduction P of them). */
   if (!rc)
     rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 256, kmax,
-                    ctx, es, es * RED_L, k1name);
+                    ctx, es, es * RED_L + 16, k1name);
   if (rc) return rc;
-  WT = W <= tmax ? W : rcl__floor_pow2(tmax);
-  while (WT > 1 && 2 * WT * es > ctx->profile.local_mem_size) WT /= 2;
   size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
   size_t nleaves = (n / (RED_L * 32)) * RED_L + (n % (RED_L * 32) < RED_L ? n % (RED_L * 32) : RED_L);
   size_t nsuper = ceil_div(nleaves, S);
-  size_t groups = cfg->groups ? cfg->groups : (size_t)ctx->profile.compute_units * 32;
-  /* Loop iterations per super-block of one work-item: its slots' lane sums, then the tree levels. */
+  size_t target = cfg->groups ? cfg->groups : (size_t)ctx->profile.compute_units * 32;
+  /* The last group reduces the partials by one tree in local memory: at most 1024 of them (fewer where
+   * local memory is small), unless a driver's loop limit needs more groups (then as many as it holds). */
+  size_t pcap = 1024;
+  while (pcap > S && pcap * es + 16 > lmem) pcap /= 2;
+  if (target > pcap) target = pcap;
+  /* Each group takes an aligned chunk of super-blocks (a power of two): the smallest chunk whose groups
+   * fit the target. Loop iterations per super-block of one work-item: its slots' lane sums, then the tree
+   * levels; a driver's loop limit caps the chunk. */
+  size_t chunk = 1;
+  while (ceil_div(nsuper, chunk) > target) chunk *= 2;
   size_t per_super = ceil_div(S, W) * 33 + 4 * 16 + 4, budget = rcl__loop_budget(ctx);
-  size_t min_groups = budget == SIZE_MAX ? 1 : ceil_div(nsuper, budget / per_super);
-  if (cfg->groups_strict && groups < min_groups)
+  if (budget != SIZE_MAX) {
+    size_t cmax = floor_pow2_min1(budget / per_super);
+    if (chunk > cmax) {
+      if (cfg->groups_strict)
+        return rcl__fail(RCL_ERR_INVALID_ARG,
+                         "num_groups %zu is too few on %s: each work-item would loop past the driver's limit of %llu "
+                         "iterations (at least %zu groups)",
+                         target, ctx->profile.device_name, (unsigned long long)ctx->profile.loop_iteration_limit,
+                         ceil_div(nsuper, cmax));
+      chunk = cmax; /* more groups than pcap: P grows below, within local memory */
+    }
+  }
+  size_t groups = ceil_div(nsuper, chunk), P = ceil_pow2(groups);
+  if (P > pcap && (P * es + 16 > lmem || P > ((size_t)1 << 16)))
     return rcl__fail(RCL_ERR_INVALID_ARG,
-                     "num_groups %zu is too few on %s: each work-item would loop past the driver's limit of %llu "
-                     "iterations (at least %zu groups)", groups, ctx->profile.device_name,
-                     (unsigned long long)ctx->profile.loop_iteration_limit, min_groups);
-  if (groups < min_groups) groups = min_groups;
-  if (groups > nsuper) groups = nsuper;
+                     "n = %zu is too large for one ordered reduction on %s: %zu work-groups within the driver's loop "
+                     "limit, more partials than local memory holds",
+                     n, ctx->profile.device_name, groups);
   pl->W = W;
-  pl->WT = WT;
+  pl->P = P;
   pl->groups = groups;
-  pl->nsuper = nsuper;
+  pl->chunk = chunk;
   return 0;
 }
 
 static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
                       const rcl_red_cfg *cfg) {
   int dot = op != RCL_OP_SUM;
-  const char *k1name = dot ? "rcl_exact_dot_pass1" : "rcl_exact_sum_pass1";
-  const char *kfname = dot ? "rcl_exact_dot_final" : "rcl_exact_sum_final";
-  size_t D = xacc_digits(dt, dot), kmax, fmax, W;
-  int rc = rcl__kernel_get(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
-  if (!rc) rc = rcl__kernel_get(&pl->k2, ctx, "reduce.cl", dt, NULL, kfname);
+  const char *k1name = dot ? "rcl_exact_dot" : "rcl_exact_sum";
+  size_t D = xacc_digits(dt, dot), kmax, W;
+  size_t chunks = dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2);
+  int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
   if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1, ctx, k1name);
-  if (!rc) rc = rcl__kernel_wg_max(&fmax, pl->k2, ctx, kfname);
-  /* Each work-item owns a column of D 64-bit slots. */
+  /* Each work-item keeps its window's chunks + 1 limbs in local memory for the group's tree. */
   if (!rc)
-    rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 128, kmax,
-                    ctx, D * 8 + 4, 0, k1name);
+    rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 256, kmax,
+                    ctx, (chunks + 1) * 8, D * 8 + 16, k1name);
   if (rc) return rc;
-  size_t groups = cfg->groups ? cfg->groups : (size_t)ctx->profile.compute_units * 4;
+  size_t groups = cfg->groups ? cfg->groups : (size_t)ctx->profile.compute_units * 8;
   size_t min_groups = ceil_div(n, XACC_MAX_TERMS_PER_GROUP);
   if (cfg->groups_strict && groups < min_groups)
     return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too few for %zu terms: each group takes at most 2^29",
                      groups, n);
   /* On drivers with a loop limit, also bound the terms per work-item: counted as if the compiler
-   * unrolled none of the per-term loops (1 + chunks x window + window iterations, see reduce.cl). */
-  size_t chunks = dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2);
-  size_t budget = rcl__loop_budget(ctx), per_term = 1 + chunks * (chunks + 2) + (chunks + 2);
+   * unrolled none of the per-term loops (1 + 3 limb loops of chunks + 1 iterations). */
+  size_t budget = rcl__loop_budget(ctx), per_term = 1 + 3 * (chunks + 1);
   if (budget != SIZE_MAX) {
-    size_t fixed = D * 12 + 64, lg = budget > fixed ? (budget - fixed) / per_term : 1;
+    size_t fixed = D * 4 + 64, lg = budget > fixed ? (budget - fixed) / per_term : 1;
     size_t need = ceil_div(n, W * lg);
     if (cfg->groups_strict && groups < need)
       return rcl__fail(RCL_ERR_INVALID_ARG,
                        "num_groups %zu is too few on %s: each work-item would loop past the driver's limit of %llu "
-                       "iterations (at least %zu groups)", groups, ctx->profile.device_name,
-                       (unsigned long long)ctx->profile.loop_iteration_limit, need);
+                       "iterations (at least %zu groups)",
+                       groups, ctx->profile.device_name, (unsigned long long)ctx->profile.loop_iteration_limit, need);
     if (need > min_groups) min_groups = need;
   }
   if (groups < min_groups) groups = min_groups;
   if (groups > ceil_div(n, W)) groups = ceil_div(n, W);
   if (groups > UINT32_MAX) return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too large", groups);
   pl->W = W;
-  pl->WT = fmax < 64 ? rcl__floor_pow2(fmax) : 64;
   pl->groups = groups;
   return 0;
 }
 
-int rcl__reduce_plan(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
-                     size_t n, const rcl_red_cfg *cfg) {
+int rcl__reduce_plan(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n,
+                     const rcl_red_cfg *cfg) {
   memset(pl, 0, sizeof *pl);
+  pl->ctx = ctx;
   int rc;
-  if (cfg->variant == RCL_REDUCE_VARIANT_TASK) rc = plan_task(pl, ctx, op, mode, dt, n);
-  else if (mode == RCL_REDUCE_ORDERED) rc = plan_ordered(pl, ctx, op, dt, n, cfg);
-  else rc = plan_exact(pl, ctx, op, dt, n, cfg);
+  if (cfg->variant == RCL_REDUCE_VARIANT_TASK)
+    rc = plan_task(pl, ctx, op, mode, dt, n);
+  else if (mode == RCL_REDUCE_ORDERED)
+    rc = plan_ordered(pl, ctx, op, dt, n, cfg);
+  else
+    rc = plan_exact(pl, ctx, op, dt, n, cfg);
   if (rc) rcl__reduce_plan_release(pl);
   return rc;
 }
 
 void rcl__reduce_plan_release(rcl_red_plan *pl) {
-  if (pl->k1) clReleaseKernel(pl->k1);
-  if (pl->k2) clReleaseKernel(pl->k2);
-  pl->k1 = pl->k2 = NULL;
+  if (pl->k1) rcl__kernel_give(pl->ctx, pl->k1);
+  pl->k1 = NULL;
 }
 
 /* ---- enqueueing a plan ------------------------------------------------------------------------------ */
 
-static int enqueue_ordered(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
-                           rcl_reduce_op op, rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
-                           cl_mem *bufs) {
-  const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum_pass1" : "rcl_ordered_dot_pass1";
-  size_t es = rcl_dtype_size(dt), W = pl->W, WT = pl->WT, nsuper = pl->nsuper;
-  size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
-  size_t second = ceil_div(nsuper, 2 * WT);
-  int rc;
-  if ((rc = rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, nsuper * es, NULL, "reduction partials")) ||
-      (second > 1 && (rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, second * es, NULL, "reduction partials"))))
-    return rc;
-  cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n;
+/* Ordered and exact modes: one launch on the queue's scratch (its last work-group finishes the call). */
+static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
+                         rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff,
+                         cl_mem y, size_t yoff, cl_mem *bufs) {
+  int dot = op != RCL_OP_SUM, exact = mode == RCL_REDUCE_EXACT;
+  const char *name = exact ? (dot ? "rcl_exact_dot" : "rcl_exact_sum") : (dot ? "rcl_ordered_dot" : "rcl_ordered_sum");
+  size_t es = rcl_dtype_size(dt), W = pl->W, P = pl->P;
+  size_t bytes = exact ? RED_PART_OFF : RED_PART_OFF + pl->groups * es;
+  int rc = rcl__queue_scratch(&bufs[0], ctx, ch->queue, bytes);
+  if (rc) return rc;
+  cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n, ro = roff;
   cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is sqrt of the dot of x with itself */
-  rc = rcl__set_args(pl->k1, k1name, 7, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                     sizeof nn, &nn, sizeof(cl_mem), &bufs[0], S * es, NULL);
-  if (!rc) rc = rcl__chain_kernel(ch, pl->k1, k1name, pl->groups * W, W);
-  /* Tree passes over aligned chunks of 2*WT partials until one value remains. */
-  size_t m = nsuper;
-  int cur = 0;
-  while (!rc) {
-    size_t g = ceil_div(m, 2 * WT);
-    cl_ulong mm = m, ro = roff;
-    cl_uint fin = g > 1 ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
-    cl_mem out = g > 1 ? bufs[1 - cur] : result;
-    rc = rcl__set_args(pl->k2, "rcl_ordered_tree", 6, sizeof(cl_mem), &bufs[cur], sizeof mm, &mm, sizeof(cl_mem), &out,
-                       sizeof ro, &ro, sizeof fin, &fin, 2 * WT * es, NULL);
-    if (!rc) rc = rcl__chain_kernel(ch, pl->k2, "rcl_ordered_tree", g * WT, WT);
-    if (g == 1) break;
-    m = g;
-    cur = 1 - cur;
+  cl_uint fin = op == RCL_OP_NRM2 ? 2u : 1u;
+  if (exact) {
+    size_t D = xacc_digits(dt, dot), chunks = dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2);
+    rc = rcl__set_args(pl->k1, name, 12, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+                       sizeof nn, &nn, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin,
+                       &fin, (chunks + 1) * 8 * W, NULL, D * 8, NULL, (size_t)16, NULL);
+  } else {
+    size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
+    cl_uint chunk = (cl_uint)pl->chunk, p32 = (cl_uint)P;
+    cl_ulong poff = RED_PART_OFF;
+    rc = rcl__set_args(pl->k1, name, 14, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
+                       sizeof nn, &nn, sizeof chunk, &chunk, sizeof(cl_mem), &bufs[0], sizeof poff, &poff, sizeof p32,
+                       &p32, sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin, (S > P ? S : P) * es, NULL,
+                       (size_t)4, NULL);
   }
-  return rc;
-}
-
-static int enqueue_exact(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
-                         rcl_reduce_op op, rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y, size_t yoff,
-                         cl_mem *bufs) {
-  int dot = op != RCL_OP_SUM;
-  const char *k1name = dot ? "rcl_exact_dot_pass1" : "rcl_exact_sum_pass1";
-  const char *kfname = dot ? "rcl_exact_dot_final" : "rcl_exact_sum_final";
-  size_t D = xacc_digits(dt, dot), W = pl->W, groups = pl->groups;
-  int rc;
-  if ((rc = rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, groups * D * 8, NULL, "superaccumulator digits")) ||
-      (rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, groups * 4, NULL, "superaccumulator flags")))
-    return rc;
-  cl_ulong xo = xoff, yo = yoff, nn = n, ro = roff;
-  cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is the exact dot of x with itself */
-  if (op == RCL_OP_NRM2) yo = xo;
-  rc = rcl__set_args(pl->k1, k1name, 9, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                     sizeof nn, &nn, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], D * 8 * W, NULL, 4 * W, NULL);
-  if (!rc) rc = rcl__chain_kernel(ch, pl->k1, k1name, groups * W, W);
-  cl_uint g32 = (cl_uint)groups, fin = op == RCL_OP_NRM2 ? 2u : 1u;
-  if (!rc)
-    rc = rcl__set_args(pl->k2, kfname, 7, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], sizeof g32, &g32,
-                       sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin, D * 8, NULL);
-  if (!rc) rc = rcl__chain_kernel(ch, pl->k2, kfname, pl->WT, pl->WT);
+  if (!rc) rc = rcl__chain_kernel(ch, pl->k1, name, pl->groups * W, W);
   return rc;
 }
 
 /* The task variants: one work-item per launch, the state carried in bufs between launches. */
 static int enqueue_task(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
-                        rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff,
-                        cl_mem y, size_t yoff, cl_mem *bufs) {
+                        rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y,
+                        size_t yoff, cl_mem *bufs) {
   const char *name = task_kernel_name(op, mode);
   size_t es = rcl_dtype_size(dt), D = xacc_digits(dt, op != RCL_OP_SUM);
   int rc = mode == RCL_REDUCE_ORDERED
@@ -334,8 +338,8 @@ static int enqueue_task(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, si
                          sizeof ro, &ro, sizeof fin, &fin);
     else
       rc = rcl__set_args(pl->k1, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                         sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1],
-                         sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin);
+                         sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], sizeof(cl_mem),
+                         &result, sizeof ro, &ro, sizeof fin, &fin);
     if (!rc) rc = rcl__chain_kernel(ch, pl->k1, name, 1, 1);
   }
   return rc;
@@ -357,9 +361,10 @@ int rcl__reduce_enqueue_cfg(cl_mem result, size_t roff, rcl_context *ctx, rcl_re
     const uint64_t zero = 0; /* the empty sum is +0 */
     rc = rcl__chain_fill(&ch, result, &zero, es, roff * es, es);
   } else if ((rc = rcl__reduce_plan(&pl, ctx, op, mode, dtype, n, cfg)) == 0) {
-    if (pl.task) rc = enqueue_task(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs);
-    else if (mode == RCL_REDUCE_ORDERED) rc = enqueue_ordered(&ch, &pl, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, bufs);
-    else rc = enqueue_exact(&ch, &pl, result, roff, ctx, op, dtype, n, x, xoff, y, yoff, bufs);
+    if (pl.task)
+      rc = enqueue_task(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs);
+    else
+      rc = enqueue_fused(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs);
   }
   /* Released now; OpenCL keeps them alive until the enqueued commands finish. */
   for (int i = 0; i < 2; i++)
@@ -447,7 +452,8 @@ int rcl_sum_f32(float *out, rcl_context *ctx, const float *x, size_t n, const rc
 int rcl_sum_f64(double *out, rcl_context *ctx, const double *x, size_t n, const rcl_reduce_options *opts) {
   return rcl_reduce(out, ctx, RCL_OP_SUM, RCL_F64, n, x, NULL, opts);
 }
-int rcl_dot_f32(float *out, rcl_context *ctx, const float *x, const float *y, size_t n, const rcl_reduce_options *opts) {
+int rcl_dot_f32(float *out, rcl_context *ctx, const float *x, const float *y, size_t n,
+                const rcl_reduce_options *opts) {
   return rcl_reduce(out, ctx, RCL_OP_DOT, RCL_F32, n, x, y, opts);
 }
 int rcl_dot_f64(double *out, rcl_context *ctx, const double *x, const double *y, size_t n,
@@ -472,8 +478,8 @@ int rcl__blas1_kmax(size_t *kmax, rcl_context *ctx, rcl_dtype dt, int is_axpy) {
   return rc;
 }
 
-int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n,
-                       const void *alpha, cl_mem x, size_t xoff, size_t local, const rcl_queue_args *q) {
+int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha,
+                       cl_mem x, size_t xoff, size_t local, const rcl_queue_args *q) {
   const char *name = is_axpy ? "rcl_axpy" : "rcl_scal";
   if (!ctx || !alpha) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: NULL context or alpha", name);
   int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dt);
@@ -483,8 +489,8 @@ int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl
   if (rc) return rc;
   if (yoff > SIZE_MAX - n || (is_axpy && xoff > SIZE_MAX - n))
     return rcl__fail(RCL_ERR_OVERFLOW, "%s: offset + n overflows", name);
-  if (n > 0 && ((rc = rcl__mul_size(&need, yoff + n, es, name)) ||
-                (rc = rcl__check_buffer(y, need, is_axpy ? "y" : "x"))))
+  if (n > 0 &&
+      ((rc = rcl__mul_size(&need, yoff + n, es, name)) || (rc = rcl__check_buffer(y, need, is_axpy ? "y" : "x"))))
     return rc;
   if (n > 0 && is_axpy && ((rc = rcl__mul_size(&need, xoff + n, es, name)) || (rc = rcl__check_buffer(x, need, "x"))))
     return rc;
@@ -500,7 +506,7 @@ int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl
   }
   cl_kernel k = NULL;
   size_t kmax;
-  rc = rcl__kernel_get(&k, ctx, "reduce.cl", dt, NULL, name);
+  rc = rcl__kernel_take(&k, ctx, "reduce.cl", dt, NULL, name);
   if (!rc) rc = rcl__kernel_wg_max(&kmax, k, ctx, name);
   if (!rc && local && local > kmax)
     rc = rcl__fail(RCL_ERR_INVALID_ARG, "%s: local_size %zu exceeds the kernel's limit %zu", name, local, kmax);
@@ -526,7 +532,7 @@ int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl
       rc = rcl__set_args(k, name, 4, sizeof(cl_mem), &y, sizeof yo, &yo, es, alpha, sizeof nn, &nn);
     if (!rc) rc = rcl__chain_kernel(&ch, k, name, groups * W, W);
   }
-  if (k) clReleaseKernel(k);
+  rcl__kernel_give(ctx, k);
   if (rc) {
     if (q && q->event) *q->event = NULL;
     if (ch.last) clReleaseEvent(ch.last);
@@ -546,8 +552,8 @@ int rcl_scal_enqueue(cl_mem x, size_t xoff, rcl_context *ctx, rcl_dtype dt, size
   return rcl__blas1_enqueue(0, x, xoff, ctx, dt, n, alpha, NULL, 0, local, q);
 }
 
-static int blas1_host(int is_axpy, void *y, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha,
-                      const void *x, size_t local) {
+static int blas1_host(int is_axpy, void *y, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, const void *x,
+                      size_t local) {
   if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_%s: NULL context", is_axpy ? "axpy" : "scal");
   if (!ctx->queue) return rcl__fail(RCL_ERR_INVALID_ARG, "the context has no queue (wrapped without one)");
   size_t es = rcl_dtype_size(dt), bytes;

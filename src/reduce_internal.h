@@ -18,9 +18,11 @@ typedef struct {
 /* What a configuration launches, with its kernels. */
 typedef struct {
   int task;
-  size_t W, WT, groups, nsuper; /* NDRange: work-group sizes of the passes, first-pass groups */
-  size_t per_launch, launches;  /* task: blocks (ordered) or terms (exact) per launch */
-  cl_kernel k1, k2;
+  size_t W, groups;            /* NDRange: work-group size and work-groups of the one launch */
+  size_t chunk, P;             /* ordered: super-blocks per group, partials per final subtree */
+  size_t per_launch, launches; /* task: blocks (ordered) or terms (exact) per launch */
+  cl_kernel k1;                /* from the context's kernel pool, given back by rcl__reduce_plan_release */
+  rcl_context *ctx;
 } rcl_red_plan;
 
 RCL_INTERNAL int rcl__reduce_plan(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode,

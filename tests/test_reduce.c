@@ -79,7 +79,8 @@ START_TEST(launch_invariance) {
               /* A size over the kernel's limit, or a grid too small for a driver's loop limit, is refused
                * (and said so); every accepted configuration must give the reference bits. */
               if (rc == RCL_ERR_INVALID_ARG &&
-                  (strstr(rcl_error_last(), "local_size") || strstr(rcl_error_last(), "too few"))) continue;
+                  (strstr(rcl_error_last(), "local_size") || strstr(rcl_error_last(), "too few")))
+                continue;
               ck_assert_msg(rc == 0, "%s", rcl_error_last());
               rt_assert_bits_eq(&got, &want, 1, dt, "%s %s %s n=%zu local=%zu groups=%zu on %s",
                                 rcl_reduce_op_name(ops[o]), rcl_dtype_name(dt), rcl_reduce_mode_name(modes[m]), n,
@@ -93,6 +94,63 @@ START_TEST(launch_invariance) {
       free(y);
     }
   }
+}
+END_TEST
+
+/* Each call is one launch on a per-queue scratch whose control block the launch leaves zero again: many
+ * calls alternating ordered and exact, on the context's queue, a second in-order queue and an
+ * out-of-order queue (where the device has them), all give the reference bits. */
+START_TEST(queue_scratch_reuse) {
+  rcl_context *ctx = rt_ctx(_i);
+  cl_context cc = rcl_context_cl_context(ctx);
+  cl_device_id dev = rcl_context_cl_device(ctx);
+  cl_int err;
+  cl_command_queue qs[3] = {rcl_context_cl_queue(ctx), clCreateCommandQueue(cc, dev, 0, &err), NULL};
+  ck_assert_msg(qs[1] != NULL, "clCreateCommandQueue: %d", err);
+  cl_command_queue_properties props = 0;
+  clGetDeviceInfo(dev, CL_DEVICE_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+  if (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    qs[2] = clCreateCommandQueue(cc, dev, CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE, &err);
+  else
+    fprintf(stderr, "  note: no out-of-order queue on %s: that path is not exercised here\n", rt_device_name(_i));
+  const size_t n = 70001;
+  float *x = gen(RCL_F32, n, "cancel", 5), *y = gen(RCL_F32, n, "wide", 6);
+  cl_mem bx = clCreateBuffer(cc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, x, &err);
+  cl_mem by = clCreateBuffer(cc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * 4, y, &err);
+  cl_mem br = clCreateBuffer(cc, CL_MEM_READ_WRITE, 64 * 4, NULL, &err);
+  ck_assert_ptr_nonnull(br);
+  float want[2][3], got[64];
+  for (int m = 0; m < 2; m++)
+    for (int o = 0; o < 3; o++) {
+      double w;
+      rt_ok(rcl_ref_reduce(&w, ops[o], RCL_F32, modes[m], n, x, y));
+      want[m][o] = (float)w;
+    }
+  size_t k = 0;
+  for (int round = 0; round < 3; round++)
+    for (int qi = 0; qi < 3; qi++) {
+      if (!qs[qi]) continue;
+      for (int o = 0; o < 3; o++)
+        for (int m = 0; m < 2; m++, k++) {
+          rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+          opts.mode = modes[m];
+          rcl_queue_args q = RCL_QUEUE_ARGS_INIT;
+          q.queue = qs[qi];
+          rt_ok(rcl_reduce_enqueue(br, k % 64, ctx, ops[o], RCL_F32, n, bx, 0, by, 0, &opts, &q));
+          ck_assert_int_eq(clFinish(qs[qi]), CL_SUCCESS);
+          ck_assert_int_eq(clEnqueueReadBuffer(qs[qi], br, CL_TRUE, (k % 64) * 4, 4, &got[k % 64], 0, NULL, NULL),
+                           CL_SUCCESS);
+          rt_assert_bits_eq(&got[k % 64], &want[m][o], 1, RCL_F32, "%s %s call %zu on queue %d of %s",
+                            rcl_reduce_op_name(ops[o]), rcl_reduce_mode_name(modes[m]), k, qi, rt_device_name(_i));
+        }
+    }
+  clReleaseMemObject(bx);
+  clReleaseMemObject(by);
+  clReleaseMemObject(br);
+  for (int qi = 1; qi < 3; qi++)
+    if (qs[qi]) clReleaseCommandQueue(qs[qi]);
+  free(x);
+  free(y);
 }
 END_TEST
 
@@ -180,7 +238,7 @@ START_TEST(exact_cancellation_to_one_ulp) {
       v[i + 1] = -v[i];
     }
     v[n - 1] = dt == RCL_F32 ? (double)0x1p-149f : 0x1p-1074; /* the smallest subnormal */
-    for (size_t i = 0; i < n; i++) { /* swap pairs apart so no two neighbours cancel */
+    for (size_t i = 0; i < n; i++) {                          /* swap pairs apart so no two neighbours cancel */
       size_t j = (size_t)(rt_next(&r) % n);
       double t = v[i];
       v[i] = v[j];
@@ -393,12 +451,16 @@ START_TEST(golden_digests) {
                  golden_kinds[k], n);
         memcpy(ref, which ? x : y, n * es);
         memcpy(dev, which ? x : y, n * es);
-        if (which) rcl_ref_scal(ref, dt, n, alpha);
-        else rcl_ref_axpy(ref, dt, n, alpha, x);
+        if (which)
+          rcl_ref_scal(ref, dt, n, alpha);
+        else
+          rcl_ref_axpy(ref, dt, n, alpha, x);
         rt_golden("reduce.txt", key, ref, n * es);
         if (!on_device) continue;
-        if (which) rt_ok(rcl_scal(dev, rt_ctx(_i), dt, n, alpha, 0));
-        else rt_ok(rcl_axpy(dev, rt_ctx(_i), dt, n, alpha, x, 0));
+        if (which)
+          rt_ok(rcl_scal(dev, rt_ctx(_i), dt, n, alpha, 0));
+        else
+          rt_ok(rcl_axpy(dev, rt_ctx(_i), dt, n, alpha, x, 0));
         rt_golden("reduce.txt", key, dev, n * es);
       }
       free(ref);
@@ -417,6 +479,7 @@ int main(void) {
   rt_add_device_loop(tc, golden_digests);
   rt_add_device_loop(tc, matches_reference);
   rt_add_device_loop(tc, launch_invariance);
+  rt_add_device_loop(tc, queue_scratch_reuse);
   rt_add_device_loop(tc, task_variant_matches_reference);
   rt_add_device_loop(tc, exact_equals_mpfr);
   rt_add_device_loop(tc, exact_cancellation_to_one_ulp);

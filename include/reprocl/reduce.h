@@ -36,6 +36,10 @@ typedef enum {
 RCL_API const char *rcl_reduce_variant_name(rcl_reduce_variant v); /* "default", "ndrange", "task" */
 RCL_API int rcl_reduce_variant_parse(rcl_reduce_variant *out, const char *name);
 
+/* The NDRange variant is one kernel launch per call: its last work-group to finish combines the groups'
+ * results, through a small control buffer the context keeps per in-order queue (the launch leaves it as
+ * it found it; that queue is retained until rcl_context_free). Calls on an out-of-order queue get a
+ * fresh buffer each. */
 /* Launch configuration. Zeros mean "tuned or built-in default" (see tune.h: kernels
  * "reduce.<op>.<mode>"); any valid value gives the same bits. Version 1 (without variant) is accepted. */
 #define RCL_REDUCE_OPTIONS_VERSION 2
@@ -43,17 +47,19 @@ typedef struct {
   unsigned int version;
   rcl_reduce_mode mode;
   size_t local_size; /* work-group size; a power of two, at most the device's limit */
-  size_t num_groups; /* work-groups of the first pass (grid-stride); 0: enough to fill the device */
+  size_t num_groups; /* work-groups of the one launch (ordered: at most this many, each an aligned chunk of
+                      * blocks, and at most 1024; exact: grid-stride); 0: enough to fill the device */
   rcl_reduce_variant variant;
 } rcl_reduce_options;
-#define RCL_REDUCE_OPTIONS_INIT {RCL_REDUCE_OPTIONS_VERSION, RCL_REDUCE_ORDERED, 0, 0, RCL_REDUCE_VARIANT_DEFAULT}
+#define RCL_REDUCE_OPTIONS_INIT                                                                                        \
+  { RCL_REDUCE_OPTIONS_VERSION, RCL_REDUCE_ORDERED, 0, 0, RCL_REDUCE_VARIANT_DEFAULT }
 
 /* result[result_offset] = op(x[x_offset .. x_offset+n-1], y[...]) on the device (y is ignored for SUM
  * and NRM2 and may be NULL). Offsets count elements. n = 0 gives +0. NaN results are the canonical quiet
  * NaN (0x7fc00000 / 0x7ff8000000000000). Temporary buffers are allocated per call and released when the
  * commands finish. */
-RCL_API int rcl_reduce_enqueue(cl_mem result, size_t result_offset, rcl_context *ctx, rcl_reduce_op op,
-                               rcl_dtype dtype, size_t n, cl_mem x, size_t x_offset, cl_mem y, size_t y_offset,
+RCL_API int rcl_reduce_enqueue(cl_mem result, size_t result_offset, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype,
+                               size_t n, cl_mem x, size_t x_offset, cl_mem y, size_t y_offset,
                                const rcl_reduce_options *opts, const rcl_queue_args *q);
 
 /* Host-array forms: *out (a float or double, by dtype) receives the result; blocks until done. */
@@ -72,11 +78,10 @@ RCL_API int rcl_nrm2_f64(double *out, rcl_context *ctx, const double *x, size_t 
  * x[i] = alpha*x[i]. alpha is passed by value through a pointer to a float or double, by dtype.
  * local_size of 0 takes the tuned or default size (kernels "reduce.axpy", "reduce.scal"); any value gives
  * the same bits. */
-RCL_API int rcl_axpy_enqueue(cl_mem y, size_t y_offset, rcl_context *ctx, rcl_dtype dtype, size_t n,
-                             const void *alpha, cl_mem x, size_t x_offset, size_t local_size,
-                             const rcl_queue_args *q);
-RCL_API int rcl_scal_enqueue(cl_mem x, size_t x_offset, rcl_context *ctx, rcl_dtype dtype, size_t n,
-                             const void *alpha, size_t local_size, const rcl_queue_args *q);
+RCL_API int rcl_axpy_enqueue(cl_mem y, size_t y_offset, rcl_context *ctx, rcl_dtype dtype, size_t n, const void *alpha,
+                             cl_mem x, size_t x_offset, size_t local_size, const rcl_queue_args *q);
+RCL_API int rcl_scal_enqueue(cl_mem x, size_t x_offset, rcl_context *ctx, rcl_dtype dtype, size_t n, const void *alpha,
+                             size_t local_size, const rcl_queue_args *q);
 RCL_API int rcl_axpy(void *y, rcl_context *ctx, rcl_dtype dtype, size_t n, const void *alpha, const void *x,
                      size_t local_size);
 RCL_API int rcl_scal(void *x, rcl_context *ctx, rcl_dtype dtype, size_t n, const void *alpha, size_t local_size);
