@@ -121,11 +121,7 @@ START_TEST(queue_scratch_reuse) {
   ck_assert_ptr_nonnull(br);
   float want[2][3], got[64];
   for (int m = 0; m < 2; m++)
-    for (int o = 0; o < 3; o++) {
-      double w;
-      rt_ok(rcl_ref_reduce(&w, ops[o], RCL_F32, modes[m], n, x, y));
-      want[m][o] = (float)w;
-    }
+    for (int o = 0; o < 3; o++) rt_ok(rcl_ref_reduce(&want[m][o], ops[o], RCL_F32, modes[m], n, x, y));
   size_t k = 0;
   for (int round = 0; round < 3; round++)
     for (int qi = 0; qi < 3; qi++) {
