@@ -30,7 +30,7 @@ RCL_FN void rcl_red_tree(__local real_t *s, uint S, uint c, uint lid, uint W) {
   barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* The control block at the head of the per-queue scratch buffer (src/queue_scratch.c; offsets mirrored
+/* The control block at the head of the reduction scratch buffer (src/queue_scratch.c; offsets mirrored
  * in src/reduce.c): the ticket that finds a launch's last work-group, the exact-mode flags, and from word
  * RED_CTL_DIGITS the exact-mode digit sums (D positive magnitudes, then D negative ones). Each launch's
  * last work-group leaves the block zero again, so the next launch on the queue needs no fill. */

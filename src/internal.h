@@ -67,7 +67,9 @@ struct rcl_context {
   char *cache_dir;
   pthread_mutex_t lock; /* guards programs and scratch */
   rcl_program_entry *programs;
-  struct rcl_queue_scratch *scratch;                /* per-queue reduction scratch (queue_scratch.c) */
+  cl_mem scratch; /* the reductions' control buffer for the context's queue (queue_scratch.c) */
+  size_t scratch_size;
+  int scratch_in_order;                             /* whether that queue is in-order; -1 until asked */
   rcl_kernel_slot kernel_pool[RCL_KERNEL_POOL_MAX]; /* kernels given back for reuse (program.c) */
   size_t kernel_pool_size;
   struct rcl_tune_ctx *tune; /* tuning choices, cache state and statistics (tune.c) */
@@ -91,10 +93,10 @@ RCL_INTERNAL void rcl__programs_free(rcl_context *ctx);
 /* The device-dependent policy defines and options for a build in the context's mode. */
 RCL_INTERNAL int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtype dtype, int have_dtype);
 
-/* ---- per-queue scratch (queue_scratch.c) ----------------------------------------------------------- */
+/* ---- reduction scratch (queue_scratch.c) -------------------------------------------------------------- */
 /* A device buffer of at least size bytes for one call on queue, zero where the kernels that use it leave
- * it zero: the single-launch reductions' control block. In-order queues share one per context (kernels of
- * one queue never overlap); out-of-order queues get a new zeroed one. *out is the caller's reference
+ * it zero: the single-launch reductions' control block. The context's own queue, when in-order, reuses
+ * one (its kernels never overlap); any other queue gets a new zeroed one. *out is the caller's reference
  * (release it after enqueueing). */
 RCL_INTERNAL int rcl__queue_scratch(cl_mem *out, rcl_context *ctx, cl_command_queue queue, size_t size);
 RCL_INTERNAL void rcl__queue_scratch_free(rcl_context *ctx);

@@ -158,7 +158,7 @@ static int plan_task(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_r
   return 0;
 }
 
-/* The per-queue scratch (queue_scratch.c) as cl/reduce.cl reads it: a control block of RED_CTL_WORDS
+/* The reduction scratch (queue_scratch.c) as cl/reduce.cl reads it: a control block of RED_CTL_WORDS
  * 32-bit words (the ticket, the exact flags, from word 16 the exact digit sums: 2 x up to 133 words),
  * then the ordered partials from byte RED_PART_OFF. */
 #define RED_CTL_DIGITS 16u

@@ -97,9 +97,9 @@ START_TEST(launch_invariance) {
 }
 END_TEST
 
-/* Each call is one launch on a per-queue scratch whose control block the launch leaves zero again: many
- * calls alternating ordered and exact, on the context's queue, a second in-order queue and an
- * out-of-order queue (where the device has them), all give the reference bits. */
+/* Each call is one launch whose control block the launch leaves zero again: many calls alternating
+ * ordered and exact on the context's queue (one buffer kept and reused), a second in-order queue and an
+ * out-of-order queue (where the device has them; a fresh buffer per call) all give the reference bits. */
 START_TEST(queue_scratch_reuse) {
   rcl_context *ctx = rt_ctx(_i);
   cl_context cc = rcl_context_cl_context(ctx);

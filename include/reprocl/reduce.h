@@ -37,9 +37,9 @@ RCL_API const char *rcl_reduce_variant_name(rcl_reduce_variant v); /* "default",
 RCL_API int rcl_reduce_variant_parse(rcl_reduce_variant *out, const char *name);
 
 /* The NDRange variant is one kernel launch per call: its last work-group to finish combines the groups'
- * results, through a small control buffer the context keeps per in-order queue (the launch leaves it as
- * it found it; that queue is retained until rcl_context_free). Calls on an out-of-order queue get a
- * fresh buffer each. */
+ * results, through a small control buffer that the launch leaves as it found it. On the context's own
+ * queue (when in-order) the context keeps that buffer; a call on another queue creates a fresh zeroed
+ * one (a few microseconds more per call). */
 /* Launch configuration. Zeros mean "tuned or built-in default" (see tune.h: kernels
  * "reduce.<op>.<mode>"); any valid value gives the same bits. Version 1 (without variant) is accepted. */
 #define RCL_REDUCE_OPTIONS_VERSION 2
