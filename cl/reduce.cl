@@ -126,7 +126,10 @@ RCL_ORDERED_FUSED(rcl_ordered_dot, RCL_LEAF_DOT)
 /* Every term is an integer times a power of two: neg * m * 2^(pos + BASE) with pos >= 0. Split at digit
  * q = pos / 32, its signed value m * 2^(pos % 32) is C chunks e[0..C) (32-bit ones, the top one signed)
  * of weights 2^(32 (q + j) + BASE). A term function returns q, or -1 for a zero term (nothing to add),
- * and ORs the term's flags (rcl_exact.cl: NaN, infinities, not -0) into *fl. */
+ * and ORs the term's flags (rcl_exact.cl: NaN, infinities, not -0) into *fl. They decode the bits
+ * themselves rather than through rcl_xterm_*: those compute every flag for every term, and on the H100
+ * that made the exact dot and nrm2 kernels twice as slow (measured); here the full flags are computed
+ * only on the rare path of an infinity or NaN. */
 #define XM32 0xffffffffl
 
 RCL_FN int rcl_xw_f32(uint u, long *e, uint *fl) {
@@ -253,34 +256,40 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
 /* The window r (digits wb .. wb + C) takes a term whose digit q is wb or wb + 1 by C + 1 selected adds:
  * RCL_XW_FAST adds the term Q (its chunks in e) when it fits and sets HIT; RCL_XW_SLOW adds it too,
  * first moving the window to it when it does not fit (the window's limbs go to the superaccumulator,
- * whose atomics are shared by every work-item: moves must stay rare). */
+ * whose atomics are shared by every work-item: moves must stay rare). RCL_XW_PUT is those adds at offset
+ * OFF (0 or 1). */
+#define RCL_XW_PUT(OFF, C)                                                                             \
+  do {                                                                                                 \
+    r[0] += (OFF) ? 0 : e[0];                                                                          \
+    _Pragma("unroll") for (int k = 1; k < (C); k++) r[k] += (OFF) ? e[k - 1] : e[k];                   \
+    r[(C)] += (OFF) ? e[(C) - 1] : 0;                                                                  \
+  } while (0)
+/* The window's limbs into the superaccumulator, leaving it empty (no window: nothing to do). */
+#define RCL_XW_FLUSH(C, D)                                                                             \
+  do {                                                                                                 \
+    if (wb >= 0)                                                                                       \
+      _Pragma("unroll") for (int k = 0; k <= (C); k++) if (r[k] != 0) {                                \
+        rcl_xacc_add(ctl, (D), (uint)(wb + k), r[k]);                                                  \
+        r[k] = 0;                                                                                      \
+      }                                                                                                \
+  } while (0)
 #define RCL_XW_FAST(Q, C, HIT)                                                                         \
   do {                                                                                                 \
     const int q_ = (Q), off_ = q_ < 0 ? 0 : q_ - wb; /* q < 0: a zero term, nothing to add */          \
     HIT = (uint)off_ <= 1u;                                                                            \
-    if (HIT) {                                                                                         \
-      r[0] += off_ ? 0 : e[0];                                                                         \
-      _Pragma("unroll") for (int k = 1; k < (C); k++) r[k] += off_ ? e[k - 1] : e[k];                  \
-      r[(C)] += off_ ? e[(C) - 1] : 0;                                                                 \
-    }                                                                                                  \
+    if (HIT) RCL_XW_PUT(off_, C);                                                                      \
   } while (0)
 #define RCL_XW_SLOW(Q, C, D)                                                                           \
   do {                                                                                                 \
     const int q_ = (Q), K_ = (C) + 1;                                                                  \
     int off_ = q_ < 0 ? 0 : q_ - wb; /* an earlier miss of the same block may have moved it here */    \
     if ((uint)off_ > 1u) {                                                                             \
-      if (wb >= 0)                                                                                     \
-        _Pragma("unroll") for (int k = 0; k < K_; k++) if (r[k] != 0) {                                \
-          rcl_xacc_add(ctl, (D), (uint)(wb + k), r[k]);                                                \
-          r[k] = 0;                                                                                    \
-        }                                                                                              \
+      RCL_XW_FLUSH(C, D);                                                                              \
       wb = (wb < 0 || q_ > wb) ? q_ - 1 : q_; /* moving up keeps the old top digit inside */           \
       wb = wb < 0 ? 0 : wb > (D) - K_ ? (D) - K_ : wb;                                                 \
       off_ = q_ - wb;                                                                                  \
     }                                                                                                  \
-    r[0] += off_ ? 0 : e[0];                                                                           \
-    _Pragma("unroll") for (int k = 1; k < (C); k++) r[k] += off_ ? e[k - 1] : e[k];                    \
-    r[(C)] += off_ ? e[(C) - 1] : 0;                                                                   \
+    RCL_XW_PUT(off_, C);                                                                               \
   } while (0)
 
 /* Terms loaded ahead per work-item: a streaming loop with one load in flight is latency-bound. */
@@ -343,10 +352,8 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
     atomic_or(&misc[1], (int)fl);                                                                      \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
     const int B = misc[0];                                                                             \
-    _Pragma("unroll") for (int k = 0; k < K; k++) {                                                    \
-      if (wb >= 0 && wb != B && r[k] != 0) rcl_xacc_add(ctl, (D), (uint)(wb + k), r[k]);               \
-      lacc[(uint)k * W + lid] = (wb == B) ? r[k] : 0;                                                  \
-    }                                                                                                  \
+    if (wb != B) RCL_XW_FLUSH(C, D); /* a window below the group's: its own atomics */                 \
+    _Pragma("unroll") for (int k = 0; k < K; k++) lacc[(uint)k * W + lid] = r[k];                      \
     for (uint stride = W / 2u; stride > 0u; stride >>= 1) {                                            \
       barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
       if (lid < stride)                                                                                \

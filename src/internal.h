@@ -48,7 +48,7 @@ RCL_INTERNAL int rcl__kernel_source(char **text, size_t *size, const char *name)
 
 /* ---- context (context.c) ---------------------------------------------------------------------- */
 typedef struct rcl_program_entry rcl_program_entry;
-/* A created kernel kept for reuse (program.c). */
+/* A created kernel with what it was made from: taken from and given back to the pool (program.c). */
 #define RCL_KERNEL_POOL_MAX 48
 typedef struct {
   cl_kernel kernel;
@@ -83,11 +83,11 @@ RCL_INTERNAL int rcl__program_get(cl_program *out, rcl_context *ctx, const char 
 /* Creates a kernel of a library program. */
 RCL_INTERNAL int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype,
                                  const char *extra_defines, const char *kernel);
-/* The same from the context's pool of given-back kernels when one is there (no clCreateKernel); give it
- * back with rcl__kernel_give after enqueueing (or clReleaseKernel it). */
-RCL_INTERNAL int rcl__kernel_take(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype,
+/* The same from the context's pool of given-back kernels when one is there (no clCreateKernel), with
+ * its program and name; give it back with rcl__kernel_give after enqueueing (also on failure). */
+RCL_INTERNAL int rcl__kernel_take(rcl_kernel_slot *out, rcl_context *ctx, const char *file, rcl_dtype dtype,
                                   const char *extra_defines, const char *kernel);
-RCL_INTERNAL void rcl__kernel_give(rcl_context *ctx, cl_kernel k);
+RCL_INTERNAL void rcl__kernel_give(rcl_context *ctx, rcl_kernel_slot *s);
 /* Releases the pool and the programs. */
 RCL_INTERNAL void rcl__programs_free(rcl_context *ctx);
 /* The device-dependent policy defines and options for a build in the context's mode. */

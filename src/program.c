@@ -641,15 +641,18 @@ int rcl__program_get(cl_program *out, rcl_context *ctx, const char *file, rcl_dt
   return rc;
 }
 
-int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra,
-                    const char *kernel) {
-  cl_program prog;
-  int rc = rcl__program_get(&prog, ctx, file, dtype, extra);
-  if (rc) return rc;
+static int create_kernel(cl_kernel *out, cl_program prog, const char *file, const char *kernel) {
   cl_int err;
   *out = clCreateKernel(prog, kernel, &err);
   if (!*out) return rcl__fail_cl(err, "clCreateKernel(%s) from %s", kernel, file);
   return 0;
+}
+
+int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra,
+                    const char *kernel) {
+  cl_program prog;
+  int rc = rcl__program_get(&prog, ctx, file, dtype, extra);
+  return rc ? rc : create_kernel(out, prog, file, kernel);
 }
 
 /* ---- the kernel pool --------------------------------------------------------------------------------- */
@@ -657,44 +660,40 @@ int rcl__kernel_get(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtyp
  * costs microseconds, which a reduction of a million elements notices. A kernel taken from the pool is
  * the caller's alone until given back (clSetKernelArg is not thread-safe on one kernel). The pool is a
  * fixed array in the context: giving back allocates nothing and cannot fail. */
-int rcl__kernel_take(cl_kernel *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra,
+int rcl__kernel_take(rcl_kernel_slot *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra,
                      const char *kernel) {
-  cl_program prog;
-  int rc = rcl__program_get(&prog, ctx, file, dtype, extra);
+  memset(out, 0, sizeof *out);
+  int rc = rcl__program_get(&out->program, ctx, file, dtype, extra);
   if (rc) return rc;
+  if (strlen(kernel) < sizeof out->name) strcpy(out->name, kernel); /* else: not pooled (name "") */
   pthread_mutex_lock(&ctx->lock);
-  for (size_t i = ctx->kernel_pool_size; i-- > 0;) {
+  for (size_t i = ctx->kernel_pool_size; out->name[0] && i-- > 0;) {
     rcl_kernel_slot *s = &ctx->kernel_pool[i];
-    if (s->program == prog && strcmp(s->name, kernel) == 0) {
-      *out = s->kernel;
+    if (s->program == out->program && strcmp(s->name, kernel) == 0) {
+      out->kernel = s->kernel;
       *s = ctx->kernel_pool[--ctx->kernel_pool_size];
       pthread_mutex_unlock(&ctx->lock);
       return 0;
     }
   }
   pthread_mutex_unlock(&ctx->lock);
-  cl_int err;
-  *out = clCreateKernel(prog, kernel, &err);
-  if (!*out) return rcl__fail_cl(err, "clCreateKernel(%s) from %s", kernel, file);
-  return 0;
+  return create_kernel(&out->kernel, out->program, file, kernel);
 }
 
-void rcl__kernel_give(rcl_context *ctx, cl_kernel k) {
-  if (!k) return;
-  rcl_kernel_slot s;
-  memset(&s, 0, sizeof s);
-  s.kernel = k;
-  if (clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof s.program, &s.program, NULL) == CL_SUCCESS &&
-      clGetKernelInfo(k, CL_KERNEL_FUNCTION_NAME, sizeof s.name, s.name, NULL) == CL_SUCCESS) {
+void rcl__kernel_give(rcl_context *ctx, rcl_kernel_slot *s) {
+  if (!s->kernel) return;
+  if (s->name[0]) {
     pthread_mutex_lock(&ctx->lock);
     if (ctx->kernel_pool_size < RCL_KERNEL_POOL_MAX) {
-      ctx->kernel_pool[ctx->kernel_pool_size++] = s;
+      ctx->kernel_pool[ctx->kernel_pool_size++] = *s;
       pthread_mutex_unlock(&ctx->lock);
+      s->kernel = NULL;
       return;
     }
     pthread_mutex_unlock(&ctx->lock);
   }
-  clReleaseKernel(k);
+  clReleaseKernel(s->kernel);
+  s->kernel = NULL;
 }
 
 static void kernel_pool_free(rcl_context *ctx) {

@@ -65,6 +65,9 @@ static size_t xacc_digits(rcl_dtype dt, int dot) {
   return dt == RCL_F64 ? (dot ? XACC_F64_DOT : XACC_F64_SUM) : (dot ? XACC_F32_DOT : XACC_F32_SUM);
 }
 
+/* Chunks of one term (rcl_exact.cl): a significand or product shifted into 32-bit digits. */
+static size_t xacc_chunks(rcl_dtype dt, int dot) { return dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2); }
+
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
 /* Checks a requested (or picks a default) power-of-two work-group size against the kernel's limit and
@@ -176,7 +179,7 @@ static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rc
   const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum" : "rcl_ordered_dot";
   size_t es = rcl_dtype_size(dt), kmax, W, lmem = (size_t)ctx->profile.local_mem_size;
   int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
-  if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1, ctx, k1name);
+  if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1.kernel, ctx, k1name);
   /* A super-block keeps max(W, 64) values in local memory (and the final reduction P of them). */
   if (!rc)
     rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 256, kmax,
@@ -227,9 +230,9 @@ static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_
   int dot = op != RCL_OP_SUM;
   const char *k1name = dot ? "rcl_exact_dot" : "rcl_exact_sum";
   size_t D = xacc_digits(dt, dot), kmax, W;
-  size_t chunks = dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2);
+  size_t chunks = xacc_chunks(dt, dot);
   int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
-  if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1, ctx, k1name);
+  if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1.kernel, ctx, k1name);
   /* Each work-item keeps its window's chunks + 1 limbs in local memory for the group's tree. */
   if (!rc)
     rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 256, kmax,
@@ -276,10 +279,7 @@ int rcl__reduce_plan(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_r
   return rc;
 }
 
-void rcl__reduce_plan_release(rcl_red_plan *pl) {
-  if (pl->k1) rcl__kernel_give(pl->ctx, pl->k1);
-  pl->k1 = NULL;
-}
+void rcl__reduce_plan_release(rcl_red_plan *pl) { rcl__kernel_give(pl->ctx, &pl->k1); }
 
 /* ---- enqueueing a plan ------------------------------------------------------------------------------ */
 
@@ -297,20 +297,20 @@ static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, s
   cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is sqrt of the dot of x with itself */
   cl_uint fin = op == RCL_OP_NRM2 ? 2u : 1u;
   if (exact) {
-    size_t D = xacc_digits(dt, dot), chunks = dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2);
-    rc = rcl__set_args(pl->k1, name, 12, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                       sizeof nn, &nn, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin,
-                       &fin, (chunks + 1) * 8 * W, NULL, D * 8, NULL, (size_t)16, NULL);
+    size_t D = xacc_digits(dt, dot), chunks = xacc_chunks(dt, dot);
+    rc = rcl__set_args(pl->k1.kernel, name, 12, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo,
+                       &yo, sizeof nn, &nn, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &result, sizeof ro, &ro,
+                       sizeof fin, &fin, (chunks + 1) * 8 * W, NULL, D * 8, NULL, (size_t)16, NULL);
   } else {
     size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
     cl_uint chunk = (cl_uint)pl->chunk, p32 = (cl_uint)P;
     cl_ulong poff = RED_PART_OFF;
-    rc = rcl__set_args(pl->k1, name, 14, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                       sizeof nn, &nn, sizeof chunk, &chunk, sizeof(cl_mem), &bufs[0], sizeof poff, &poff, sizeof p32,
-                       &p32, sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin, (S > P ? S : P) * es, NULL,
-                       (size_t)4, NULL);
+    rc = rcl__set_args(pl->k1.kernel, name, 14, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo,
+                       &yo, sizeof nn, &nn, sizeof chunk, &chunk, sizeof(cl_mem), &bufs[0], sizeof poff, &poff,
+                       sizeof p32, &p32, sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin,
+                       (S > P ? S : P) * es, NULL, (size_t)4, NULL);
   }
-  if (!rc) rc = rcl__chain_kernel(ch, pl->k1, name, pl->groups * W, W);
+  if (!rc) rc = rcl__chain_kernel(ch, pl->k1.kernel, name, pl->groups * W, W);
   return rc;
 }
 
@@ -333,14 +333,14 @@ static int enqueue_task(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, si
     cl_ulong f = first, l = last;
     cl_uint fin = last < total ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
     if (mode == RCL_REDUCE_ORDERED)
-      rc = rcl__set_args(pl->k1, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                         sizeof nn, &nn, sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &result,
-                         sizeof ro, &ro, sizeof fin, &fin);
-    else
-      rc = rcl__set_args(pl->k1, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo, &yo,
-                         sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1], sizeof(cl_mem),
+      rc = rcl__set_args(pl->k1.kernel, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo,
+                         &yo, sizeof nn, &nn, sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem),
                          &result, sizeof ro, &ro, sizeof fin, &fin);
-    if (!rc) rc = rcl__chain_kernel(ch, pl->k1, name, 1, 1);
+    else
+      rc = rcl__set_args(pl->k1.kernel, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo,
+                         &yo, sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &bufs[1],
+                         sizeof(cl_mem), &result, sizeof ro, &ro, sizeof fin, &fin);
+    if (!rc) rc = rcl__chain_kernel(ch, pl->k1.kernel, name, 1, 1);
   }
   return rc;
 }
@@ -504,9 +504,10 @@ int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl
     rcl__chain_end(&ch, q);
     return 0;
   }
-  cl_kernel k = NULL;
+  rcl_kernel_slot ks;
   size_t kmax;
-  rc = rcl__kernel_take(&k, ctx, "reduce.cl", dt, NULL, name);
+  rc = rcl__kernel_take(&ks, ctx, "reduce.cl", dt, NULL, name);
+  cl_kernel k = ks.kernel;
   if (!rc) rc = rcl__kernel_wg_max(&kmax, k, ctx, name);
   if (!rc && local && local > kmax)
     rc = rcl__fail(RCL_ERR_INVALID_ARG, "%s: local_size %zu exceeds the kernel's limit %zu", name, local, kmax);
@@ -532,7 +533,7 @@ int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl
       rc = rcl__set_args(k, name, 4, sizeof(cl_mem), &y, sizeof yo, &yo, es, alpha, sizeof nn, &nn);
     if (!rc) rc = rcl__chain_kernel(&ch, k, name, groups * W, W);
   }
-  rcl__kernel_give(ctx, k);
+  rcl__kernel_give(ctx, &ks);
   if (rc) {
     if (q && q->event) *q->event = NULL;
     if (ch.last) clReleaseEvent(ch.last);

@@ -21,7 +21,7 @@ typedef struct {
   size_t W, groups;            /* NDRange: work-group size and work-groups of the one launch */
   size_t chunk, P;             /* ordered: super-blocks per group, partials per final subtree */
   size_t per_launch, launches; /* task: blocks (ordered) or terms (exact) per launch */
-  cl_kernel k1;                /* from the context's kernel pool, given back by rcl__reduce_plan_release */
+  rcl_kernel_slot k1;          /* from the context's kernel pool, given back by rcl__reduce_plan_release */
   rcl_context *ctx;
 } rcl_red_plan;
 
