@@ -731,6 +731,26 @@ int rcl_md_lattice(rcl_md_system **out, const char *kind, size_t cells, double d
   return 0;
 }
 
+int rcl_md_displace(rcl_md_system *sys, double amplitude, uint64_t seed) {
+  if (!sys) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_displace: NULL system");
+  double shortest = INFINITY;
+  for (int d = 0; d < 3; d++) shortest = fmin(shortest, sys->hi[d] - sys->lo[d]);
+  if (!(amplitude >= 0 && amplitude < shortest)) /* also refuses NaN */
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_displace: amplitude %g is not in [0, %g) (the shortest box side)",
+                     amplitude, shortest);
+  rcl_rng g = {seed};
+  for (size_t i = 0; i < 3 * sys->natoms; i++) {
+    int d = (int)(i % 3);
+    double x = sys->pos[i] + amplitude * (rcl_rng_uniform(&g) - 0.5), len = sys->hi[d] - sys->lo[d];
+    if (x < sys->lo[d])
+      x += len;
+    else if (x >= sys->hi[d])
+      x -= len;
+    sys->pos[i] = x;
+  }
+  return 0;
+}
+
 /* ---- output ---------------------------------------------------------------------------------------- */
 
 int rcl_md_write_xyz(FILE *f, const rcl_md_system *sys, rcl_dtype dt, const void *pos, const void *vel, size_t step,

@@ -33,16 +33,11 @@ int rcl__md_tune_system(rcl_md_system **out, rcl_md_lj *lj, size_t n) {
   if (rc) return rc;
   /* Off the lattice: on a perfect one every force cancels to exactly zero, and a wrong summation would
    * still give zero. */
-  rcl_md_system *s = *out;
-  rcl_rng g = {RCL_MD_TUNE_SEED + 1};
-  for (size_t i = 0; i < 3 * s->natoms; i++) {
-    int d = (int)(i % 3);
-    double x = s->pos[i] + 0.1 * (rcl_rng_uniform(&g) - 0.5), len = s->hi[d] - s->lo[d];
-    if (x < s->lo[d])
-      x += len;
-    else if (x >= s->hi[d])
-      x -= len;
-    s->pos[i] = x;
+  rc = rcl_md_displace(*out, 0.1, RCL_MD_TUNE_SEED + 1);
+  if (rc) {
+    rcl_md_system_free(*out);
+    *out = NULL;
+    return rc;
   }
   *lj = (rcl_md_lj)RCL_MD_LJ_INIT;
   return 0;

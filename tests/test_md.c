@@ -638,6 +638,41 @@ START_TEST(bad_input_files) {
 }
 END_TEST
 
+/* rcl_md_displace: every coordinate moves by at most amplitude / 2 (modulo the box) and stays in the
+ * box, the same seed gives the same bits; bad arguments are refused and leave the system untouched. */
+START_TEST(displace) {
+  rcl_md_system *a, *b;
+  rt_ok(rcl_md_lattice(&a, "fcc", 4, 0.8442, 1.0, 3));
+  rt_ok(rcl_md_lattice(&b, "fcc", 4, 0.8442, 1.0, 3));
+  size_t m = 3 * a->natoms;
+  double *orig = malloc(m * sizeof *orig);
+  ck_assert_ptr_nonnull(orig);
+  memcpy(orig, a->pos, m * sizeof *orig);
+  rt_ok(rcl_md_displace(a, 0.3, 11));
+  rt_ok(rcl_md_displace(b, 0.3, 11));
+  ck_assert(memcmp(a->pos, b->pos, m * sizeof *orig) == 0);
+  size_t moved = 0;
+  for (size_t i = 0; i < m; i++) {
+    int d = (int)(i % 3);
+    double len = a->hi[d] - a->lo[d], dx = fabs(a->pos[i] - orig[i]);
+    ck_assert(a->pos[i] >= a->lo[d] && a->pos[i] < a->hi[d]);
+    ck_assert_msg(fmin(dx, len - dx) <= 0.15, "coordinate %zu moved by %g", i, dx);
+    moved += dx != 0;
+  }
+  ck_assert_msg(moved > m / 2, "only %zu of %zu coordinates moved", moved, m);
+  memcpy(b->pos, a->pos, m * sizeof *orig);
+  double side = a->hi[0] - a->lo[0];
+  rt_fails(rcl_md_displace(NULL, 0.1, 1), RCL_ERR_INVALID_ARG, "NULL system");
+  rt_fails(rcl_md_displace(a, -0.1, 1), RCL_ERR_INVALID_ARG, "amplitude -0.1 is not in [0,");
+  rt_fails(rcl_md_displace(a, NAN, 1), RCL_ERR_INVALID_ARG, "amplitude nan");
+  rt_fails(rcl_md_displace(a, side, 1), RCL_ERR_INVALID_ARG, "(the shortest box side)");
+  ck_assert(memcmp(a->pos, b->pos, m * sizeof *orig) == 0);
+  free(orig);
+  rcl_md_system_free(a);
+  rcl_md_system_free(b);
+}
+END_TEST
+
 /* Bad systems and options are refused by rcl_md_create, on every device and by the reference. */
 START_TEST(bad_systems) {
   rcl_context *c = rt_ctx(_i);
@@ -773,6 +808,7 @@ int main(void) {
   TCase *host = tcase_create("host");
   tcase_add_test(host, bad_input_files);
   tcase_add_test(host, lammps_reference);
+  tcase_add_test(host, displace);
   suite_add_tcase(s, host);
   TCase *tc = tcase_create("devices");
   rt_add_device_loop(tc, forces_bitwise);

@@ -205,6 +205,11 @@ RCL_API int rcl_md_read(rcl_md_system **out, rcl_md_lj *lj, const char *path);
  * (the random numbers differ). temperature 0 gives zero velocities. */
 RCL_API int rcl_md_lattice(rcl_md_system **out, const char *kind, size_t cells, double density,
                            double temperature, uint64_t seed);
+/* Moves every coordinate by amplitude * (u - 0.5), u uniform from rcl_rng(seed) in coordinate order, and
+ * wraps it back into the box (as LAMMPS "displace_atoms random"): a perfect lattice's forces are all
+ * zero by symmetry, a displaced one's are not. RCL_ERR_INVALID_ARG for a NULL system or an amplitude
+ * that is not finite, negative, or not below the shortest box side. */
+RCL_API int rcl_md_displace(rcl_md_system *sys, double amplitude, uint64_t seed);
 
 /* Appends one extended-XYZ frame (Lattice, Origin, pbc, Properties=species:S:1:pos:R:3:vel:R:3, Time)
  * with round-trip precision; pos and vel hold [3 * natoms] values of dtype (vel may be NULL). */

@@ -79,18 +79,9 @@ static int load(rcl_md_system **sys, rcl_md_lj *lj, const suite_case *c) {
   if (!c->input[0]) {
     int rc = rcl_md_lattice(sys, "fcc", (size_t)c->p[P_CELLS], MD_DENSITY, MD_TEMP, MD_SEED);
     if (rc) return rc;
-    rcl_rng g = {MD_JITTER_SEED};
-    rcl_md_system *s = *sys;
-    for (size_t i = 0; i < 3 * s->natoms; i++) {
-      int d = (int)(i % 3);
-      double x = s->pos[i] + MD_JITTER * (rcl_rng_uniform(&g) - 0.5), len = s->hi[d] - s->lo[d];
-      if (x < s->lo[d])
-        x += len;
-      else if (x >= s->hi[d])
-        x -= len;
-      s->pos[i] = x;
-    }
-    return 0;
+    rc = rcl_md_displace(*sys, MD_JITTER, MD_JITTER_SEED); /* off the lattice: forces not all zero */
+    if (rc) rcl_md_system_free(*sys);
+    return rc;
   }
   char path[1024];
   const char *pre = getenv("REPROCL_DATA_PREFIX");
