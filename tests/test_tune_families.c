@@ -486,34 +486,42 @@ static int w_digest(void *st, cl_command_queue q, char hex[RCL_SHA256_HEX_SIZE])
   return rc;
 }
 
+/* Tunes the family descriptor base with its first candidate after the default corrupted and checks the
+ * search: exactly one mismatch, reported as a bug naming that candidate's parameters, and the candidate
+ * not chosen. */
+static void search_and_check_excluded(rcl_context *c, const rcl_tune_kernel *base, size_t n, double budget_ms,
+                                      const char *device) {
+  rcl_tune_kernel wk = *base, *w = &wk;
+  wk.run = w_run;
+  wk.digest = w_digest;
+  wrapped = base;
+  digests = 0;
+  bad_index = 1; /* the default's warm-up is digest 0 */
+  memset(bad_v, 0, sizeof bad_v);
+  rcl_tune_report rep;
+  rt_ok(rcl__tune_search(&rep, c, w, RCL_F32, n, budget_ms, 3));
+  ck_assert_msg(rep.mismatches == 1, "%s on %s: %zu mismatches", w->name, device, rep.mismatches);
+  ck_assert_ptr_nonnull(strstr(rep.mismatch, "please report"));
+  char desc[200] = "";
+  for (size_t i = 0; i < w->nparams; i++) {
+    char val[32];
+    snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "%s%s=%s", i ? " " : "", w->params[i].name,
+             rcl__tune_param_format(val, sizeof val, &w->params[i], bad_v[i]));
+  }
+  ck_assert_msg(strstr(rep.mismatch, desc) != NULL, "%s: the report \"%s\" does not name \"%s\"", w->name,
+                rep.mismatch, desc);
+  int same = 1;
+  for (size_t i = 0; i < w->nparams; i++) same &= rep.choice.params[i].value == bad_v[i];
+  ck_assert_msg(!same, "%s: the excluded candidate %s was chosen", w->name, desc);
+}
+
 START_TEST(a_differing_candidate_is_excluded_and_reported) {
   static const rcl_tune_kernel *const ks[] = {&rcl__tk_stencil_nine, &rcl__tk_stencil_sor,
                                               &rcl__tk_spmv_regular_ordered, &rcl__tk_spmv_irregular_exact};
   rcl_context *c = tuning_off_ctx(_i);
   for (size_t k = 0; k < sizeof ks / sizeof ks[0]; k++) {
     if (!rt_supported(_i, ks[k]->family, RCL_F32)) continue;
-    rcl_tune_kernel w = *ks[k];
-    w.run = w_run;
-    w.digest = w_digest;
-    wrapped = ks[k];
-    digests = 0;
-    bad_index = 1; /* the default's warm-up is digest 0 */
-    memset(bad_v, 0, sizeof bad_v);
-    rcl_tune_report rep;
-    rt_ok(rcl__tune_search(&rep, c, &w, RCL_F32, 1u << 16, 1000, 3));
-    ck_assert_msg(rep.mismatches == 1, "%s on %s: %zu mismatches", w.name, rt_device_name(_i), rep.mismatches);
-    ck_assert_ptr_nonnull(strstr(rep.mismatch, "please report"));
-    char desc[200] = "";
-    for (size_t i = 0; i < w.nparams; i++) {
-      char val[32];
-      snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "%s%s=%s", i ? " " : "", w.params[i].name,
-               rcl__tune_param_format(val, sizeof val, &w.params[i], bad_v[i]));
-    }
-    ck_assert_msg(strstr(rep.mismatch, desc) != NULL, "%s: the report \"%s\" does not name \"%s\"", w.name,
-                  rep.mismatch, desc);
-    int same = 1;
-    for (size_t i = 0; i < w.nparams; i++) same &= rep.choice.params[i].value == bad_v[i];
-    ck_assert_msg(!same, "%s: the excluded candidate %s was chosen", w.name, desc);
+    search_and_check_excluded(c, ks[k], 1u << 16, 1000, rt_device_name(_i));
   }
 }
 END_TEST
@@ -522,27 +530,7 @@ END_TEST
 START_TEST(md_differing_candidate_is_excluded_and_reported) {
   rcl_context *c = tuning_off_ctx(_i);
   if (!rt_supported(_i, RCL_FAMILY_MD, RCL_F32)) return;
-  rcl_tune_kernel w = rcl__tk_md_gather;
-  w.run = w_run;
-  w.digest = w_digest;
-  wrapped = &rcl__tk_md_gather;
-  digests = 0;
-  bad_index = 1;
-  memset(bad_v, 0, sizeof bad_v);
-  rcl_tune_report rep;
-  rt_ok(rcl__tune_search(&rep, c, &w, RCL_F32, 500, 2000, 3));
-  ck_assert_msg(rep.mismatches == 1, "%s on %s: %zu mismatches", w.name, rt_device_name(_i), rep.mismatches);
-  ck_assert_ptr_nonnull(strstr(rep.mismatch, "please report"));
-  char desc[200] = "";
-  for (size_t i = 0; i < w.nparams; i++) {
-    char val[32];
-    snprintf(desc + strlen(desc), sizeof desc - strlen(desc), "%s%s=%s", i ? " " : "", w.params[i].name,
-             rcl__tune_param_format(val, sizeof val, &w.params[i], bad_v[i]));
-  }
-  ck_assert_msg(strstr(rep.mismatch, desc) != NULL, "the report \"%s\" does not name \"%s\"", rep.mismatch, desc);
-  int same = 1;
-  for (size_t i = 0; i < w.nparams; i++) same &= rep.choice.params[i].value == bad_v[i];
-  ck_assert_msg(!same, "the excluded candidate %s was chosen", desc);
+  search_and_check_excluded(c, &rcl__tk_md_gather, 500, 2000, rt_device_name(_i));
 }
 END_TEST
 
