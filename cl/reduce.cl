@@ -119,8 +119,10 @@ RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *f
 
 #define RCL_LEAF_SUM(i) (x[(i)])
 #define RCL_LEAF_DOT(i) R_MUL(x[(i)], y[(i)])
+#define RCL_LEAF_SQ(i) R_MUL(x[(i)], x[(i)]) /* nrm2: one load (y is x; the compiler cannot know) */
 RCL_ORDERED_FUSED(rcl_ordered_sum, RCL_LEAF_SUM)
 RCL_ORDERED_FUSED(rcl_ordered_dot, RCL_LEAF_DOT)
+RCL_ORDERED_FUSED(rcl_ordered_nrm2, RCL_LEAF_SQ)
 
 /* ---- exact mode ---------------------------------------------------------------------------------- */
 /* Every term is an integer times a power of two: neg * m * 2^(pos + BASE) with pos >= 0. Split at digit
@@ -296,6 +298,8 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
 #define XU 8u
 #define XDOT_XW_SUM 0
 #define XDOT_XW_DOT 1
+#define XDOT_XW_SQ 0 /* nrm2: the squares of x, each element loaded once */
+#define XW_SQ(a, b, e, fl) XW_DOT(a, a, e, fl)
 
 /* Exact mode in one launch. Every work-item adds its grid-stride terms into a window of C + 1 signed
  * 64-bit limbs in registers (digits wb .. wb + C) that takes a term at digit wb or wb + 1: a term is
@@ -385,6 +389,7 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
 
 RCL_EXACT_FUSED(rcl_exact_sum, XW_SUM, XSUM_C, XSUM_DIGITS, XSUM_BASE)
 RCL_EXACT_FUSED(rcl_exact_dot, XW_DOT, XDOT_C, XDOT_DIGITS, XDOT_BASE)
+RCL_EXACT_FUSED(rcl_exact_nrm2, XW_SQ, XDOT_C, XDOT_DIGITS, XDOT_BASE)
 
 /* ---- blas1: element-wise, one rounding per operation ------------------------------------------- */
 __kernel void rcl_axpy(__global real_t *y, ulong yoff, real_t alpha, __global const real_t *x, ulong xoff,

@@ -132,6 +132,14 @@ static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t 
 /* Terms of one exact-task launch on devices without a loop limit: the slots stay far from overflow. */
 #define TASK_EXACT_MAX_TERMS ((size_t)1 << 28)
 
+/* The single-launch kernel of an op and mode. nrm2 has its own, which loads each element once (the dot
+ * kernel given x twice loads it twice: the compiler cannot know the two arguments are one buffer). */
+static const char *fused_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode) {
+  static const char *const names[2][3] = {{"rcl_ordered_sum", "rcl_ordered_dot", "rcl_ordered_nrm2"},
+                                          {"rcl_exact_sum", "rcl_exact_dot", "rcl_exact_nrm2"}};
+  return names[mode == RCL_REDUCE_EXACT][op == RCL_OP_SUM ? 0 : op == RCL_OP_DOT ? 1 : 2];
+}
+
 static const char *task_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode) {
   if (mode == RCL_REDUCE_EXACT) return op == RCL_OP_SUM ? "rcl_exact_sum_task" : "rcl_exact_dot_task";
   return op == RCL_OP_SUM ? "rcl_ordered_sum_task" : "rcl_ordered_dot_task";
@@ -176,7 +184,7 @@ static size_t ceil_pow2(size_t x) {
 
 static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
                         const rcl_red_cfg *cfg) {
-  const char *k1name = op == RCL_OP_SUM ? "rcl_ordered_sum" : "rcl_ordered_dot";
+  const char *k1name = fused_kernel_name(op, RCL_REDUCE_ORDERED);
   size_t es = rcl_dtype_size(dt), kmax, W, lmem = (size_t)ctx->profile.local_mem_size;
   int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
   if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1.kernel, ctx, k1name);
@@ -228,7 +236,7 @@ static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rc
 static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
                       const rcl_red_cfg *cfg) {
   int dot = op != RCL_OP_SUM;
-  const char *k1name = dot ? "rcl_exact_dot" : "rcl_exact_sum";
+  const char *k1name = fused_kernel_name(op, RCL_REDUCE_EXACT);
   size_t D = xacc_digits(dt, dot), kmax, W;
   size_t chunks = xacc_chunks(dt, dot);
   int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
@@ -288,7 +296,7 @@ static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, s
                          rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff,
                          cl_mem y, size_t yoff, cl_mem *bufs) {
   int dot = op != RCL_OP_SUM, exact = mode == RCL_REDUCE_EXACT;
-  const char *name = exact ? (dot ? "rcl_exact_dot" : "rcl_exact_sum") : (dot ? "rcl_ordered_dot" : "rcl_ordered_sum");
+  const char *name = fused_kernel_name(op, mode);
   size_t es = rcl_dtype_size(dt), W = pl->W, P = pl->P;
   size_t bytes = exact ? RED_PART_OFF : RED_PART_OFF + pl->groups * es;
   int rc = rcl__queue_scratch(&bufs[0], ctx, ch->queue, bytes);
@@ -353,6 +361,7 @@ int rcl__reduce_enqueue_cfg(cl_mem result, size_t roff, rcl_context *ctx, rcl_re
   if (rc) return rc;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
+  if ((rc = rcl__chain_lazy(&ch, ctx, q)) != 0) return rc;
   size_t es = rcl_dtype_size(dtype);
   rcl_red_plan pl;
   memset(&pl, 0, sizeof pl);
@@ -370,14 +379,7 @@ int rcl__reduce_enqueue_cfg(cl_mem result, size_t roff, rcl_context *ctx, rcl_re
   for (int i = 0; i < 2; i++)
     if (bufs[i]) clReleaseMemObject(bufs[i]);
   rcl__reduce_plan_release(&pl);
-  if (rc && ch.last) clWaitForEvents(1, &ch.last); /* nothing of a failed call may run on after it returns */
-  if (rc && q && q->event) *q->event = NULL;
-  if (rc) {
-    if (ch.last) clReleaseEvent(ch.last);
-    return rc;
-  }
-  rcl__chain_end(&ch, q);
-  return 0;
+  return rcl__chain_finish(&ch, q, rc);
 }
 
 /* The configuration of a call: the caller's values (strict: refused when invalid), the rest from the
@@ -496,14 +498,8 @@ int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl
     return rc;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
-  if (n == 0) { /* nothing to do, but the caller still gets an event that follows its wait list */
-    cl_event ev = NULL;
-    cl_int err = clEnqueueMarkerWithWaitList(queue, ch.nwait, ch.wait, &ev);
-    if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueMarkerWithWaitList");
-    ch.last = ev;
-    rcl__chain_end(&ch, q);
-    return 0;
-  }
+  if ((rc = rcl__chain_lazy(&ch, ctx, q)) != 0) return rc;
+  if (n == 0) return rcl__chain_finish(&ch, q, 0); /* nothing to do; an event that follows the wait list */
   rcl_kernel_slot ks;
   size_t kmax;
   rc = rcl__kernel_take(&ks, ctx, "reduce.cl", dt, NULL, name);
@@ -534,13 +530,7 @@ int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl
     if (!rc) rc = rcl__chain_kernel(&ch, k, name, groups * W, W);
   }
   rcl__kernel_give(ctx, &ks);
-  if (rc) {
-    if (q && q->event) *q->event = NULL;
-    if (ch.last) clReleaseEvent(ch.last);
-    return rc;
-  }
-  rcl__chain_end(&ch, q);
-  return 0;
+  return rcl__chain_finish(&ch, q, rc);
 }
 
 int rcl_axpy_enqueue(cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n, const void *alpha, cl_mem x,
