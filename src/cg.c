@@ -236,6 +236,7 @@ typedef struct {
   cl_command_queue q;
   cl_mem v[NV], s;
   cl_event last; /* every command waits on the one before: correct on out-of-order queues too */
+  int lazy;      /* an in-order queue and no event for the caller: the queue's order is enough, no events */
   size_t n, es;
   rcl_dtype dt;
   rcl_reduce_options ro;
@@ -248,7 +249,7 @@ static rcl_queue_args dev_qa(dev_state *d, cl_event *ev) {
   qa.queue = d->q;
   qa.num_events_in_wait_list = d->last ? 1 : 0;
   qa.event_wait_list = d->last ? &d->last : NULL;
-  qa.event = ev;
+  qa.event = d->lazy ? NULL : ev;
   return qa;
 }
 
@@ -263,7 +264,7 @@ static int dev_copy(void *st, int dst, int src) {
   dev_state *d = st;
   cl_event ev = NULL;
   cl_int err = clEnqueueCopyBuffer(d->q, d->v[src], d->v[dst], 0, 0, d->n * d->es, d->last ? 1 : 0,
-                                   d->last ? &d->last : NULL, &ev);
+                                   d->last ? &d->last : NULL, d->lazy ? NULL : &ev);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "CG: clEnqueueCopyBuffer");
   return dev_advance(d, 0, ev);
 }
@@ -341,6 +342,7 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
     cl_int err = clWaitForEvents(q->num_events_in_wait_list, q->event_wait_list);
     if (err != CL_SUCCESS) return rcl__fail_cl(err, "CG: waiting for the caller's events");
   }
+  if (!(q && q->event) && (rc = rcl__queue_in_order(&d.lazy, d.ctx, d.q)) != 0) return rc;
   if (d.n == 0) return empty_system(res, d.dt);
   d.v[V_X] = x;
   d.v[V_B] = b;
@@ -351,6 +353,7 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
   if (!rc && opts->jacobi) rc = rcl__spmv_jacobi_of(&d.D, A); /* kept with A for the next solve */
   cg_ops o = {&d, dev_copy, dev_spmv, dev_reduce, dev_axpy, dev_scal, dev_fetch};
   if (!rc) rc = cg_run(&o, d.dt, d.n, opts, res);
+  if (d.lazy) clFinish(d.q); /* no events: what was enqueued is done when the queue is */
   if (d.last) {
     clWaitForEvents(1, &d.last);
     if (q && q->event && (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN))

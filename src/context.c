@@ -41,7 +41,7 @@ static int context_new(rcl_context **out, cl_context c, cl_device_id d, cl_comma
     ctx->cl_ctx = c;
     ctx->device = d;
     ctx->queue = q;
-    ctx->scratch_in_order = -1;
+    ctx->queue_in_order = -1;
     ctx->mode = opts ? opts->mode : RCL_MODE_REPRODUCIBLE;
     rc = resolve_tuning(&ctx->tuning, opts ? opts->tuning : RCL_TUNING_ENV);
   }

@@ -69,7 +69,7 @@ struct rcl_context {
   rcl_program_entry *programs;
   cl_mem scratch; /* the reductions' control buffer for the context's queue (queue_scratch.c) */
   size_t scratch_size;
-  int scratch_in_order;                             /* whether that queue is in-order; -1 until asked */
+  int queue_in_order;                               /* whether that queue is in-order; -1 until asked */
   rcl_kernel_slot kernel_pool[RCL_KERNEL_POOL_MAX]; /* kernels given back for reuse (program.c) */
   size_t kernel_pool_size;
   struct rcl_tune_ctx *tune; /* tuning choices, cache state and statistics (tune.c) */
@@ -108,14 +108,29 @@ RCL_INTERNAL int rcl__set_args(cl_kernel k, const char *name, unsigned int nargs
 RCL_INTERNAL int rcl__queue_of(cl_command_queue *out, const rcl_context *ctx, const rcl_queue_args *q);
 /* A chain of enqueues on one queue: the first waits on the caller's list, each later one on the
  * previous, so the chain is ordered on out-of-order queues too; the last event is handed to the
- * caller (q->event) or released. */
+ * caller (q->event) or released. A lazy chain (rcl__chain_lazy) asks for no events at all. */
 typedef struct {
   cl_command_queue queue;
   cl_uint nwait;
   const cl_event *wait;
   cl_event last;
+  int lazy;    /* in-order queue, no event wanted: commands are enqueued without events */
+  int pending; /* a lazy chain enqueued something (it has no event to wait on) */
 } rcl_chain;
 RCL_INTERNAL void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args *q);
+/* Makes the chain lazy where that is safe: its queue is in order, the caller wants no event and no
+ * tuner capture is running. Then no command gets an event, since the queue's order is the chain's
+ * order. Why: on NVIDIA's OpenCL an event costs about 8 µs per launch (docs/performance.md), which a
+ * reduction of 2^26 elements (about 100 µs) notices. */
+RCL_INTERNAL int rcl__chain_lazy(rcl_chain *c, rcl_context *ctx, const rcl_queue_args *q);
+/* After a failed call: waits until nothing the chain enqueued can still run, and drops its event. */
+RCL_INTERNAL void rcl__chain_abort(rcl_chain *c);
+/* Ends an enqueue call with status rc: on failure aborts the chain (q->event NULL) and returns rc; on
+ * success hands the last event to q->event, a marker on the caller's wait list where the call enqueued
+ * nothing, and returns 0 (or the marker's failure). */
+RCL_INTERNAL int rcl__chain_finish(rcl_chain *c, const rcl_queue_args *q, int rc);
+/* Whether a queue executes in order (the context's queue is asked once and remembered). */
+RCL_INTERNAL int rcl__queue_in_order(int *out, rcl_context *ctx, cl_command_queue queue);
 RCL_INTERNAL int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global, size_t local);
 /* The same for a 1-, 2- or 3-dimensional range (local may be NULL: the driver picks). */
 RCL_INTERNAL int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint dims, const size_t *global,

@@ -37,6 +37,8 @@ void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args
   c->nwait = q ? q->num_events_in_wait_list : 0;
   c->wait = q ? q->event_wait_list : NULL;
   c->last = NULL;
+  c->lazy = 0;
+  c->pending = 0;
 }
 
 /* The tuner's capture of this thread (tune_internal.h), or NULL. */
@@ -75,6 +77,68 @@ static void chain_advance(rcl_chain *c, cl_event ev) {
   c->wait = &c->last;
 }
 
+int rcl__queue_in_order(int *out, rcl_context *ctx, cl_command_queue queue) {
+  int own = queue == ctx->queue;
+  if (own) {
+    pthread_mutex_lock(&ctx->lock);
+    *out = ctx->queue_in_order;
+    pthread_mutex_unlock(&ctx->lock);
+    if (*out >= 0) return 0;
+  }
+  cl_command_queue_properties props = 0;
+  cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)");
+  *out = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
+  if (own) { /* a queue's properties do not change */
+    pthread_mutex_lock(&ctx->lock);
+    ctx->queue_in_order = *out;
+    pthread_mutex_unlock(&ctx->lock);
+  }
+  return 0;
+}
+
+int rcl__chain_lazy(rcl_chain *c, rcl_context *ctx, const rcl_queue_args *q) {
+  int in_order;
+  if ((q && q->event) || tl_capture) return 0;
+  int rc = rcl__queue_in_order(&in_order, ctx, c->queue);
+  if (!rc) c->lazy = in_order;
+  return rc;
+}
+
+void rcl__chain_abort(rcl_chain *c) {
+  if (c->last) {
+    clWaitForEvents(1, &c->last);
+    clReleaseEvent(c->last);
+    c->last = NULL;
+  } else if (c->pending) {
+    clFinish(c->queue); /* no event to wait on: the queue's earlier commands are waited for too */
+  }
+  c->pending = 0;
+}
+
+int rcl__chain_finish(rcl_chain *c, const rcl_queue_args *q, int rc) {
+  if (!rc && !c->last && q && q->event) { /* nothing enqueued: the caller's event follows its wait list */
+    cl_event ev = NULL;
+    cl_int err = clEnqueueMarkerWithWaitList(c->queue, c->nwait, c->wait, &ev);
+    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueMarkerWithWaitList");
+    c->last = ev;
+  }
+  if (rc) {
+    rcl__chain_abort(c); /* nothing of a failed call may run on after it returns */
+    if (q && q->event) *q->event = NULL;
+    return rc;
+  }
+  rcl__chain_end(c, q);
+  return 0;
+}
+
+/* After a lazy enqueue: later commands follow by the queue's order, not by a wait list. */
+static void chain_advance_lazy(rcl_chain *c) {
+  c->pending = 1;
+  c->nwait = 0;
+  c->wait = NULL;
+}
+
 int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global, size_t local) {
   return rcl__chain_kernel_nd(c, k, name, 1, &global, local ? &local : NULL);
 }
@@ -82,7 +146,8 @@ int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global
 int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint dims, const size_t *global,
                          const size_t *local) {
   cl_event ev = NULL;
-  cl_int err = clEnqueueNDRangeKernel(c->queue, k, dims, NULL, global, local, c->nwait, c->wait, &ev);
+  int lazy = c->lazy && !tl_capture;
+  cl_int err = clEnqueueNDRangeKernel(c->queue, k, dims, NULL, global, local, c->nwait, c->wait, lazy ? NULL : &ev);
   if (err != CL_SUCCESS) {
     if (dims == 1)
       return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name, global[0],
@@ -90,15 +155,23 @@ int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint di
     return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zux%zu, local %zux%zu)", name, global[0], global[1],
                         local ? local[0] : 0, local ? local[1] : 0);
   }
-  chain_advance(c, ev);
+  if (lazy)
+    chain_advance_lazy(c);
+  else
+    chain_advance(c, ev);
   return 0;
 }
 
 int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t pattern_size, size_t offset, size_t size) {
   cl_event ev = NULL;
-  cl_int err = clEnqueueFillBuffer(c->queue, buf, pattern, pattern_size, offset, size, c->nwait, c->wait, &ev);
+  int lazy = c->lazy && !tl_capture;
+  cl_int err =
+      clEnqueueFillBuffer(c->queue, buf, pattern, pattern_size, offset, size, c->nwait, c->wait, lazy ? NULL : &ev);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueFillBuffer(%zu bytes at %zu)", size, offset);
-  chain_advance(c, ev);
+  if (lazy)
+    chain_advance_lazy(c);
+  else
+    chain_advance(c, ev);
   return 0;
 }
 

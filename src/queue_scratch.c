@@ -22,21 +22,11 @@ static int create_zeroed(cl_mem *out, rcl_context *ctx, size_t size) {
 
 int rcl__queue_scratch(cl_mem *out, rcl_context *ctx, cl_command_queue queue, size_t size) {
   *out = NULL;
-  if (queue != ctx->queue) return create_zeroed(out, ctx, size);
+  int in_order = 0;
+  int rc = queue == ctx->queue ? rcl__queue_in_order(&in_order, ctx, queue) : 0;
+  if (rc) return rc;
+  if (!in_order) return create_zeroed(out, ctx, size); /* another queue, or commands that may overlap */
   pthread_mutex_lock(&ctx->lock);
-  int rc = 0;
-  if (ctx->scratch_in_order < 0) { /* asked once: a queue's properties do not change */
-    cl_command_queue_properties props = 0;
-    cl_int err = clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
-    if (err != CL_SUCCESS)
-      rc = rcl__fail_cl(err, "clGetCommandQueueInfo(CL_QUEUE_PROPERTIES)");
-    else
-      ctx->scratch_in_order = (props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE) == 0;
-  }
-  if (!rc && !ctx->scratch_in_order) { /* its commands may overlap: a buffer of the call's own */
-    pthread_mutex_unlock(&ctx->lock);
-    return create_zeroed(out, ctx, size);
-  }
   if (!rc && ctx->scratch_size < size) {
     /* Grown, never shrunk. The old buffer lives on until the commands already enqueued with it finish;
      * commands enqueued from now on use the new one, zeroed before anyone can enqueue with it. */

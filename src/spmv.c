@@ -872,17 +872,13 @@ int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void
   if ((rc = rcl__queue_of(&queue, M->ctx, q)) != 0) return rc;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
+  if ((rc = rcl__chain_lazy(&ch, M->ctx, q)) != 0) return rc;
   pthread_mutex_lock(&M->lock);
   plan p;
   kentry *kv = NULL, *k1 = NULL, *k2 = NULL;
   rc = make_plan(&p, M, opts, soft, &kv, &k1, &k2);
   cl_mem tmp[2] = {NULL, NULL};
-  if (!rc && M->nrows == 0) { /* nothing to compute, but the caller's event still follows its wait list */
-    cl_event ev = NULL;
-    cl_int err = clEnqueueMarkerWithWaitList(queue, ch.nwait, ch.wait, &ev);
-    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueMarkerWithWaitList");
-    ch.last = ev;
-  } else if (!rc) {
+  if (!rc && M->nrows > 0) { /* (no rows: nothing to compute; the caller's event follows its wait list) */
     call c = {M, y, x, yoff, xoff, alpha, beta, (cl_uint)is_zero(beta, M->dtype), (cl_uint)M->nrows, p.T};
     if (M->ncols == 0) c.x = M->va; /* never read: no row has an entry; any valid buffer will do */
     rc = launch_variant(&ch, &p, &c, kv);
@@ -891,22 +887,7 @@ int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void
   pthread_mutex_unlock(&M->lock);
   for (int i = 0; i < 2; i++)
     if (tmp[i]) clReleaseMemObject(tmp[i]); /* OpenCL frees them when the commands are done */
-  if (rc) {
-    if (ch.last) {
-      clWaitForEvents(1, &ch.last); /* nothing of a failed call runs on after it returns */
-      clReleaseEvent(ch.last);
-    }
-    if (q && q->event) *q->event = NULL;
-    return rc;
-  }
-  if (!ch.last) { /* no kernel was needed (all rows in empty blocks): still hand back an event */
-    cl_event ev = NULL;
-    cl_int err = clEnqueueMarkerWithWaitList(queue, ch.nwait, ch.wait, &ev);
-    if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueMarkerWithWaitList");
-    ch.last = ev;
-  }
-  rcl__chain_end(&ch, q);
-  return 0;
+  return rcl__chain_finish(&ch, q, rc); /* no kernel needed (no rows, or all in empty blocks): a marker */
 }
 
 int rcl__spmv_resolve(rcl_spmv_launch *out, rcl_spmv_matrix *M, const rcl_spmv_options *opts, const size_t *soft) {
@@ -985,6 +966,7 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
   if (lanes && !rcl__is_pow2(lanes)) return rcl__fail(RCL_ERR_INVALID_ARG, "lanes %zu is not a power of two", lanes);
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
+  if ((rc = rcl__chain_lazy(&ch, M->ctx, q)) != 0) return rc;
   pthread_mutex_lock(&M->lock);
   kentry *e = NULL;
   rc = get_kernel(&e, M, 0, "rcl_spmv_vector_tree");
@@ -1020,20 +1002,9 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
     if (!rc) rc = set_arg(e->k, e->name, 12, sizeof Lu, &Lu);
     if (!rc) rc = set_arg(e->k, e->name, 13, W * es, NULL);
     if (!rc) rc = rcl__chain_kernel(&ch, e->k, e->name, ceil_div(M->nrows, W / L) * W, W);
-  } else if (!rc) {
-    cl_event ev = NULL;
-    cl_int err = clEnqueueMarkerWithWaitList(queue, ch.nwait, ch.wait, &ev);
-    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueMarkerWithWaitList");
-    ch.last = ev;
   }
   pthread_mutex_unlock(&M->lock);
-  if (rc) {
-    if (ch.last) clReleaseEvent(ch.last);
-    if (q && q->event) *q->event = NULL;
-    return rc;
-  }
-  rcl__chain_end(&ch, q);
-  return 0;
+  return rcl__chain_finish(&ch, q, rc); /* no rows: a marker on the caller's wait list */
 }
 
 /* ---- Jacobi preconditioner (for CG) -------------------------------------------------------------------- */

@@ -556,25 +556,7 @@ static int set_grid_args(cl_kernel k, const char *name, const grid_ref *out, con
 }
 
 /* Finishes an enqueue call: nothing of a failed call may run on after it returns. */
-static int finish(rcl_chain *ch, const rcl_queue_args *q, int rc) {
-  if (rc) {
-    if (ch->last) {
-      clWaitForEvents(1, &ch->last);
-      clReleaseEvent(ch->last);
-      ch->last = NULL;
-    }
-    if (q && q->event) *q->event = NULL;
-    return rc;
-  }
-  if (!ch->last) { /* nothing enqueued: the caller still gets an event that follows its wait list */
-    cl_event ev = NULL;
-    cl_int err = clEnqueueMarkerWithWaitList(ch->queue, ch->nwait, ch->wait, &ev);
-    if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueMarkerWithWaitList");
-    ch->last = ev;
-  }
-  rcl__chain_end(ch, q);
-  return 0;
-}
+static int finish(rcl_chain *ch, const rcl_queue_args *q, int rc) { return rcl__chain_finish(ch, q, rc); }
 
 /* ---- stencils ------------------------------------------------------------------------------------ */
 
@@ -608,6 +590,7 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
   rcl__stencil_weights(&c, st, radius, dtype);
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
+  if ((rc = rcl__chain_lazy(&ch, ctx, q)) != 0) return rc;
   if (iters == 0) {
     rc = rcl__kernel_get(&k, ctx, "stencil.cl", dtype, radius_define(radius), "rcl_grid_copy");
     if (!rc) rc = set_grid_args(k, "rcl_grid_copy", &gout, &gin, width, height, st->boundary, bval, es);
@@ -742,6 +725,7 @@ int rcl_sor_enqueue(cl_mem grid, size_t offset, size_t pitch, rcl_context *ctx, 
   launch_cfg cfg;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
+  if ((rc = rcl__chain_lazy(&ch, ctx, q)) != 0) return rc;
   rc = prepare(&cfg, &k, ctx, dtype, RCL_STK_SOR, 1, opts, width * height, 1);
   const char *name = rc ? "" : kernel_name(RCL_STK_SOR, cfg.o.variant);
   if (!rc) rc = set_sor_args(k, name, &g, &b, width, height, s->boundary, bval, es);
@@ -792,6 +776,7 @@ int rcl_sor_residual_enqueue(cl_mem result, size_t result_offset, rcl_context *c
   cl_mem res = NULL;
   rcl_chain ch;
   rcl__chain_begin(&ch, queue, q);
+  if ((rc = rcl__chain_lazy(&ch, ctx, q)) != 0) return rc;
   rc = rcl__kernel_get(&k, ctx, "stencil.cl", dtype, radius_define(1), name);
   if (!rc && cfg.o.variant == RCL_STENCIL_PLAIN) {
     rcl_stencil_options po = RCL_STENCIL_OPTIONS_INIT;
@@ -812,12 +797,12 @@ int rcl_sor_residual_enqueue(cl_mem result, size_t result_offset, rcl_context *c
     rcl_reduce_options ro = RCL_REDUCE_OPTIONS_INIT; /* ordered */
     cl_event ev = NULL;
     rq.queue = queue;
-    rq.num_events_in_wait_list = 1;
-    rq.event_wait_list = &ch.last;
-    rq.event = &ev;
+    rq.num_events_in_wait_list = ch.last ? 1 : 0; /* a lazy chain's queue is in order: none needed */
+    rq.event_wait_list = ch.last ? &ch.last : NULL;
+    rq.event = ch.lazy ? NULL : &ev;
     rc = rcl_reduce_enqueue(result, result_offset, ctx, RCL_OP_NRM2, dtype, n, res, 0, NULL, 0, &ro, &rq);
-    if (!rc) {
-      clReleaseEvent(ch.last);
+    if (!rc && ev) {
+      if (ch.last) clReleaseEvent(ch.last);
       ch.last = ev;
     }
   }
