@@ -6,6 +6,12 @@
 #include "cli.h"
 #include "peers.h"
 
+/* Where a call's time goes: the host time of the rcl_reduce_enqueue call itself (in the timed calls, which
+ * ask for no event, as most callers would), and the device time of its kernel (the event's START to END on
+ * the context's profiling queue, from as many extra calls that ask for one). The rest of the wall time is
+ * the driver's launch and completion latency. The last BREAKDOWN_MAX values of each are kept. */
+#define BREAKDOWN_MAX 64
+
 typedef struct {
   rcl_context *ctx;
   rcl_reduce_op op;
@@ -13,13 +19,56 @@ typedef struct {
   size_t n;
   cl_mem x, y, r;
   rcl_reduce_options o;
+  int profile; /* ask for an event and keep its device time */
+  double enq[BREAKDOWN_MAX], dev[BREAKDOWN_MAX];
+  int calls, dev_calls;
 } red_case;
 
 static int red_once(void *p) {
   red_case *c = p;
-  int rc = rcl_reduce_enqueue(c->r, 0, c->ctx, c->op, c->dt, c->n, c->x, 0, c->y, 0, &c->o, NULL);
+  rcl_queue_args q = RCL_QUEUE_ARGS_INIT;
+  cl_event ev = NULL;
+  q.event = c->profile ? &ev : NULL;
+  double t0 = cli_now();
+  int rc = rcl_reduce_enqueue(c->r, 0, c->ctx, c->op, c->dt, c->n, c->x, 0, c->y, 0, &c->o, &q);
+  double t1 = cli_now();
   if (!rc && clFinish(rcl_context_cl_queue(c->ctx)) != CL_SUCCESS) rc = RCL_ERR_OPENCL;
+  cl_ulong a = 0, b = 0;
+  if (!rc && !c->profile) c->enq[c->calls++ % BREAKDOWN_MAX] = t1 - t0;
+  if (!rc && ev && clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) == CL_SUCCESS &&
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS && b >= a)
+    c->dev[c->dev_calls++ % BREAKDOWN_MAX] = (double)(b - a) * 1e-9;
+  if (ev) clReleaseEvent(ev);
   return rc;
+}
+
+static int cmp_dbl(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* The median of the last `count` values of a ring of BREAKDOWN_MAX written `calls` times. */
+static double ring_median(const double *ring, int calls, int count) {
+  double t[BREAKDOWN_MAX];
+  if (count > BREAKDOWN_MAX) count = BREAKDOWN_MAX;
+  if (count > calls) count = calls;
+  for (int i = 0; i < count; i++) t[i] = ring[(calls - 1 - i) % BREAKDOWN_MAX];
+  qsort(t, (size_t)count, sizeof *t, cmp_dbl);
+  return count ? t[count / 2] : 0.0;
+}
+
+/* host_enqueue_s of a case's timed calls, and device_s from `repeats` more calls with an event (null
+ * where the queue does not profile). */
+static json_t *breakdown_json(red_case *c, int repeats) {
+  c->profile = 1;
+  for (int i = 0; i < repeats; i++)
+    if (red_once(c)) break;
+  c->profile = 0;
+  json_t *o = json_object();
+  json_object_set_new(o, "host_enqueue_s", json_real(ring_median(c->enq, c->calls, repeats)));
+  json_object_set_new(o, "device_s",
+                      c->dev_calls ? json_real(ring_median(c->dev, c->dev_calls, repeats)) : json_null());
+  return o;
 }
 
 typedef struct {
@@ -94,7 +143,7 @@ static int bench_size(cli_bench *b, rcl_dtype dt, int lg) {
   for (int o = 0; o < 5 && !rc && cli_bench_peer_runs(b, "clblast", peer_clblast_available()); o++) {
     unsigned char ref[8], got[8];
     if (peer_ref[o] >= 0) {
-      red_case c = {b->ctx, (rcl_reduce_op)peer_ref[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT};
+      red_case c = {b->ctx, (rcl_reduce_op)peer_ref[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT, 0, {0}, {0}, 0, 0};
       if ((rc = red_once(&c)) != 0 || clEnqueueReadBuffer(q, r, CL_TRUE, 0, es, ref, 0, NULL, NULL)) {
         rc = rc ? rc : RCL_ERR_OPENCL;
         break;
@@ -129,15 +178,17 @@ static int bench_size(cli_bench *b, rcl_dtype dt, int lg) {
   for (int o = 0; o < 3 && !rc; o++)
     for (int m = 0; m < 2 && !rc; m++)
       for (int native = 0; native < 2 && !rc; native++) {
-        red_case c = {native ? b->native : b->ctx, ops[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT};
+        red_case c = {native ? b->native : b->ctx, ops[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT, 0, {0}, {0}, 0, 0};
         c.o.mode = m ? RCL_REDUCE_EXACT : RCL_REDUCE_ORDERED;
         double med, mn, mx;
         rc = cli_bench_time(&med, &mn, &mx, b->repeats, red_once, &c);
         if (rc) break;
         double loads = ops[o] == RCL_OP_DOT ? 2.0 : 1.0;
+        json_t *extra = breakdown_json(&c, b->repeats);
+        json_object_update(extra, nj);
         cli_bench_record(b, "reduce", rcl_reduce_op_name(ops[o]), rcl_reduce_mode_name(c.o.mode),
                          native ? "native" : "reproducible", dt, size, (double)n, med, mn, mx, loads * (double)(n * es),
-                         ops[o] == RCL_OP_SUM ? (double)n : 2.0 * (double)n, json_deep_copy(nj));
+                         ops[o] == RCL_OP_SUM ? (double)n : 2.0 * (double)n, extra);
       }
   json_decref(nj);
   clReleaseMemObject(x);

@@ -134,8 +134,9 @@ int cli_bench_time(double *median, double *min, double *max, int repeats, cli_ti
 /* Measures copy bandwidth (bytes read + written per second, GB/s) with a plain copy kernel. */
 int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats);
 /* The fixed cost of one launch and clFinish (a 4 KiB copy, median of at least 20): what every call of a
- * small problem pays whatever the kernel, and a part of every multi-launch operation's time. */
-int cli_bench_launch_seconds(double *secs, rcl_context *ctx, int repeats);
+ * small problem pays whatever the kernel, and a part of every multi-launch operation's time. *dev_secs:
+ * the least device time of that kernel (its event's START to END; 0 where the queue does not profile). */
+int cli_bench_launch_seconds(double *secs, double *dev_secs, rcl_context *ctx, int repeats);
 /* Appends a measurement (the record schema is in docs/performance.md): family, kernel (the operation),
  * variant (the implementation or configuration), mode ("reproducible", "native", "peer:<name>"), dtype,
  * size label and its numeric size n (elements, grid points, non-zeros or atoms: the x axis of the plots),

@@ -160,12 +160,13 @@ int cmd_bench(int argc, char **argv) {
     json_t *pj = cli_profile_json(rcl_context_profile(b.ctx));
     json_object_set_new(pj, "name", json_string(devs.name[i]));
     json_object_set_new(pj, "copy_gbps", json_real(b.copy_gbps));
-    double launch = 0;
-    if (cli_bench_launch_seconds(&launch, b.ctx, b.repeats))
+    double launch = 0, launch_dev = 0;
+    if (cli_bench_launch_seconds(&launch, &launch_dev, b.ctx, b.repeats))
       fprintf(stderr, "  launch latency not measured: %s\n", rcl_error_last());
     else
       fprintf(stderr, "  launch + finish of one small kernel %.1f us\n", launch * 1e6);
     json_object_set_new(pj, "launch_seconds", launch > 0 ? json_real(launch) : json_null());
+    json_object_set_new(pj, "launch_device_seconds", launch_dev > 0 ? json_real(launch_dev) : json_null());
     json_array_append_new(jdev, pj);
     size_t left = nfam;
     for (const cli_bench_family *f = cli_bench_families; f->family && !rc; f++) {
