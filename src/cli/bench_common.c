@@ -170,20 +170,26 @@ int cli_bench_peer_on(cli_bench *b, const char *family, const char *name, int av
                                             : "ViennaCL not found at build time (libviennacl-dev and a C++ compiler)");
     return 0;
   }
-  if (!cli_bench_peer_runs(b, name, available)) {
+  if (!cli_bench_peer_runs(b, family, name, available)) {
     cli_bench_skip(b, family, "all", name, "skipped by --skip-peer");
     return 0;
   }
   return 1;
 }
 
-int cli_bench_peer_runs(const cli_bench *b, const char *name, int available) {
-  size_t nl = strlen(name);
-  for (const char *p = b->skip_peers; available && p && *p;) {
+int cli_bench_peer_runs(const cli_bench *b, const char *family, const char *name, int available) {
+  size_t nl = strlen(name), fl = strlen(family);
+  for (const char *p = b->skip_peers; available && p && *p;) { /* items "peer" or "family:peer" */
     const char *c = strchr(p, ',');
     size_t l = c ? (size_t)(c - p) : strlen(p);
-    if (l == nl && !strncmp(p, name, l)) return 0;
-    p += l + (c != NULL);
+    const char *colon = memchr(p, ':', l);
+    if (colon && (size_t)(colon - p) == fl && !strncmp(p, family, fl)) {
+      l -= fl + 1;
+      if (l == nl && !strncmp(colon + 1, name, l)) return 0;
+    } else if (!colon && l == nl && !strncmp(p, name, l)) {
+      return 0;
+    }
+    p = c ? c + 1 : p + strlen(p);
   }
   return available;
 }

@@ -140,7 +140,7 @@ static int bench_size(cli_bench *b, rcl_dtype dt, int lg) {
   static const char *peer_ops[] = {"sum", "asum", "dot", "nrm2", "axpy"};
   static const int peer_ref[] = {RCL_OP_SUM, -1, RCL_OP_DOT, RCL_OP_NRM2, -1};
   cl_command_queue q = rcl_context_cl_queue(b->ctx);
-  for (int o = 0; o < 5 && !rc && cli_bench_peer_runs(b, "clblast", peer_clblast_available()); o++) {
+  for (int o = 0; o < 5 && !rc && cli_bench_peer_runs(b, "reduce", "clblast", peer_clblast_available()); o++) {
     unsigned char ref[8], got[8];
     if (peer_ref[o] >= 0) {
       red_case c = {b->ctx, (rcl_reduce_op)peer_ref[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT, 0, {0}, {0}, 0, 0};

@@ -154,7 +154,7 @@ void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const 
  * not named by --skip-peer. Otherwise records it as skipped for `family`, with the reason, and returns 0. */
 int cli_bench_peer_on(cli_bench *b, const char *family, const char *name, int available);
 /* The same test without recording anything (for the family's inner loops). */
-int cli_bench_peer_runs(const cli_bench *b, const char *name, int available);
+int cli_bench_peer_runs(const cli_bench *b, const char *family, const char *name, int available);
 int cli_bench_out_of_time(cli_bench *b, const char *family, const char *size, double growth);
 
 #endif

@@ -17,15 +17,16 @@ const cli_bench_family cli_bench_families[] = {
 
 static void help(void) {
   printf("usage: reprocl bench [--family F[,F...]|all] [--device D|all] [--quick] [--repeats R]\n"
-         "                     [--max-seconds S] [--skip-peer clblast|viennacl] [-o FILE.json]\n\n"
+         "                     [--max-seconds S] [--skip-peer [FAMILY:]PEER[,...]] [-o FILE.json]\n\n"
          "Benchmarks each kernel family on each device: time (median of R runs, min, max), GB/s, GFLOP/s and\n"
          "the fraction of the device's copy bandwidth measured in the same run; reproducible and native side\n"
          "by side, and the peer libraries where present (CLBlast for the reductions, ViennaCL for SpMV and\n"
          "CG). --quick uses tiny sizes (CI keeps it working; it asserts nothing about speed). --max-seconds\n"
          "is a time budget per device: each family gets an equal share of what is left when it starts and\n"
          "skips (and records) the sizes that would not fit. With -o the file is rewritten after each family,\n"
-         "so an interrupted run keeps what it measured. --skip-peer leaves a peer out (recorded as skipped),\n"
-         "e.g. where its kernels crash a driver's compiler. Families:");
+         "so an interrupted run keeps what it measured. --skip-peer leaves a peer (clblast, viennacl) out,\n"
+         "everywhere or in one family (cg:viennacl), recorded as skipped, e.g. where its kernels crash a\n"
+         "driver's compiler. Families:");
   for (const cli_bench_family *f = cli_bench_families; f->family; f++) printf(" %s", f->family);
   printf("\n");
 }
@@ -101,11 +102,19 @@ int cmd_bench(int argc, char **argv) {
       break;
     case 'P':
       skip_peers = optarg;
-      for (const char *p = optarg; *p;) {
+      for (const char *p = optarg; *p;) { /* items "peer" or "family:peer" */
         const char *cm = strchr(p, ',');
         size_t l = cm ? (size_t)(cm - p) : strlen(p);
-        if (!((l == 7 && !strncmp(p, "clblast", 7)) || (l == 8 && !strncmp(p, "viennacl", 8))))
-          return cli_error("unknown peer \"%.*s\" in --skip-peer (clblast, viennacl)", (int)l, p);
+        const char *colon = memchr(p, ':', l), *peer = colon ? colon + 1 : p;
+        size_t pl = colon ? l - (size_t)(colon - p) - 1 : l;
+        int known_family = !colon;
+        for (const cli_bench_family *f = cli_bench_families; colon && f->family; f++)
+          if (strlen(f->family) == (size_t)(colon - p) && !strncmp(p, f->family, (size_t)(colon - p))) known_family = 1;
+        if (!known_family)
+          return cli_error("unknown family \"%.*s\" in --skip-peer %.*s", (int)(colon - p), p, (int)l, p);
+        if (!((pl == 7 && !strncmp(peer, "clblast", 7)) || (pl == 8 && !strncmp(peer, "viennacl", 8))))
+          return cli_error("unknown peer \"%.*s\" in --skip-peer (clblast, viennacl; FAMILY:PEER for one family)",
+                           (int)pl, peer);
         p += l + (cm != NULL);
       }
       break;
