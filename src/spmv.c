@@ -887,7 +887,7 @@ int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void
   pthread_mutex_unlock(&M->lock);
   for (int i = 0; i < 2; i++)
     if (tmp[i]) clReleaseMemObject(tmp[i]); /* OpenCL frees them when the commands are done */
-  return rcl__chain_finish(&ch, q, rc); /* no kernel needed (no rows, or all in empty blocks): a marker */
+  return rcl__chain_finish(&ch, q, rc);     /* no kernel needed (no rows, or all in empty blocks): a marker */
 }
 
 int rcl__spmv_resolve(rcl_spmv_launch *out, rcl_spmv_matrix *M, const rcl_spmv_options *opts, const size_t *soft) {
