@@ -61,9 +61,17 @@ void rcl__capture_release(rcl_capture *c) {
   c->count = 0;
 }
 
-/* After an enqueue: the new event becomes the one the next command waits on. */
+/* After an enqueue: the new event becomes the one the next command waits on. A lazy chain's commands
+ * have none (ev NULL): later ones follow by the queue's order, and the chain notes that it has work in
+ * flight. */
 static void chain_advance(rcl_chain *c, cl_event ev) {
-  if (tl_capture && ev) {
+  if (!ev) {
+    c->pending = 1;
+    c->nwait = 0;
+    c->wait = NULL;
+    return;
+  }
+  if (tl_capture) {
     if (!tl_capture->first && clRetainEvent(ev) == CL_SUCCESS) tl_capture->first = ev;
     if (clRetainEvent(ev) == CL_SUCCESS) {
       if (tl_capture->last) clReleaseEvent(tl_capture->last);
@@ -99,7 +107,7 @@ int rcl__queue_in_order(int *out, rcl_context *ctx, cl_command_queue queue) {
 
 int rcl__chain_lazy(rcl_chain *c, rcl_context *ctx, const rcl_queue_args *q) {
   int in_order;
-  if ((q && q->event) || tl_capture) return 0;
+  if ((q && q->event) || tl_capture) return 0; /* a capture spans whole calls: decided once per chain */
   int rc = rcl__queue_in_order(&in_order, ctx, c->queue);
   if (!rc) c->lazy = in_order;
   return rc;
@@ -132,13 +140,6 @@ int rcl__chain_finish(rcl_chain *c, const rcl_queue_args *q, int rc) {
   return 0;
 }
 
-/* After a lazy enqueue: later commands follow by the queue's order, not by a wait list. */
-static void chain_advance_lazy(rcl_chain *c) {
-  c->pending = 1;
-  c->nwait = 0;
-  c->wait = NULL;
-}
-
 int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global, size_t local) {
   return rcl__chain_kernel_nd(c, k, name, 1, &global, local ? &local : NULL);
 }
@@ -146,8 +147,7 @@ int rcl__chain_kernel(rcl_chain *c, cl_kernel k, const char *name, size_t global
 int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint dims, const size_t *global,
                          const size_t *local) {
   cl_event ev = NULL;
-  int lazy = c->lazy && !tl_capture;
-  cl_int err = clEnqueueNDRangeKernel(c->queue, k, dims, NULL, global, local, c->nwait, c->wait, lazy ? NULL : &ev);
+  cl_int err = clEnqueueNDRangeKernel(c->queue, k, dims, NULL, global, local, c->nwait, c->wait, c->lazy ? NULL : &ev);
   if (err != CL_SUCCESS) {
     if (dims == 1)
       return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zu, local %zu)", name, global[0],
@@ -155,23 +155,16 @@ int rcl__chain_kernel_nd(rcl_chain *c, cl_kernel k, const char *name, cl_uint di
     return rcl__fail_cl(err, "clEnqueueNDRangeKernel(%s, global %zux%zu, local %zux%zu)", name, global[0], global[1],
                         local ? local[0] : 0, local ? local[1] : 0);
   }
-  if (lazy)
-    chain_advance_lazy(c);
-  else
-    chain_advance(c, ev);
+  chain_advance(c, ev);
   return 0;
 }
 
 int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t pattern_size, size_t offset, size_t size) {
   cl_event ev = NULL;
-  int lazy = c->lazy && !tl_capture;
   cl_int err =
-      clEnqueueFillBuffer(c->queue, buf, pattern, pattern_size, offset, size, c->nwait, c->wait, lazy ? NULL : &ev);
+      clEnqueueFillBuffer(c->queue, buf, pattern, pattern_size, offset, size, c->nwait, c->wait, c->lazy ? NULL : &ev);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueFillBuffer(%zu bytes at %zu)", size, offset);
-  if (lazy)
-    chain_advance_lazy(c);
-  else
-    chain_advance(c, ev);
+  chain_advance(c, ev);
   return 0;
 }
 

@@ -27,7 +27,7 @@ int rcl__queue_scratch(cl_mem *out, rcl_context *ctx, cl_command_queue queue, si
   if (rc) return rc;
   if (!in_order) return create_zeroed(out, ctx, size); /* another queue, or commands that may overlap */
   pthread_mutex_lock(&ctx->lock);
-  if (!rc && ctx->scratch_size < size) {
+  if (ctx->scratch_size < size) {
     /* Grown, never shrunk. The old buffer lives on until the commands already enqueued with it finish;
      * commands enqueued from now on use the new one, zeroed before anyone can enqueue with it. */
     size_t want = ctx->scratch_size * 2 > size ? ctx->scratch_size * 2 : size;

@@ -555,9 +555,6 @@ static int set_grid_args(cl_kernel k, const char *name, const grid_ref *out, con
                        sizeof W, &W, sizeof H, &H, sizeof b, &b, es, bval);
 }
 
-/* Finishes an enqueue call: nothing of a failed call may run on after it returns. */
-static int finish(rcl_chain *ch, const rcl_queue_args *q, int rc) { return rcl__chain_finish(ch, q, rc); }
-
 /* ---- stencils ------------------------------------------------------------------------------------ */
 
 int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_context *ctx, const rcl_stencil_desc *st,
@@ -639,7 +636,7 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
   if (k) clReleaseKernel(k);
   if (wbuf) clReleaseMemObject(wbuf); /* OpenCL keeps them until the enqueued commands finish */
   if (tmp) clReleaseMemObject(tmp);
-  return finish(&ch, q, rc);
+  return rcl__chain_finish(&ch, q, rc); /* nothing of a failed call runs on after it */
 }
 
 /* Creates a buffer holding a copy of host data. */
@@ -737,7 +734,7 @@ int rcl_sor_enqueue(cl_mem grid, size_t offset, size_t pitch, rcl_context *ctx, 
     if (!rc) rc = launch(&ch, ctx, k, name, &cfg, 14, width, height, 1, cfg.o.variant == RCL_STENCIL_PLAIN);
   }
   if (k) clReleaseKernel(k);
-  return finish(&ch, q, rc);
+  return rcl__chain_finish(&ch, q, rc); /* nothing of a failed call runs on after it */
 }
 
 int rcl_sor_residual_enqueue(cl_mem result, size_t result_offset, rcl_context *ctx, const rcl_sor_desc *s,
@@ -808,7 +805,7 @@ int rcl_sor_residual_enqueue(cl_mem result, size_t result_offset, rcl_context *c
   }
   if (k) clReleaseKernel(k);
   if (res) clReleaseMemObject(res);
-  return finish(&ch, q, rc);
+  return rcl__chain_finish(&ch, q, rc); /* nothing of a failed call runs on after it */
 }
 
 int rcl_sor(void *grid, void *residual, rcl_context *ctx, const rcl_sor_desc *s, rcl_dtype dtype, size_t width,
