@@ -12,6 +12,21 @@ static int cmp_double(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+double cli_median(double *t, int n) {
+  if (n < 1) return 0.0;
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  return t[n / 2];
+}
+
+int cli_event_seconds(double *secs, cl_event ev) {
+  cl_ulong t0, t1;
+  if (!ev || clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) != CL_SUCCESS ||
+      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) != CL_SUCCESS || t1 < t0)
+    return 0;
+  *secs = (double)(t1 - t0) * 1e-9;
+  return 1;
+}
+
 int cli_bench_time(double *median, double *min, double *max, int repeats, cli_timed_fn fn, void *arg) {
   if (repeats < 1) repeats = 1;
   double *t = malloc((size_t)repeats * sizeof *t);
@@ -23,8 +38,7 @@ int cli_bench_time(double *median, double *min, double *max, int repeats, cli_ti
     t[i] = cli_now() - t0;
   }
   if (!rc) {
-    qsort(t, (size_t)repeats, sizeof *t, cmp_double);
-    *median = t[repeats / 2];
+    *median = cli_median(t, repeats); /* sorts t */
     *min = t[0];
     *max = t[repeats - 1];
   }
@@ -49,12 +63,8 @@ static int copy_once(void *p) {
   cl_event ev = NULL;
   cl_int err = clEnqueueNDRangeKernel(a->q, a->k, 1, NULL, &a->global, &a->local, 0, NULL, a->profile ? &ev : NULL);
   if (!err) err = clFinish(a->q);
-  cl_ulong t0, t1;
-  if (!err && ev && clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL) == CL_SUCCESS &&
-      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS && t1 >= t0) {
-    double d = (double)(t1 - t0) * 1e-9;
-    if (a->dev_min == 0 || d < a->dev_min) a->dev_min = d;
-  }
+  double d;
+  if (!err && cli_event_seconds(&d, ev) && (a->dev_min == 0 || d < a->dev_min)) a->dev_min = d;
   if (ev) clReleaseEvent(ev);
   return err ? RCL_ERR_OPENCL : 0;
 }
@@ -177,19 +187,24 @@ int cli_bench_peer_on(cli_bench *b, const char *family, const char *name, int av
   return 1;
 }
 
+const char *cli_skip_peer_item(const char *p, const char **family, size_t *fl, const char **peer, size_t *pl) {
+  const char *c = strchr(p, ',');
+  size_t l = c ? (size_t)(c - p) : strlen(p);
+  const char *colon = memchr(p, ':', l);
+  *family = colon ? p : NULL;
+  *fl = colon ? (size_t)(colon - p) : 0;
+  *peer = colon ? colon + 1 : p;
+  *pl = colon ? l - *fl - 1 : l;
+  return c ? c + 1 : p + l;
+}
+
 int cli_bench_peer_runs(const cli_bench *b, const char *family, const char *name, int available) {
-  size_t nl = strlen(name), fl = strlen(family);
-  for (const char *p = b->skip_peers; available && p && *p;) { /* items "peer" or "family:peer" */
-    const char *c = strchr(p, ',');
-    size_t l = c ? (size_t)(c - p) : strlen(p);
-    const char *colon = memchr(p, ':', l);
-    if (colon && (size_t)(colon - p) == fl && !strncmp(p, family, fl)) {
-      l -= fl + 1;
-      if (l == nl && !strncmp(colon + 1, name, l)) return 0;
-    } else if (!colon && l == nl && !strncmp(p, name, l)) {
-      return 0;
-    }
-    p = c ? c + 1 : p + strlen(p);
+  size_t nl = strlen(name), ffl = strlen(family);
+  for (const char *p = b->skip_peers; available && p && *p;) {
+    const char *f, *peer;
+    size_t fl, pl;
+    p = cli_skip_peer_item(p, &f, &fl, &peer, &pl);
+    if ((!f || (fl == ffl && !strncmp(f, family, fl))) && pl == nl && !strncmp(peer, name, nl)) return 0;
   }
   return available;
 }

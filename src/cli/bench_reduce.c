@@ -33,18 +33,11 @@ static int red_once(void *p) {
   int rc = rcl_reduce_enqueue(c->r, 0, c->ctx, c->op, c->dt, c->n, c->x, 0, c->y, 0, &c->o, &q);
   double t1 = cli_now();
   if (!rc && clFinish(rcl_context_cl_queue(c->ctx)) != CL_SUCCESS) rc = RCL_ERR_OPENCL;
-  cl_ulong a = 0, b = 0;
+  double d;
   if (!rc && !c->profile) c->enq[c->calls++ % BREAKDOWN_MAX] = t1 - t0;
-  if (!rc && ev && clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) == CL_SUCCESS &&
-      clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS && b >= a)
-    c->dev[c->dev_calls++ % BREAKDOWN_MAX] = (double)(b - a) * 1e-9;
+  if (!rc && cli_event_seconds(&d, ev)) c->dev[c->dev_calls++ % BREAKDOWN_MAX] = d;
   if (ev) clReleaseEvent(ev);
   return rc;
-}
-
-static int cmp_dbl(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
 }
 
 /* The median of the last `count` values of a ring of BREAKDOWN_MAX written `calls` times. */
@@ -53,8 +46,7 @@ static double ring_median(const double *ring, int calls, int count) {
   if (count > BREAKDOWN_MAX) count = BREAKDOWN_MAX;
   if (count > calls) count = calls;
   for (int i = 0; i < count; i++) t[i] = ring[(calls - 1 - i) % BREAKDOWN_MAX];
-  qsort(t, (size_t)count, sizeof *t, cmp_dbl);
-  return count ? t[count / 2] : 0.0;
+  return cli_median(t, count);
 }
 
 /* host_enqueue_s of a case's timed calls, and device_s from `repeats` more calls with an event (null

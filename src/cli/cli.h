@@ -131,6 +131,11 @@ int cli_bench_md(cli_bench *b);
  * Returns 0 and fills median/min/max seconds, or the failing call's status. */
 typedef int (*cli_timed_fn)(void *arg);
 int cli_bench_time(double *median, double *min, double *max, int repeats, cli_timed_fn fn, void *arg);
+/* The median of t[0..n) (sorts t; 0 for n < 1). */
+double cli_median(double *t, int n);
+/* The device time of a finished command (its event's START to END): 1 and *secs, or 0 where the event is
+ * NULL or its queue does not profile. */
+int cli_event_seconds(double *secs, cl_event ev);
 /* Measures copy bandwidth (bytes read + written per second, GB/s) with a plain copy kernel. */
 int cli_bench_copy_gbps(double *gbps, rcl_context *ctx, size_t bytes, int repeats);
 /* The fixed cost of one launch and clFinish (a 4 KiB copy, median of at least 20): what every call of a
@@ -153,6 +158,9 @@ void cli_bench_skip(cli_bench *b, const char *family, const char *kernel, const 
 /* Whether peer library `name` ("clblast", "viennacl") runs in this benchmark: built in (available) and
  * not named by --skip-peer. Otherwise records it as skipped for `family`, with the reason, and returns 0. */
 int cli_bench_peer_on(cli_bench *b, const char *family, const char *name, int available);
+/* One item of a --skip-peer list ("peer" or "family:peer") at p: *family (NULL when the item names none)
+ * and *peer with their lengths. Returns where the next item starts. */
+const char *cli_skip_peer_item(const char *p, const char **family, size_t *fl, const char **peer, size_t *pl);
 /* The same test without recording anything (for the family's inner loops). */
 int cli_bench_peer_runs(const cli_bench *b, const char *family, const char *name, int available);
 int cli_bench_out_of_time(cli_bench *b, const char *family, const char *size, double growth);

@@ -102,20 +102,19 @@ int cmd_bench(int argc, char **argv) {
       break;
     case 'P':
       skip_peers = optarg;
-      for (const char *p = optarg; *p;) { /* items "peer" or "family:peer" */
-        const char *cm = strchr(p, ',');
-        size_t l = cm ? (size_t)(cm - p) : strlen(p);
-        const char *colon = memchr(p, ':', l), *peer = colon ? colon + 1 : p;
-        size_t pl = colon ? l - (size_t)(colon - p) - 1 : l;
-        int known_family = !colon;
-        for (const cli_bench_family *f = cli_bench_families; colon && f->family; f++)
-          if (strlen(f->family) == (size_t)(colon - p) && !strncmp(p, f->family, (size_t)(colon - p))) known_family = 1;
+      for (const char *p = optarg; *p;) {
+        const char *fam, *peer;
+        size_t fl, pl;
+        const char *item = p;
+        p = cli_skip_peer_item(p, &fam, &fl, &peer, &pl);
+        int known_family = !fam;
+        for (const cli_bench_family *f = cli_bench_families; fam && f->family; f++)
+          if (strlen(f->family) == fl && !strncmp(fam, f->family, fl)) known_family = 1;
         if (!known_family)
-          return cli_error("unknown family \"%.*s\" in --skip-peer %.*s", (int)(colon - p), p, (int)l, p);
+          return cli_error("unknown family \"%.*s\" in --skip-peer %.*s", (int)fl, fam, (int)(peer + pl - item), item);
         if (!((pl == 7 && !strncmp(peer, "clblast", 7)) || (pl == 8 && !strncmp(peer, "viennacl", 8))))
           return cli_error("unknown peer \"%.*s\" in --skip-peer (clblast, viennacl; FAMILY:PEER for one family)",
                            (int)pl, peer);
-        p += l + (cm != NULL);
       }
       break;
     case 'h':
