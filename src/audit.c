@@ -1,7 +1,7 @@
-/* The compiled-code audit: recognises the format of a program binary, hands it to the reader of that
- * format, and reports per kernel the instructions that would break a reproducibility contract — those
- * of the kernel and of every function it calls. Also audits the library's own programs, as bundles
- * list them (the tuner's registry), in the context's mode. */
+/* The compiled-code audit: recognises the format of a program binary (PTX, PoCL's container, LLVM
+ * bitcode, SPIR-V, x86-64 ELF), hands it to the reader of that format, and reports per kernel the instructions that
+ * would break a reproducibility contract — those of the kernel and of every function it calls. Also audits the
+ * library's own programs, as bundles list them (the tuner's registry), in the context's mode. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +22,8 @@ const char *rcl_binary_format_name(rcl_binary_format f) {
     return "llvm-bitcode";
   case RCL_BINARY_SPIRV:
     return "spir-v";
+  case RCL_BINARY_ELF:
+    return "elf";
   case RCL_BINARY_OPAQUE:
     break;
   }
@@ -36,6 +38,8 @@ const char *rcl_audit_depth_name(rcl_audit_depth d) {
     return "ir";
   case RCL_AUDIT_DEPTH_ASSEMBLY:
     return "assembly";
+  case RCL_AUDIT_DEPTH_MACHINE:
+    return "machine";
   case RCL_AUDIT_DEPTH_OPAQUE:
     break;
   }
@@ -286,33 +290,65 @@ static const char *elf_machine(unsigned m) {
   }
 }
 
-/* LLVM bitcode (from a PoCL container or bare): disassembled with llvm-dis and read as IR. */
-static int audit_bitcode(rcl_audit_report **out, rcl_binary_format format, const unsigned char *bc, size_t size,
-                         const rcl_audit_options *opts) {
-  char *text = NULL, *used = NULL, *why = NULL;
-  size_t len = 0;
-  int rc = rcl__audit_llvm_dis(&text, &len, &used, &why, bc, size, opts ? opts->llvm_dis : NULL);
-  if (rc) return rc;
-  char note[640];
+/* The report of a disassembler's output (text, used and why are freed here): when it gave none, opaque
+ * with the note unread + why; else what parse reads in it, at depth, with the note read_pre + the tool used
+ * + read_post. */
+static int report_of_text(rcl_audit_report **out, rcl_binary_format format, rcl_audit_depth depth,
+                          int (*parse)(rcl__audit_module *, const char *, size_t), char *text, size_t len, char *used,
+                          char *why, const char *unread, const char *read_pre, const char *read_post) {
+  char note[768];
+  int rc;
   if (!text) {
-    snprintf(note, sizeof note, "LLVM bitcode (%zu bytes) not read: %s", size, why ? why : "no llvm-dis");
-    rcl__free(why);
-    return new_report(out, format, RCL_AUDIT_DEPTH_OPAQUE, note);
+    snprintf(note, sizeof note, "%s: %s", unread, why ? why : "no disassembler");
+    rc = new_report(out, format, RCL_AUDIT_DEPTH_OPAQUE, note);
+  } else {
+    rcl__audit_module m = {0};
+    rc = parse(&m, text, len);
+    snprintf(note, sizeof note, "%s%s%s", read_pre, used, read_post);
+    if (!rc) rc = rcl__audit_report_build(out, &m, format, depth, note);
+    rcl__audit_module_free(&m);
   }
-  rcl__audit_module m = {0};
-  rc = rcl__audit_parse_llvm(&m, text, len);
-  if (!rc) {
-    snprintf(note, sizeof note,
-             "LLVM IR of the program (disassembled with %s)%s; the machine code is generated from it "
-             "when kernels are launched, bound by these instructions and flags",
-             used, format == RCL_BINARY_POCL ? " from PoCL's program container" : "");
-    rc = rcl__audit_report_build(out, &m, format, RCL_AUDIT_DEPTH_IR, note);
-  }
-  rcl__audit_module_free(&m);
   rcl__free(text);
   rcl__free(used);
   rcl__free(why);
   return rc;
+}
+
+/* LLVM bitcode (from a PoCL container or bare): disassembled with llvm-dis and read as IR. */
+static int audit_bitcode(rcl_audit_report **out, rcl_binary_format format, const unsigned char *bc, size_t size,
+                         const rcl_audit_options *opts) {
+  char *text = NULL, *used = NULL, *why = NULL, unread[64];
+  size_t len = 0;
+  int rc = rcl__audit_llvm_dis(&text, &len, &used, &why, bc, size, opts ? opts->llvm_dis : NULL);
+  if (rc) return rc;
+  snprintf(unread, sizeof unread, "LLVM bitcode (%zu bytes) not read", size);
+  return report_of_text(out, format, RCL_AUDIT_DEPTH_IR, rcl__audit_parse_llvm, text, len, used, why, unread,
+                        "LLVM IR of the program (disassembled with ",
+                        format == RCL_BINARY_POCL
+                            ? ") from PoCL's program container; the machine code is generated from it when kernels "
+                              "are launched, bound by these instructions and flags"
+                            : "); the machine code is generated from it when kernels are launched, bound by these "
+                              "instructions and flags");
+}
+
+/* x86-64 machine code in ELF (Intel's CPU runtime: the .ocl.obj section), disassembled with objdump. */
+static int audit_elf(rcl_audit_report **out, const unsigned char *b, size_t size) {
+  const unsigned char *code;
+  size_t cs, len = 0;
+  const char *from;
+  char note[640], pre[160], *text = NULL, *used = NULL, *why = NULL;
+  int rc = rcl__audit_elf_code(&code, &cs, &from, b, size);
+  if (rc == RCL_ERR_NOT_FOUND) {
+    snprintf(note, sizeof note, "ELF object for x86-64: %s; opaque to reprocl", rcl_error_last());
+    rcl_error_clear();
+    return new_report(out, RCL_BINARY_OPAQUE, RCL_AUDIT_DEPTH_OPAQUE, note);
+  }
+  if (!rc) rc = rcl__audit_objdump(&text, &len, &used, &why, code, cs, NULL);
+  if (rc) return rc;
+  snprintf(note, sizeof note, "x86-64 machine code (%s, %zu bytes) not read", from, cs);
+  snprintf(pre, sizeof pre, "x86-64 machine code (%s), disassembled with ", from);
+  return report_of_text(out, RCL_BINARY_ELF, RCL_AUDIT_DEPTH_MACHINE, rcl__audit_parse_objdump, text, len, used, why,
+                        note, pre, ": the code that runs, with each kernel's vectorized form (_ZGV...)");
 }
 
 int rcl_audit_binary(rcl_audit_report **out, const void *binary, size_t size, const rcl_audit_options *opts) {
@@ -362,6 +398,7 @@ int rcl_audit_binary(rcl_audit_report **out, const void *binary, size_t size, co
                             "ELF",
                             4)) {
     unsigned mach = b[5] == 2 ? (unsigned)b[18] << 8 | b[19] : (unsigned)b[18] | (unsigned)b[19] << 8;
+    if (mach == 62) return audit_elf(out, b, size);
     snprintf(note, sizeof note, "ELF object for %s (e_machine %u): machine code, opaque to reprocl", elf_machine(mach),
              mach);
     return new_report(out, RCL_BINARY_OPAQUE, RCL_AUDIT_DEPTH_OPAQUE, note);

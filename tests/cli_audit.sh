@@ -1,7 +1,8 @@
 #!/bin/bash
 # reprocl audit from the command line: the PTX fixture's findings (text and JSON), PoCL bitcode through
-# llvm-dis, every device's programs (reproducible clean; native rcl_axpy contracted on PoCL; Rusticl read
-# as front-end SPIR-V only), exit statuses, bad usage, and every host allocation failing in turn.
+# llvm-dis, an x86-64 object through objdump, every device's programs (reproducible clean; native rcl_axpy
+# contracted on PoCL and Intel's CPU runtime; Rusticl read as front-end SPIR-V only; Intel's machine
+# code read), exit statuses, bad usage, and every host allocation failing in turn.
 # Run by ctest as: cli_audit.sh <reprocl> <source dir> <binary dir>
 source "$(dirname "$0")/clilib.sh"
 PTX=$SRC/tests/data/audit/nvidia-sample.ptx
@@ -45,8 +46,30 @@ if [ -n "$LLVM_AS" ]; then
 else
   echo "skip bitcode checks: no llvm-as (Debian package llvm-15)"
 fi
-expect 0 "an ELF file is opaque" -- "$CLI" audit --binary "$CLI"
-contains "$TMP/out" "machine code, opaque to reprocl" "ELF is opaque"
+# --- x86-64 machine code (Intel's CPU runtime returns it in an ELF container's .ocl.obj section): the
+# hand-written object (3 FMAs, MXCSR |= 0x8040, a helper with vrcp14ps, rsqrtss and MXCSR = 0x9fc0, an
+# MXCSR load it cannot follow, a vectorized form _ZGVeN16v_k_vec with vfmadd231ps) ---
+if cc -c "$SRC/tests/data/audit/x86-sample.s" -o "$TMP/x86-sample.o" 2>/dev/null && command -v objdump >/dev/null; then
+  X86=$TMP/x86-sample.o
+  expect 1 "x86-64 object: findings give exit status 1" -- "$CLI" audit --binary "$X86" --details
+  contains "$TMP/out" "elf, read as machine" "the object is read as machine code"
+  contains "$TMP/out" "k_native                         fma 3, approx 2, ftz 2" "native kernel: counts per class"
+  contains "$TMP/out" "ldmxcsr (sets FTZ and DAZ: 0x8040 OR-ed in)" "an MXCSR write setting FTZ and DAZ"
+  contains "$TMP/out" "vrcp14ps (approximate reciprocal)                    x1  in helper" "the helper's vrcp14ps"
+  contains "$TMP/out" "k_clean                          clean" "correctly rounded code, MXCSR restored: clean"
+  contains "$TMP/out" "vfmadd231ps                                          x1  in _ZGVeN16v_k_vec" \
+    "the vectorized form is reported under its kernel"
+  expect 0 "no objdump: opaque, not an error" -- "$CLI" audit --binary "$X86" --objdump /nonexistent/objdump
+  contains "$TMP/out" "elf, read as opaque" "unread machine code is opaque"
+  contains "$TMP/out" "/nonexistent/objdump cannot be run" "the missing disassembler is named"
+else
+  X86=
+  echo "skip x86-64 object checks: no x86-64 cc or no objdump (Debian package binutils)"
+fi
+printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\001\000\267\000' >"$TMP/arm.o"
+head -c 44 /dev/zero >>"$TMP/arm.o"
+expect 0 "an ELF file of another machine is opaque" -- "$CLI" audit --binary "$TMP/arm.o"
+contains "$TMP/out" "ELF object for AArch64 (e_machine 183): machine code, opaque to reprocl" "AArch64 ELF is opaque"
 
 # --- every device: the library's programs in both modes ---
 expect 0 "audit --device all (reproducible builds clean)" -- "$CLI" audit --device all
@@ -72,6 +95,11 @@ for dev in d["devices"]:
         assert depth == "ir", depth
         assert axpy and all(k["fma"] > 0 for k in axpy), axpy
         assert any("llvm.fmuladd" in f["what"] for k in axpy for f in k["findings"])
+    elif dev["device"].startswith("Intel(R) OpenCL"):
+        assert depth == "machine", depth
+        assert ".ocl.obj section of Intel's OpenCL CPU program binary" in rep["programs"][0]["note"]
+        assert axpy and all(k["fma"] > 0 for k in axpy), axpy
+        assert all(f["what"].startswith("vfmadd") for k in axpy for f in k["findings"]), axpy
     elif dev["device"].startswith("rusticl"):
         assert depth == "front-end", depth
         assert "front-end IR only (final code opaque)" in rep["programs"][0]["note"]
@@ -103,7 +131,7 @@ expect 1 "malformed PTX" -- "$CLI" audit --binary "$TMP/bad.ptx"
 contains "$TMP/err" "PTX: line 3: the body of k is not closed" "the malformed PTX is located"
 
 # --- every host allocation of the library failing in turn: a clean error, never a crash ---
-for f in "$PTX" ${LLVM_AS:+"$TMP/sample.bc"}; do
+for f in "$PTX" ${LLVM_AS:+"$TMP/sample.bc"} ${X86:+"$X86"}; do
   ok_alloc=1; k=1
   while [ $k -le 400 ]; do
     REPROCL_FAIL_ALLOC=$k "$CLI" audit --binary "$f" >"$TMP/out" 2>"$TMP/err"; st=$?

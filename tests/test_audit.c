@@ -4,6 +4,7 @@
  * mode; on Rusticl read as front-end SPIR-V only. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "audit_internal.h"
 #include "testlib.h"
@@ -68,11 +69,14 @@ START_TEST(ptx_fixture) {
   expect_finding(k, "fma.rn.f32", "rcl_sample_native", RCL_AUDIT_FMA, 2);
   expect_finding(k, "div.full.f32 (2 ulp)", "rcl_sample_native", RCL_AUDIT_APPROX, 1);
   expect_finding(k, "sqrt.approx.ftz.f32", "rcl_sample_norm", RCL_AUDIT_APPROX | RCL_AUDIT_FTZ, 1);
-  expect_finding(k, "add.f32 (after a mul without a rounding modifier: ptxas may fuse them)", "rcl_sample_norm", RCL_AUDIT_FMA, 1);
+  expect_finding(k, "add.f32 (after a mul without a rounding modifier: ptxas may fuse them)", "rcl_sample_norm",
+                 RCL_AUDIT_FMA, 1);
   ck_assert_uint_eq(k->nfindings, 4); /* not mad.lo.s32, nor anything in comments */
   expect_counts(k, 3, 2, 1, 0);
   k = kernel(r, "rcl_sample_reproducible");
-  ck_assert_msg(k->nfindings == 0, "mul.rn/add.rn/div.rn/sqrt.rn/rcp.rn are correctly rounded, and a bare add after mul.rn is not fused, yet \"%s\" was found",
+  ck_assert_msg(k->nfindings == 0,
+                "mul.rn/add.rn/div.rn/sqrt.rn/rcp.rn are correctly rounded, and a bare add after mul.rn is not fused, "
+                "yet \"%s\" was found",
                 k->nfindings ? k->findings[0].what : "");
   ck_assert(rcl_audit_report_has_findings(r));
   rcl_audit_report_free(r);
@@ -84,20 +88,25 @@ START_TEST(ptx_fixture) {
 }
 END_TEST
 
-static int parse_ptx(const char *text) {
+/* What a reader returns for text (the model it builds is dropped). */
+static int parse(int (*reader)(rcl__audit_module *, const char *, size_t), const char *text) {
   rcl__audit_module m = {0};
-  int rc = rcl__audit_parse_ptx(&m, text, strlen(text));
+  int rc = reader(&m, text, strlen(text));
   rcl__audit_module_free(&m);
   return rc;
 }
 
 START_TEST(ptx_malformed) {
-  rt_fails(parse_ptx(".version 8.4\n.target sm_90\n.entry k(\n)\n{\n\tadd.rn.f32 %f1, %f2, %f3;\n"), RCL_ERR_PARSE,
-           "line 3: the body of k is not closed");
-  rt_fails(parse_ptx(".version 8.4\n.target sm_90\n}\n"), RCL_ERR_PARSE, "line 3: '}' without a function");
-  rt_fails(parse_ptx(".version 8.4\n.target sm_90\n.entry (\n)\n{\n}\n"), RCL_ERR_PARSE, "without a name");
-  rt_fails(parse_ptx(".version 8.4\n.target sm_90\n\n{\nret;\n}\n"), RCL_ERR_PARSE, "line 4: '{' outside a function");
-  rt_fails(parse_ptx(".entry k()\n{\n\tld.v2.f32 {%f1, %f2, [%rd1];\n}\n"), RCL_ERR_PARSE, "line 3: '{' is not closed");
+  rt_fails(parse(rcl__audit_parse_ptx, ".version 8.4\n.target sm_90\n.entry k(\n)\n{\n\tadd.rn.f32 %f1, %f2, %f3;\n"),
+           RCL_ERR_PARSE, "line 3: the body of k is not closed");
+  rt_fails(parse(rcl__audit_parse_ptx, ".version 8.4\n.target sm_90\n}\n"), RCL_ERR_PARSE,
+           "line 3: '}' without a function");
+  rt_fails(parse(rcl__audit_parse_ptx, ".version 8.4\n.target sm_90\n.entry (\n)\n{\n}\n"), RCL_ERR_PARSE,
+           "without a name");
+  rt_fails(parse(rcl__audit_parse_ptx, ".version 8.4\n.target sm_90\n\n{\nret;\n}\n"), RCL_ERR_PARSE,
+           "line 4: '{' outside a function");
+  rt_fails(parse(rcl__audit_parse_ptx, ".entry k()\n{\n\tld.v2.f32 {%f1, %f2, [%rd1];\n}\n"), RCL_ERR_PARSE,
+           "line 3: '{' is not closed");
   /* a well-formed module with nested blocks and a prototype */
   rcl__audit_module m = {0};
   const char *ok =
@@ -147,18 +156,12 @@ START_TEST(llvm_fixture) {
 }
 END_TEST
 
-static int parse_llvm(const char *text) {
-  rcl__audit_module m = {0};
-  int rc = rcl__audit_parse_llvm(&m, text, strlen(text));
-  rcl__audit_module_free(&m);
-  return rc;
-}
-
 START_TEST(llvm_malformed) {
-  rt_fails(parse_llvm("; x\ndefine void @k() {\n  ret void\n"), RCL_ERR_PARSE, "line 2: the body of @k is not closed");
-  rt_fails(parse_llvm("define void @a() {\ndefine void @b() {\n}\n"), RCL_ERR_PARSE,
+  rt_fails(parse(rcl__audit_parse_llvm, "; x\ndefine void @k() {\n  ret void\n"), RCL_ERR_PARSE,
+           "line 2: the body of @k is not closed");
+  rt_fails(parse(rcl__audit_parse_llvm, "define void @a() {\ndefine void @b() {\n}\n"), RCL_ERR_PARSE,
            "line 2: a definition inside the body of @a");
-  rt_fails(parse_llvm("define void () {\n}\n"), RCL_ERR_PARSE, "line 1: a definition without a name");
+  rt_fails(parse(rcl__audit_parse_llvm, "define void () {\n}\n"), RCL_ERR_PARSE, "line 1: a definition without a name");
   /* quoted names, and a call whose callee is reached */
   rcl__audit_module m = {0};
   const char *ok = "define spir_kernel void @\"k 1\"() {\n  call void @h()\n  ret void\n}\n"
@@ -374,6 +377,187 @@ START_TEST(pocl_container_and_opaque) {
 }
 END_TEST
 
+/* ---- x86-64 machine code -------------------------------------------------------------------------------- */
+
+/* The findings of tests/data/audit/x86-sample.s, counted by hand (its header lists them). */
+static void check_x86_report(const rcl_audit_report *r) {
+  ck_assert_uint_eq(r->nkernels, 4); /* helper is local; _ZGVeN16v_k_vec is k_vec's vectorized form */
+  const rcl_audit_kernel *k = kernel(r, "k_native");
+  expect_finding(k, "vfmadd231ss", "k_native", RCL_AUDIT_FMA, 1);
+  expect_finding(k, "vfmadd213pd", "k_native", RCL_AUDIT_FMA, 1);
+  expect_finding(k, "vfnmsub132sd", "k_native", RCL_AUDIT_FMA, 1);
+  expect_finding(k, "ldmxcsr (sets FTZ and DAZ: 0x8040 OR-ed in)", "k_native", RCL_AUDIT_FTZ, 1);
+  expect_finding(k, "vrcp14ps (approximate reciprocal)", "helper", RCL_AUDIT_APPROX, 1);
+  expect_finding(k, "rsqrtss (approximate reciprocal square root)", "helper", RCL_AUDIT_APPROX, 1);
+  expect_finding(k, "vldmxcsr (sets FTZ and DAZ: value 0x9fc0)", "helper", RCL_AUDIT_FTZ, 1);
+  ck_assert_uint_eq(k->nfindings, 7);
+  expect_counts(k, 3, 2, 2, 0);
+  k = kernel(r, "k_clean");
+  ck_assert_msg(k->nfindings == 0,
+                "vmulss/vaddss/vdivss/vsqrtss, vpmaddwd, MXCSR = 0x1f80 and the saved MXCSR restored, yet \"%s\"",
+                k->nfindings ? k->findings[0].what : "");
+  k = kernel(r, "k_unknown");
+  ck_assert_uint_eq(k->nfindings, 1);
+  expect_finding(k, "ldmxcsr (value not visible: may set FTZ or DAZ)", "k_unknown", RCL_AUDIT_FTZ, 1);
+  k = kernel(r, "k_vec");
+  ck_assert_uint_eq(k->nfindings, 1);
+  expect_finding(k, "vfmadd231ps", "_ZGVeN16v_k_vec", RCL_AUDIT_FMA, 1);
+}
+
+/* The objdump reader on the checked-in disassembly: runs everywhere, binutils or not. */
+START_TEST(x86_objdump_fixture) {
+  size_t len;
+  char *text = slurp(&len, DATA "x86-sample.objdump");
+  rcl__audit_module m = {0};
+  rt_ok(rcl__audit_parse_objdump(&m, text, len));
+  ck_assert_uint_eq(m.n, 6);
+  long h = rcl__audit_fn_find(&m, "helper"), c = rcl__audit_fn_find(&m, "k_clean");
+  long v = rcl__audit_fn_find(&m, "_ZGVeN16v_k_vec");
+  ck_assert(h >= 0 && c >= 0 && v >= 0);
+  ck_assert(!m.fns[h].is_kernel && !m.fns[v].is_kernel && m.fns[c].is_kernel);
+  ck_assert_uint_eq(m.fns[c].ncallees, 1); /* through the relocation of movabs $outside_fn */
+  ck_assert_str_eq(m.fns[c].callees[0], "outside_fn");
+  rcl_audit_report *r;
+  rt_ok(rcl__audit_report_build(&r, &m, RCL_BINARY_ELF, RCL_AUDIT_DEPTH_MACHINE, "fixture"));
+  rcl__audit_module_free(&m);
+  ck_assert_str_eq(r->kernels[0].name, "k_native");
+  check_x86_report(r);
+  rcl_audit_report_free(r);
+  free(text);
+  /* malformed: an instruction before any function, a function without a name */
+  rt_fails(parse(rcl__audit_parse_objdump, "\nDisassembly of section .text:\n   0:\tret\n"), RCL_ERR_PARSE,
+           "line 3: an instruction outside a function");
+  rt_fails(parse(rcl__audit_parse_objdump, "0000000000000000 <>:\n"), RCL_ERR_PARSE,
+           "line 1: a function without a name");
+  /* without a symbol table (a stripped object) every function is a kernel */
+  const char *bare = "0000000000000000 <a>:\n   0:\tvfmadd132ps %zmm1,%zmm2,%zmm0\n   6:\tjmp    10 <b+0x2>\n"
+                     "000000000000000e <b>:\n   e:\tnop\n  10:\tret\n";
+  rt_ok(rcl__audit_parse_objdump(&m, bare, strlen(bare)));
+  ck_assert(m.n == 2 && m.fns[0].is_kernel && m.fns[1].is_kernel);
+  ck_assert_uint_eq(m.fns[0].ncallees, 1);
+  ck_assert_str_eq(m.fns[0].callees[0], "b");
+  ck_assert_str_eq(m.fns[0].hits[0].what, "vfmadd132ps");
+  rcl__audit_module_free(&m);
+}
+END_TEST
+
+/* An Intel-style program binary: an ELF64 container (type 0xff04, x86-64) with sections .ocl.ir (fake
+ * bitcode), name (the object) and the section name table. Returns its size; out must hold obj_size + 512. */
+static size_t intel_container(unsigned char *out, const unsigned char *obj, size_t obj_size, const char *name) {
+  static const char ir[] = "BC\xc0\xde fake";
+  char names[64] = "";
+  size_t nl = (size_t)snprintf(names + 1, sizeof names - 1, ".ocl.ir%c%s%c.shstrtab", 0, name, 0) + 2;
+  size_t at = 64 + 4 * 64; /* header, 4 section headers */
+  uint64_t off[4] = {0, at, at + sizeof ir, at + sizeof ir + obj_size}, size[4] = {0, sizeof ir, obj_size, nl};
+  uint32_t nm[4] = {0, 1, 9, (uint32_t)(9 + strlen(name) + 1)};
+  memset(out, 0, at);
+  memcpy(out,
+         "\x7f"
+         "ELF\x02\x01",
+         6);
+  out[16] = 0x04, out[17] = 0xff, out[18] = 62;  /* e_type 0xff04, e_machine x86-64 */
+  out[0x28] = 64, out[0x3a] = 64, out[0x3c] = 4; /* e_shoff, e_shentsize, e_shnum */
+  out[0x3e] = 3;                                 /* e_shstrndx */
+  for (int i = 0; i < 4; i++) {
+    unsigned char *h = out + 64 + 64 * i;
+    memcpy(h, &nm[i], 4);
+    memcpy(h + 0x18, &off[i], 8);
+    memcpy(h + 0x20, &size[i], 8);
+  }
+  memcpy(out + off[1], ir, sizeof ir);
+  memcpy(out + off[2], obj, obj_size);
+  memcpy(out + off[3], names, nl);
+  return off[3] + nl;
+}
+
+/* Finding the machine code in ELF binaries (no tool needed). */
+START_TEST(x86_elf_containers) {
+  unsigned char obj[64] = {0x7f, 'E', 'L', 'F', 2, 1, 1}, bin[640];
+  obj[16] = 1; /* ET_REL */
+  obj[18] = 62;
+  const unsigned char *code;
+  size_t cs;
+  const char *from;
+  rt_ok(rcl__audit_elf_code(&code, &cs, &from, obj, sizeof obj)); /* an object is its own code */
+  ck_assert(code == obj && cs == sizeof obj);
+  size_t n = intel_container(bin, obj, sizeof obj, ".ocl.obj");
+  rt_ok(rcl__audit_elf_code(&code, &cs, &from, bin, n));
+  ck_assert_uint_eq(cs, sizeof obj);
+  ck_assert(!memcmp(code, obj, sizeof obj));
+  ck_assert_msg(strstr(from, ".ocl.obj section of Intel's") != NULL, "from: %s", from);
+  /* malformed containers */
+  rt_fails(rcl__audit_elf_code(&code, &cs, &from, bin, 60), RCL_ERR_PARSE, "shorter than its 64-byte header");
+  rt_fails(rcl__audit_elf_code(&code, &cs, &from, bin, 200), RCL_ERR_PARSE, "the section headers (4 of 64 bytes");
+  rt_fails(rcl__audit_elf_code(&code, &cs, &from, bin, n - 30), RCL_ERR_PARSE, "the section name table");
+  bin[64 + 64 * 2 + 0x20] = 0xff; /* .ocl.obj's size */
+  rt_fails(rcl__audit_elf_code(&code, &cs, &from, bin, n), RCL_ERR_PARSE, "the .ocl.obj section (255 bytes");
+  unsigned char not_obj[64] = "not an object";
+  n = intel_container(bin, not_obj, sizeof not_obj, ".ocl.obj");
+  rt_fails(rcl__audit_elf_code(&code, &cs, &from, bin, n), RCL_ERR_PARSE, "is not an x86-64 ELF object");
+  /* no .ocl.obj: opaque, saying why */
+  n = intel_container(bin, obj, sizeof obj, ".ocl.bin");
+  rt_fails(rcl__audit_elf_code(&code, &cs, &from, bin, n), RCL_ERR_NOT_FOUND, "without an .ocl.obj section");
+  rcl_audit_report *r;
+  rt_ok(rcl_audit_binary(&r, bin, n, NULL));
+  ck_assert_int_eq(r->format, RCL_BINARY_OPAQUE);
+  ck_assert_int_eq(r->depth, RCL_AUDIT_DEPTH_OPAQUE);
+  ck_assert_msg(strstr(r->note, "without an .ocl.obj section") != NULL, "note: %s", r->note);
+  rcl_audit_report_free(r);
+  rt_fails(rcl_audit_binary(&r, bin, 100, NULL), RCL_ERR_PARSE, "section headers");
+}
+END_TEST
+
+/* The sample assembled (cc -c) and read through objdump, bare and in an Intel-style container. */
+START_TEST(x86_object) {
+  char dir[] = "/tmp/reprocl-test-audit-XXXXXX", cmd[512], path[128];
+  ck_assert(mkdtemp(dir) != NULL);
+  snprintf(path, sizeof path, "%s/x86-sample.o", dir);
+  snprintf(cmd, sizeof cmd, "cc -c '%s' -o '%s' 2>/dev/null", DATA "x86-sample.s", path);
+  if (system(cmd) != 0) {
+    rt_note("skipped: cc -c cannot assemble tests/data/audit/x86-sample.s here (no x86-64 assembler)");
+    rmdir(dir);
+    return;
+  }
+  size_t len;
+  char *obj = slurp(&len, path);
+  unlink(path);
+  rmdir(dir);
+  rcl_audit_report *r;
+  rt_ok(rcl_audit_binary(&r, obj, len, NULL));
+  if (r->depth == RCL_AUDIT_DEPTH_OPAQUE) { /* binutils missing: said so, never clean */
+    ck_assert_msg(strstr(r->note, "not read") && strstr(r->note, "objdump"), "note: %s", r->note);
+    rt_note("skipped: %s", r->note);
+  } else {
+    ck_assert_int_eq(r->format, RCL_BINARY_ELF);
+    ck_assert_int_eq(r->depth, RCL_AUDIT_DEPTH_MACHINE);
+    ck_assert_msg(strstr(r->note, "disassembled with") != NULL, "note: %s", r->note);
+    check_x86_report(r);
+  }
+  rcl_audit_report_free(r);
+  unsigned char *bin = malloc(len + 512);
+  size_t n = intel_container(bin, (const unsigned char *)obj, len, ".ocl.obj");
+  rt_ok(rcl_audit_binary(&r, bin, n, NULL));
+  if (r->depth != RCL_AUDIT_DEPTH_OPAQUE) {
+    ck_assert_msg(strstr(r->note, ".ocl.obj section of Intel's OpenCL CPU program binary") != NULL, "note: %s",
+                  r->note);
+    check_x86_report(r);
+  }
+  rcl_audit_report_free(r);
+  /* a disassembler that cannot be run: opaque, naming it */
+  setenv("REPROCL_OBJDUMP", "/nonexistent/objdump", 1);
+  int rc = rcl_audit_binary(&r, bin, n, NULL);
+  unsetenv("REPROCL_OBJDUMP");
+  rt_ok(rc);
+  ck_assert_int_eq(r->format, RCL_BINARY_ELF);
+  ck_assert_int_eq(r->depth, RCL_AUDIT_DEPTH_OPAQUE);
+  ck_assert_msg(strstr(r->note, "/nonexistent/objdump cannot be run") != NULL, "note: %s", r->note);
+  ck_assert(!rcl_audit_report_has_findings(r));
+  rcl_audit_report_free(r);
+  free(bin);
+  free(obj);
+}
+END_TEST
+
 /* ---- the library's programs on every device ----------------------------------------------------------- */
 
 typedef struct {
@@ -413,6 +597,7 @@ START_TEST(library_programs) {
   const rcl_device_profile *p = rcl_context_profile(rt_ctx(i));
   int pocl = strstr(p->platform_name, "Portable Computing Language") != NULL;
   int rusticl = !strcmp(p->platform_name, "rusticl");
+  int intel_cpu = !strcmp(p->platform_name, "Intel(R) OpenCL") && (p->type & CL_DEVICE_TYPE_CPU);
   tally rep = {0}, nat = {0};
   size_t n = 0;
   rt_ok(rcl_audit_library(rt_ctx(i), NULL, count_program, &rep, &n));
@@ -438,6 +623,16 @@ START_TEST(library_programs) {
     ck_assert_msg(strstr(rep.note, "front-end IR only (final code opaque)") != NULL, "note: %s", rep.note);
     ck_assert_msg(nat.axpy_fma == nat.axpy, "native rcl_axpy: the front-end's mad in %zu of %zu", nat.axpy_fma,
                   nat.axpy);
+  } else if (intel_cpu) {
+    /* the x86-64 code itself: no FMA and no MXCSR flush set-up in reproducible builds (checked above) */
+    ck_assert_msg(rep.depth == RCL_AUDIT_DEPTH_MACHINE && rep.opaque == 0, "Intel CPU read as %s: %s",
+                  rcl_audit_depth_name(rep.depth), rep.note);
+    ck_assert_msg(strstr(rep.note, ".ocl.obj section of Intel's OpenCL CPU program binary") != NULL, "note: %s",
+                  rep.note);
+    ck_assert(rep.kernels > 0 && nat.kernels == rep.kernels);
+    /* native mode: a*b+c contracted into vfmadd in rcl_axpy, f32 and f64 */
+    ck_assert_msg(nat.axpy_fma == nat.axpy && nat.axpy > 0, "native rcl_axpy contracted in %zu of %zu programs",
+                  nat.axpy_fma, nat.axpy);
   } else {
     rt_note("%s: %zu programs read as %s (%s); no expectations for this driver", rt_device_name(i), rep.programs,
             rcl_audit_depth_name(rep.depth), rep.note);
@@ -470,9 +665,54 @@ START_TEST(user_program) {
       expect_finding(&r->kernels[0], "call llvm.fmuladd.f32", "k", RCL_AUDIT_FMA, 1);
     else if (r->format == RCL_BINARY_SPIRV)
       expect_finding(&r->kernels[0], "OpExtInst mad", "k", RCL_AUDIT_FMA, 1);
+    else if (r->format == RCL_BINARY_ELF) /* Intel: the scalar kernel and its vectorized form */
+      ck_assert_msg(r->kernels[0].count[0] > 0 && !strncmp(r->kernels[0].findings[0].what, "vfmadd", 6),
+                    "native a*b+c on %s: %zu FMA", rt_device_name(i), r->kernels[0].count[0]);
     rcl_audit_report_free(r);
     rcl_program_free(prog);
   }
+}
+END_TEST
+
+/* Intel's oneAPI OpenCL CPU runtime, whose binary holds the machine code that runs: an explicit fma()
+ * is found as scalar (vfmadd...sd) and packed (vfmadd...pd: the work-items vectorized) instructions, even
+ * in reproducible mode, where nothing else is (library_programs). Skipped, saying so, where Intel's CPU
+ * runtime is absent. */
+START_TEST(intel_cpu_fma) {
+  size_t dev = SIZE_MAX;
+  for (size_t i = 0; i < rt_ndevices() && dev == SIZE_MAX; i++) {
+    const rcl_device_profile *p = rcl_context_profile(rt_ctx(i));
+    if (!strcmp(p->platform_name, "Intel(R) OpenCL") && (p->type & CL_DEVICE_TYPE_CPU)) dev = i;
+  }
+  if (dev == SIZE_MAX) {
+    rt_note("skipped: no device of Intel's oneAPI OpenCL CPU runtime (platform \"Intel(R) OpenCL\"): its x86-64 "
+            "machine code is not audited on this machine");
+    return;
+  }
+  static const char src[] = "__kernel void k(__global double *y, __global const double *a, double b) {\n"
+                            "  size_t i = get_global_id(0);\n  y[i] = fma(a[i], b, y[i]);\n}\n";
+  rcl_program *prog;
+  rcl_program_options po = RCL_PROGRAM_OPTIONS_INIT;
+  po.flags = RCL_PROGRAM_ALLOW_INEXACT_BUILTINS | RCL_PROGRAM_PRELUDE_OPS; /* no fp32 arithmetic */
+  rt_ok(rcl_program_build(&prog, rt_ctx(dev), src, sizeof src - 1, &po));
+  rcl_audit_report *r;
+  rt_ok(rcl_audit_program(&r, prog, NULL));
+  ck_assert_int_eq(r->format, RCL_BINARY_ELF);
+  ck_assert_msg(r->depth == RCL_AUDIT_DEPTH_MACHINE, "read as %s: %s", rcl_audit_depth_name(r->depth), r->note);
+  ck_assert_uint_eq(r->nkernels, 1);
+  const rcl_audit_kernel *k = kernel(r, "k");
+  size_t scalar = 0, packed = 0;
+  for (size_t f = 0; f < k->nfindings; f++) {
+    const char *w = k->findings[f].what;
+    ck_assert_msg(k->findings[f].classes == RCL_AUDIT_FMA && !strncmp(w, "vfmadd", 6), "unexpected finding %s in %s", w,
+                  k->findings[f].where);
+    scalar += strstr(w, "sd") ? k->findings[f].count : 0;
+    packed += strstr(w, "pd") ? k->findings[f].count : 0;
+  }
+  ck_assert_msg(scalar > 0 && packed > 0, "fma() on %s: %zu scalar and %zu packed vfmadd", rt_device_name(dev), scalar,
+                packed);
+  rcl_audit_report_free(r);
+  rcl_program_free(prog);
 }
 END_TEST
 
@@ -485,9 +725,15 @@ int main(void) {
   tcase_add_test(tc, llvm_malformed);
   tcase_add_test(tc, spirv_words_fixture);
   tcase_add_test(tc, pocl_container_and_opaque);
+  tcase_add_test(tc, x86_objdump_fixture);
+  tcase_add_test(tc, x86_elf_containers);
+  tcase_add_test(tc, x86_object);
   suite_add_tcase(s, tc);
   rt_add_device_presence(s);
   RT_ADD_DEVICE_CASE(s, library_programs);
   RT_ADD_DEVICE_CASE(s, user_program);
+  TCase *intel = tcase_create("intel_cpu_fma");
+  tcase_add_test(intel, intel_cpu_fma);
+  suite_add_tcase(s, intel);
   return rt_run(s);
 }

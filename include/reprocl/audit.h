@@ -1,8 +1,9 @@
 /* reprocl: auditing what a device compiler produced. The binary of a built program (CL_PROGRAM_BINARIES)
- * is read where its format is known — NVIDIA's PTX, PoCL's LLVM bitcode, the SPIR-V of Mesa's Rusticl —
- * and every instruction that would break a reproducibility contract is reported per kernel: fused or
- * contractible multiply-adds, approximate division, square root, reciprocal or transcendentals, flushing
- * of subnormals, other fast-math relaxations. Opaque binaries are said to be opaque. See docs/audit.md. */
+ * is read where its format is known — NVIDIA's PTX, PoCL's LLVM bitcode, the SPIR-V of Mesa's Rusticl,
+ * the x86-64 machine code of Intel's OpenCL CPU runtime — and every instruction that would break a
+ * reproducibility contract is reported per kernel: fused or contractible multiply-adds, approximate
+ * division, square root, reciprocal or transcendentals, flushing of subnormals, other fast-math
+ * relaxations. Opaque binaries are said to be opaque. See docs/audit.md. */
 #ifndef REPROCL_AUDIT_H
 #define REPROCL_AUDIT_H
 #include "reprocl/common.h"
@@ -26,22 +27,25 @@ RCL_API const char *rcl_audit_class_name(unsigned i);
 
 /* The kind of binary a device returned. */
 typedef enum {
-  RCL_BINARY_OPAQUE,  /* unknown, or machine code reprocl does not read (ELF, vendor formats) */
+  RCL_BINARY_OPAQUE,  /* unknown, or machine code reprocl does not read (non-x86 ELF, vendor formats) */
   RCL_BINARY_PTX,     /* NVIDIA: PTX text */
   RCL_BINARY_POCL,    /* PoCL's program container, holding the program's LLVM bitcode */
   RCL_BINARY_BITCODE, /* bare LLVM bitcode */
-  RCL_BINARY_SPIRV    /* SPIR-V (Rusticl: with its own small header) */
+  RCL_BINARY_SPIRV,   /* SPIR-V (Rusticl: with its own small header) */
+  RCL_BINARY_ELF      /* x86-64 machine code in ELF: Intel's OpenCL CPU binary (its .ocl.obj), or an object */
 } rcl_binary_format;
-RCL_API const char *rcl_binary_format_name(rcl_binary_format f); /* "opaque", "ptx", "pocl", ... */
+RCL_API const char *rcl_binary_format_name(rcl_binary_format f); /* "opaque", "ptx", "pocl", ..., "elf" */
 
 /* How close what was read is to the code that runs. */
 typedef enum {
   RCL_AUDIT_DEPTH_OPAQUE,    /* nothing could be read: nothing is known */
   RCL_AUDIT_DEPTH_FRONT_END, /* the front-end's IR (SPIR-V): the driver compiles it further, unseen */
   RCL_AUDIT_DEPTH_IR,        /* the LLVM IR the device compiles to machine code; its flags bind that step */
-  RCL_AUDIT_DEPTH_ASSEMBLY   /* PTX: the virtual ISA; its rounding and approximation modifiers are kept */
+  RCL_AUDIT_DEPTH_ASSEMBLY,  /* PTX: the virtual ISA; its rounding and approximation modifiers are kept */
+  RCL_AUDIT_DEPTH_MACHINE    /* the machine code that runs (x86-64, disassembled with objdump) */
 } rcl_audit_depth;
-RCL_API const char *rcl_audit_depth_name(rcl_audit_depth d); /* "opaque", "front-end", "ir", "assembly" */
+/* "opaque", "front-end", "ir", "assembly", "machine" */
+RCL_API const char *rcl_audit_depth_name(rcl_audit_depth d);
 
 typedef struct {
   unsigned classes; /* rcl_audit_class bits */

@@ -1,7 +1,8 @@
 /* reprocl audit: builds every program of reprocl (every registered family, f32 and f64, reproducible and
  * native mode) on the chosen devices and reads what the device compiler produced, reporting per kernel
  * the instructions that break the contracts (fused multiply-add, approximations, flush to zero, fast
- * math) — or that the binary is opaque. --binary audits one binary file instead (PTX, SPIR-V, PoCL). */
+ * math) — or that the binary is opaque. --binary audits one binary file instead (PTX, SPIR-V, PoCL,
+ * x86-64 ELF). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -14,20 +15,24 @@
 
 static void help(void) {
   printf("usage: reprocl audit [--device D|all] [--mode reproducible|native|both] [--details] [--json]\n"
-         "                     [--save DIR] [--llvm-dis TOOL]\n"
-         "       reprocl audit --binary FILE [--details] [--json] [--llvm-dis TOOL]\n\n"
+         "                     [--save DIR] [--llvm-dis TOOL] [--objdump TOOL]\n"
+         "       reprocl audit --binary FILE [--details] [--json] [--llvm-dis TOOL] [--objdump TOOL]\n\n"
          "Builds every kernel reprocl has (the programs `reprocl compile` bundles: every family, each dtype the\n"
          "device supports) in reproducible and in native mode, reads each program binary where its format is\n"
          "known and lists per kernel the instructions that would break a contract:\n"
-         "  fma        fused or contractible multiply-add (fma.rn.f32, llvm.fmuladd, 'contract', no ContractionOff)\n"
-         "  approx     approximate divide, sqrt, reciprocal or transcendental (div.full, .approx, !fpmath, afn)\n"
-         "  ftz        subnormals flushed to zero (.ftz, denormal-fp-math=preserve-sign)\n"
+         "  fma        fused or contractible multiply-add (fma.rn.f32, llvm.fmuladd, 'contract', no ContractionOff,\n"
+         "             vfmadd231ss)\n"
+         "  approx     approximate divide, sqrt, reciprocal or transcendental (div.full, .approx, !fpmath, afn,\n"
+         "             vrcp14ps)\n"
+         "  ftz        subnormals flushed to zero (.ftz, denormal-fp-math=preserve-sign, ldmxcsr setting FTZ/DAZ)\n"
          "  fast-math  re-association or no-NaN/Inf/signed-zero assumptions (reassoc, nnan, ninf, nsz, fast)\n"
          "Formats read: NVIDIA PTX (assembly), PoCL's LLVM bitcode (IR, via llvm-dis), Rusticl's SPIR-V\n"
-         "(front-end IR only: the final code is opaque). Other binaries are reported as opaque.\n"
+         "(front-end IR only: the final code is opaque), the x86-64 machine code of Intel's OpenCL CPU runtime\n"
+         "and of x86-64 ELF objects (via objdump). Other binaries are reported as opaque.\n"
          "--details lists every finding with the function it is in. --save DIR writes each binary read to\n"
-         "DIR/<device>-<mode>-<program>-<dtype>.<ptx|poclbin|spv|bin>. --llvm-dis names the disassembler\n"
-         "(default: $REPROCL_LLVM_DIS, else the newest llvm-dis-N on PATH that reads the bitcode).\n"
+         "DIR/<device>-<mode>-<program>-<dtype>.<ptx|poclbin|spv|elf|bin>. --llvm-dis names the bitcode\n"
+         "disassembler (default: $REPROCL_LLVM_DIS, else the newest llvm-dis-N on PATH that reads it), --objdump\n"
+         "the machine-code one (default: $REPROCL_OBJDUMP, else objdump from binutils).\n"
          "Exit status 1 if any kernel built in reproducible mode has a finding (with --binary: any finding).\n");
 }
 
@@ -84,6 +89,8 @@ static const char *extension(rcl_binary_format f) {
     return "bc";
   case RCL_BINARY_SPIRV:
     return "spv";
+  case RCL_BINARY_ELF:
+    return "elf";
   default:
     return "bin";
   }
@@ -414,15 +421,11 @@ static int audit_file(const char *path, const rcl_audit_options *ao, int json, i
 }
 
 int cmd_audit(int argc, char **argv) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'},
-                                       {"mode", required_argument, 0, 'm'},
-                                       {"binary", required_argument, 0, 'b'},
-                                       {"llvm-dis", required_argument, 0, 'L'},
-                                       {"details", no_argument, 0, 'v'},
-                                       {"save", required_argument, 0, 's'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},
-                                       {0, 0, 0, 0}};
+  static const struct option opts[] = {{"device", required_argument, 0, 'd'},  {"mode", required_argument, 0, 'm'},
+                                       {"binary", required_argument, 0, 'b'},  {"llvm-dis", required_argument, 0, 'L'},
+                                       {"objdump", required_argument, 0, 'O'}, {"details", no_argument, 0, 'v'},
+                                       {"save", required_argument, 0, 's'},    {"json", no_argument, 0, 'j'},
+                                       {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
   const char *device = NULL, *binary = NULL, *save = NULL;
   int json = 0, details = 0, c, modes = 3; /* bit 0 reproducible, bit 1 native */
   rcl_audit_options ao = RCL_AUDIT_OPTIONS_INIT;
@@ -440,6 +443,10 @@ int cmd_audit(int argc, char **argv) {
       break;
     case 'L':
       ao.llvm_dis = optarg;
+      break;
+    case 'O': /* the library reads it from the environment, as it does for the llvm-dis default */
+      if (setenv("REPROCL_OBJDUMP", optarg, 1) != 0)
+        return cli_error("cannot set REPROCL_OBJDUMP: %s", strerror(errno));
       break;
     case 'v':
       details = 1;
