@@ -528,9 +528,10 @@ RCL_FN real4 md_update(real4 v, real4 *p, real_t h, __global const acc_t *force,
   real_t x[3] = {p->x, p->y, p->z}, u[3] = {v.x, v.y, v.z}, f[3];
   real_t lo[3] = {blo.x, blo.y, blo.z}, hi[3] = {bhi.x, bhi.y, bhi.z}, len[3] = {blen.x, blen.y, blen.z};
   for (uint d = 0; d < 3u; d++) f[d] = MD_FORCE_REAL(force[d * stride + i]);
+  RCL_OPAQUE_ZERO(z); /* the kicks add to u in order: ordered loops (prelude.cl) */
 #if MD_COMPACT
   uint nops = 3u * (kicks + (drift ? 2u : 0u));
-  for (uint k = 0; k < nops; k++) {
+  RCL_ORDERED_LOOP for (uint k = 0; k < nops; k++) {
     uint d = k % 3u, phase = k / 3u;
     real_t a, b, c;
     if (phase < kicks) {
@@ -546,13 +547,13 @@ RCL_FN real4 md_update(real4 v, real4 *p, real_t h, __global const acc_t *force,
       b = MD_ONE;
       c = (periodic & (1u << d)) ? md_wrap_shift(x[d], lo[d], hi[d], len[d]) : MD_ZERO;
     }
-    real_t r = R_ADD(a, R_MUL(b, c));
+    real_t r = R_SEAL(R_ADD(a, R_MUL(b, c)), z);
     if (phase < kicks) u[d] = r;
     else if (phase == kicks || c != MD_ZERO) x[d] = r;
   }
 #else
-  for (uint k = 0; k < kicks; k++)
-    for (uint d = 0; d < 3u; d++) u[d] = R_ADD(u[d], R_MUL(h, f[d]));
+  RCL_ORDERED_LOOP for (uint k = 0; k < kicks; k++)
+    for (uint d = 0; d < 3u; d++) u[d] = R_SEAL(R_ADD(u[d], R_MUL(h, f[d])), z);
   if (drift)
     for (uint d = 0; d < 3u; d++) {
       real_t c = R_ADD(x[d], R_MUL(dtv, u[d]));

@@ -126,4 +126,39 @@ typedef uint real_bits_t;
 #define R_FROM_BITS(u) as_float(u)
 #endif
 
+/* ---- ordered loops ----------------------------------------------------------------------------------
+ * A loop that adds floating-point values in an order a contract fixes (a row sum, a stencil's weighted
+ * sum, a lane sum) must not be vectorised across that order: a vectoriser that keeps several partial
+ * sums reassociates it. FP_CONTRACT OFF does not forbid that, and Intel's OpenCL CPU compiler does it to
+ * the work-items it runs outside its SIMD groups. Every such loop has two defences:
+ *  - RCL_ORDERED_LOOP, written right before the loop: clang's loop pragma that turns the vectoriser
+ *    and interleaver off for it (clang-based compilers; unrolling stays allowed);
+ *  - R_SEAL(acc, z) after every add, with z from RCL_OPAQUE_ZERO(z) once per work-item: an integer xor
+ *    with a zero the compiler cannot know (read through a volatile), so the running value is no longer a
+ *    floating-point reduction any optimiser recognises, whether or not it honours the pragma. It is
+ *    bit-neutral: the results are those of the plain loop.
+ * Native mode (RCL_NATIVE) keeps the plain loops: it shows what default compilation does. */
+#if defined(RCL_NATIVE)
+#define RCL_ORDERED_LOOP
+#define RCL_OPAQUE_ZERO(z) const uint z = 0u
+#define rcl_seal_f32(x, z) (x)
+#define rcl_seal_f64(x, z) (x)
+#else
+#if defined(__clang__)
+#define RCL_ORDERED_LOOP _Pragma("clang loop vectorize(disable) interleave(disable)")
+#else
+#define RCL_ORDERED_LOOP
+#endif
+#define RCL_OPAQUE_ZERO(z)                                                                                             \
+  volatile uint z##_opaque = 0u;                                                                                       \
+  const uint z = z##_opaque
+#define rcl_seal_f32(x, z) as_float(as_uint(x) ^ (z))
+#define rcl_seal_f64(x, z) as_double(as_ulong(x) ^ (ulong)(z))
+#endif
+#if defined(RCL_DTYPE_F64)
+#define R_SEAL rcl_seal_f64
+#elif defined(RCL_DTYPE_F32)
+#define R_SEAL rcl_seal_f32
+#endif
+
 #endif

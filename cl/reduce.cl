@@ -75,6 +75,7 @@ RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *f
     const uint cnt = (uint)(nsuper - first < chunk ? nsuper - first : chunk);                         \
     real_t stack[33];                                                                                  \
     uint top = 0;                                                                                      \
+    RCL_OPAQUE_ZERO(z); /* ordered loops (prelude.cl): every add sealed */                             \
     for (uint c = 0; c < cnt; c++) {                                                                   \
       const ulong sb = first + c;                                                                      \
       for (uint slot = lid; slot < S; slot += W) {                                                     \
@@ -83,9 +84,10 @@ RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *f
         if (i < n) {                                                                                   \
           real_t s = LEAF(i);                                                                          \
           if ((block + 1u) * RED_B <= n) {                                                             \
-            for (uint j = 1; j < RED_M; j++) s = R_ADD(s, LEAF(i + (ulong)j * RED_L));                 \
+            RCL_ORDERED_LOOP for (uint j = 1; j < RED_M; j++) s =                                      \
+                R_SEAL(R_ADD(s, LEAF(i + (ulong)j * RED_L)), z);                                       \
           } else {                                                                                     \
-            for (i += RED_L; i < n; i += RED_L) s = R_ADD(s, LEAF(i));                                 \
+            RCL_ORDERED_LOOP for (i += RED_L; i < n; i += RED_L) s = R_SEAL(R_ADD(s, LEAF(i)), z);     \
           }                                                                                            \
           scratch[slot] = s;                                                                           \
         }                                                                                              \
@@ -94,14 +96,15 @@ RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *f
       rcl_red_tree(scratch, S, (uint)(left < S ? left : S), lid, W);                                  \
       if (lid == 0) {                                                                                  \
         real_t v = scratch[0];                                                                         \
-        for (uint k = c + 1u; (k & 1u) == 0u; k >>= 1) v = R_ADD(stack[--top], v);                    \
+        RCL_ORDERED_LOOP for (uint k = c + 1u; (k & 1u) == 0u; k >>= 1) v =                            \
+            R_SEAL(R_ADD(stack[--top], v), z);                                                         \
         stack[top++] = v;                                                                              \
       }                                                                                                \
       barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
     }                                                                                                  \
     if (lid == 0) {                                                                                    \
       real_t v = stack[top - 1u];                                                                      \
-      for (uint k = top - 1u; k > 0u; k--) v = R_ADD(stack[k - 1u], v);                                \
+      RCL_ORDERED_LOOP for (uint k = top - 1u; k > 0u; k--) v = R_SEAL(R_ADD(stack[k - 1u], v), z);    \
       part[get_group_id(0)] = v;                                                                       \
     }                                                                                                  \
     if (rcl_red_arrive(ctl, flag)) { /* the host keeps the groups within P: one subtree */             \

@@ -49,6 +49,7 @@
                      uint finalize) {                                                                  \
     real_t st[64];                                                                                     \
     real_t lanes[RED_L];                                                                               \
+    RCL_OPAQUE_ZERO(z); /* ordered loops (prelude.cl): every add sealed */                             \
     x += xoff;                                                                                         \
     y += yoff;                                                                                         \
     uint depth = (uint)popcount(first * RED_L);                                                        \
@@ -56,24 +57,25 @@
     for (ulong b = first; b < last; b++) {                                                             \
       ulong base = b * RED_B;                                                                          \
       uint len = (uint)(n - base < RED_B ? n - base : RED_B);                                          \
-      for (uint e = 0; e < len; e++) {                                                                 \
+      RCL_ORDERED_LOOP for (uint e = 0; e < len; e++) {                                                \
         real_t v = LEAF(base + e);                                                                     \
-        lanes[e % RED_L] = e < RED_L ? v : R_ADD(lanes[e % RED_L], v);                                 \
+        lanes[e % RED_L] = e < RED_L ? v : R_SEAL(R_ADD(lanes[e % RED_L], v), z);                      \
       }                                                                                                \
       uint nl = len < RED_L ? len : RED_L;                                                             \
       for (uint l = 0; l < nl; l++) {                                                                  \
         ulong c = b * RED_L + l;                                                                       \
         st[depth++] = lanes[l];                                                                        \
-        for (; c & 1u; c >>= 1) {                                                                      \
+        RCL_ORDERED_LOOP for (; c & 1u; c >>= 1) {                                                     \
           depth--;                                                                                     \
-          st[depth - 1] = R_ADD(st[depth - 1], st[depth]);                                             \
+          st[depth - 1] = R_SEAL(R_ADD(st[depth - 1], st[depth]), z);                                  \
         }                                                                                              \
       }                                                                                                \
     }                                                                                                  \
     if (finalize == 0u) {                                                                              \
       for (uint k = 0; k < depth; k++) stack[k] = st[k];                                               \
     } else {                                                                                           \
-      for (uint k = depth - 1u; k > 0u; k--) st[k - 1u] = R_ADD(st[k - 1u], st[k]);                    \
+      RCL_ORDERED_LOOP for (uint k = depth - 1u; k > 0u; k--) st[k - 1u] =                             \
+          R_SEAL(R_ADD(st[k - 1u], st[k]), z);                                                         \
       real_t r = st[0];                                                                                \
       if (finalize == 2u) r = R_SQRT(r);                                                               \
       out[out_off] = R_CANON(r);                                                                       \

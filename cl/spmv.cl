@@ -105,19 +105,22 @@ RCL_FN void xrow_store(xrow_t *a, __global long *out) {
 
 #define ACC_T xrow_t
 #define ACC_INIT(a) xrow_init(&(a))
-#define ACC_ADD(a, v, w) xrow_add(&(a), (v), (w))
+#define ACC_ZERO(z) const uint z = 0u /* integer digits: any order, nothing to seal */
+#define ACC_ADD(a, z, v, w) xrow_add(&(a), (v), (w))
 #define ACC_SUM(a) xrow_result(&(a))
 /* Staging in local memory keeps both factors: the products are exact only inside the accumulator. */
 #define STAGE_PUT(i, v, w) (sa[(i)] = (v), sx[(i)] = (w))
-#define STAGE_ADD(acc, i) xrow_add(&(acc), sa[(i)], sx[(i)])
+#define STAGE_ADD(acc, z, i) xrow_add(&(acc), sa[(i)], sx[(i)])
 #else
 #define ACC_T real_t
 #define ACC_INIT(a) ((a) = (real_t)0)
-#define ACC_ADD(a, v, w) ((a) = R_ADD((a), R_MUL((v), (w))))
+/* Every add is sealed (R_SEAL, prelude.cl) and every loop around it is an RCL_ORDERED_LOOP. */
+#define ACC_ZERO(z) RCL_OPAQUE_ZERO(z)
+#define ACC_ADD(a, z, v, w) ((a) = R_SEAL(R_ADD((a), R_MUL((v), (w))), z))
 #define ACC_SUM(a) (a)
 /* Staging keeps the rounded product: the same operation as in the sequential loop. */
 #define STAGE_PUT(i, v, w) (sa[(i)] = R_MUL((v), (w)))
-#define STAGE_ADD(acc, i) ((acc) = R_ADD((acc), sa[(i)]))
+#define STAGE_ADD(acc, z, i) ((acc) = R_SEAL(R_ADD((acc), sa[(i)]), z))
 #endif
 
 #define SPMV_ARGS                                                                                                      \
@@ -131,21 +134,23 @@ __kernel void rcl_spmv_scalar(SPMV_ARGS) {
   const rp_t k0 = rp[r], k1 = rp[r + 1];
   if ((ulong)(k1 - k0) > long_row) return;
   x += xoff;
+  ACC_ZERO(z);
   ACC_T acc;
   ACC_INIT(acc);
-  for (rp_t k = k0; k < k1; k++) ACC_ADD(acc, va[k], x[ci[k]]);
+  RCL_ORDERED_LOOP for (rp_t k = k0; k < k1; k++) ACC_ADD(acc, z, va[k], x[ci[k]]);
   spmv_store(y + yoff + r, ACC_SUM(acc), alpha, beta, bz);
 }
 
 /* ---- task: one work-item walks rows r0 .. r1-1 in order (plain loops an FPGA compiler pipelines) ---- */
 __kernel void rcl_spmv_task(SPMV_ARGS, uint r0, uint r1) {
   x += xoff;
+  ACC_ZERO(z);
   for (uint r = r0; r < r1; r++) {
     const rp_t k0 = rp[r], k1 = rp[r + 1];
     if ((ulong)(k1 - k0) > long_row) continue;
     ACC_T acc;
     ACC_INIT(acc);
-    for (rp_t k = k0; k < k1; k++) ACC_ADD(acc, va[k], x[ci[k]]);
+    RCL_ORDERED_LOOP for (rp_t k = k0; k < k1; k++) ACC_ADD(acc, z, va[k], x[ci[k]]);
     spmv_store(y + yoff + r, ACC_SUM(acc), alpha, beta, bz);
   }
 }
@@ -166,15 +171,16 @@ __kernel void rcl_spmv_vector(SPMV_ARGS, uint lanes, __global const uint *steps,
   const int active = r < nrows && k1 - k0 <= long_row;
   const uint nsteps = steps[get_group_id(0)];
   x += xoff;
+  ACC_ZERO(z);
   ACC_T acc;
   ACC_INIT(acc);
-  for (uint c = 0; c < nsteps; c++) {
+  RCL_ORDERED_LOOP for (uint c = 0; c < nsteps; c++) {
     const ulong first = k0 + (ulong)c * lanes, k = first + lane;
     if (active && k < k1) STAGE_PUT(lid, va[k], x[ci[k]]);
     barrier(CLK_LOCAL_MEM_FENCE);
     if (active && lane == 0u && first < k1) {
       const uint m = k1 - first < lanes ? (uint)(k1 - first) : lanes;
-      for (uint j = 0; j < m; j++) STAGE_ADD(acc, lid + j);
+      RCL_ORDERED_LOOP for (uint j = 0; j < m; j++) STAGE_ADD(acc, z, lid + j);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
@@ -198,9 +204,10 @@ __kernel void rcl_spmv_adaptive(SPMV_ARGS, __global const uint *blocks, __local 
   const uint r = r0 + lid;
   if (r < r1) {
     const uint a = (uint)(rp[r] - base), e = (uint)(rp[r + 1] - base);
+    ACC_ZERO(z);
     ACC_T acc;
     ACC_INIT(acc);
-    for (uint j = a; j < e; j++) STAGE_ADD(acc, j);
+    RCL_ORDERED_LOOP for (uint j = a; j < e; j++) STAGE_ADD(acc, z, j);
     spmv_store(y + yoff + r, ACC_SUM(acc), alpha, beta, bz);
   }
 }
@@ -215,9 +222,10 @@ __kernel void rcl_spmv_sell(SPMV_ARGS, __global const ulong *soff, __global cons
   if (len > long_row) return;
   x += xoff;
   ulong p = soff[r / C] + r % C;
+  ACC_ZERO(z);
   ACC_T acc;
   ACC_INIT(acc);
-  for (ulong j = 0; j < len; j++, p += C) ACC_ADD(acc, sval[p], x[scol[p]]);
+  RCL_ORDERED_LOOP for (ulong j = 0; j < len; j++, p += C) ACC_ADD(acc, z, sval[p], x[scol[p]]);
   spmv_store(y + yoff + r, ACC_SUM(acc), alpha, beta, bz);
 }
 
@@ -234,12 +242,14 @@ __kernel void rcl_spmv_long_ordered(SPMV_ARGS, __global const uint *lrows, ulong
   const ulong a = k0 + wbeg, e = k1 - a <= wlen ? k1 : a + wlen;
   x += xoff;
   real_t s = wbeg == 0 ? (real_t)0 : partial[j];
-  for (ulong c = a; c < e; c += B) {
+  RCL_OPAQUE_ZERO(z);
+  RCL_ORDERED_LOOP for (ulong c = a; c < e; c += B) {
     const uint m = e - c < B ? (uint)(e - c) : B;
     for (uint i = lid; i < m; i += W) sa[i] = R_MUL(va[c + i], x[ci[c + i]]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0u)
-      for (uint i = 0; i < m; i++) s = R_ADD(s, sa[i]);
+    if (lid == 0u) {
+      RCL_ORDERED_LOOP for (uint i = 0; i < m; i++) s = R_SEAL(R_ADD(s, sa[i]), z);
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
   }
   if (lid == 0u) {

@@ -144,17 +144,20 @@ RCL_FN void st_load_tile(__local real_t *t, int TXH, int TYH, int ox, int oy, __
 /* ---- general (2R+1)^2 stencil --------------------------------------------------------------------- */
 
 /* out = w[0]*v(-R,-R) + w[1]*v(-R+1,-R) + ... + w[KK-1]*v(R,R), row-major, summed left to right, each
- * product and sum rounded. GET(dx, dy) is the value at offset (dx, dy). */
+ * product and sum rounded. GET(dx, dy) is the value at offset (dx, dy). An ordered loop (prelude.cl): the
+ * kernel declares RCL_OPAQUE_ZERO(st_z) once. */
 #define ST_GENERAL(acc, wt, GET)                                                                                    \
   do {                                                                                                            \
     acc = R_MUL(wt[0], GET(-ST_R, -ST_R));                                                                        \
-    for (int k_ = 1; k_ < ST_KK; k_++) acc = R_ADD(acc, R_MUL(wt[k_], GET(k_ % ST_K - ST_R, k_ / ST_K - ST_R)));   \
+    RCL_ORDERED_LOOP for (int k_ = 1; k_ < ST_KK; k_++) acc =                                                     \
+        R_SEAL(R_ADD(acc, R_MUL(wt[k_], GET(k_ % ST_K - ST_R, k_ / ST_K - ST_R))), st_z);                          \
   } while (0)
 
 #ifndef ST_BLOCKED
 __kernel void rcl_stencil_general_plain(ST_GRID_ARGS, __constant real_t *wt) {
   const int x = (int)get_global_id(0), y = (int)get_global_id(1);
   if (x >= W || y >= H) return;
+  RCL_OPAQUE_ZERO(st_z);
   real_t acc;
   if (x >= ST_R && y >= ST_R && x + ST_R < W && y + ST_R < H) {
     __global const real_t *p = in + ioff + (ulong)y * ipitch + (ulong)x;
@@ -171,6 +174,7 @@ __kernel void rcl_stencil_general_plain(ST_GRID_ARGS, __constant real_t *wt) {
 __kernel void rcl_stencil_general_plain(ST_GRID_ARGS, __constant real_t *wt) {
   const int x0 = (int)get_global_id(0) * ST_PX, y0 = (int)get_global_id(1) * ST_PY;
   if (x0 >= W || y0 >= H) return;
+  RCL_OPAQUE_ZERO(st_z);
   if (!ST_BLOCK_INTERIOR(x0, y0)) {
     ST_BLOCK_EDGE(x0, y0, ST_GENERAL(v, wt, ST_FETCH))
     return;
@@ -210,6 +214,7 @@ __kernel void rcl_stencil_general_tiled(ST_GRID_ARGS, __constant real_t *wt, int
   st_load_tile(t, TXH, TYH, ox, oy, in, ioff, ipitch, W, H, bc, bval);
   /* After the barrier nothing else synchronises: work-items past the grid's edge may stop early. */
   const int cy0 = ly * py, y0 = oy + cy0, rows = min(py, H - y0);
+  RCL_OPAQUE_ZERO(st_z);
   for (int i = 0; i < px; i++) {
     const int cx = lx + i * (int)get_local_size(0), x = ox + cx;
     if (x >= W) break;
@@ -227,6 +232,7 @@ __kernel void rcl_stencil_general_tiled(ST_GRID_ARGS, __constant real_t *wt, int
 
 /* One work-item, plain loops over the rectangle [x0, x1) x [y0, y1). */
 __kernel void rcl_stencil_general_task(ST_GRID_ARGS, __constant real_t *wt, int x0, int x1, int y0, int y1) {
+  RCL_OPAQUE_ZERO(st_z);
   for (int y = y0; y < y1; y++)
     for (int x = x0; x < x1; x++) {
       real_t acc;
