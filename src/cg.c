@@ -377,19 +377,24 @@ int rcl_cg(void *x, rcl_cg_result *res, rcl_spmv_matrix *A, const void *b, const
   if (n && (!x || !b)) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_cg: NULL x or b");
   if (n == 0) return rcl_cg_solve(res, A, NULL, NULL, opts, NULL);
   cl_mem bx = NULL, bb = NULL;
-  int rc = rcl__buffer_create(&bx, ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * es, x, "x");
+  rcl_chain ch;
+  int rc = rcl__chain_host(&ch, ctx);
+  if (rc) return rc;
+  rc = rcl__buffer_create(&bx, ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, n * es, x, "x");
   if (!rc)
     rc = rcl__buffer_create(&bb, ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * es, (void *)(uintptr_t)b, "b");
   if (!rc) {
-    rc = rcl_cg_solve(res, A, bx, bb, opts, NULL);
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(&ch, rcl_cg_solve(res, A, bx, bb, opts, &qa));
     if (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN) {
-      cl_int err = clEnqueueReadBuffer(ctx->queue, bx, CL_TRUE, 0, n * es, x, 0, NULL, NULL);
-      if (err != CL_SUCCESS) {
+      int rrc = rcl__chain_read(&ch, bx, 0, n * es, x, NULL, "x");
+      if (rrc) {
         rcl_cg_result_free(res);
-        rc = rcl__fail_cl(err, "rcl_cg: reading x back");
+        rc = rrc;
       }
     }
   }
+  rc = rcl__chain_finish(&ch, NULL, rc); /* after the read a non-converged solve has nothing left to wait for */
   if (bx) clReleaseMemObject(bx);
   if (bb) clReleaseMemObject(bb);
   return rc;

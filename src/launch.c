@@ -39,6 +39,7 @@ void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args
   c->last = NULL;
   c->lazy = 0;
   c->pending = 0;
+  c->sub = NULL;
 }
 
 /* The tuner's capture of this thread (tune_internal.h), or NULL. */
@@ -64,14 +65,22 @@ void rcl__capture_release(rcl_capture *c) {
 /* After an enqueue: the new event becomes the one the next command waits on. A lazy chain's commands
  * have none (ev NULL): later ones follow by the queue's order, and the chain notes that it has work in
  * flight. */
-static void chain_advance(rcl_chain *c, cl_event ev) {
+static void chain_follow(rcl_chain *c, cl_event ev) {
   if (!ev) {
     c->pending = 1;
     c->nwait = 0;
     c->wait = NULL;
     return;
   }
-  if (tl_capture) {
+  if (c->last) clReleaseEvent(c->last);
+  c->last = ev;
+  c->nwait = 1;
+  c->wait = &c->last;
+}
+
+/* The same for a launch of the chain's own, which a running tuner capture also counts. */
+static void chain_advance(rcl_chain *c, cl_event ev) {
+  if (ev && tl_capture) {
     if (!tl_capture->first && clRetainEvent(ev) == CL_SUCCESS) tl_capture->first = ev;
     if (clRetainEvent(ev) == CL_SUCCESS) {
       if (tl_capture->last) clReleaseEvent(tl_capture->last);
@@ -79,10 +88,16 @@ static void chain_advance(rcl_chain *c, cl_event ev) {
     }
     tl_capture->count++;
   }
+  chain_follow(c, ev);
+}
+
+/* After a blocking transfer that waited on the chain: everything the chain enqueued has finished. */
+static void chain_drained(rcl_chain *c) {
   if (c->last) clReleaseEvent(c->last);
-  c->last = ev;
-  c->nwait = 1;
-  c->wait = &c->last;
+  c->last = NULL;
+  c->nwait = 0;
+  c->wait = NULL;
+  c->pending = 0;
 }
 
 int rcl__queue_in_order(int *out, rcl_context *ctx, cl_command_queue queue) {
@@ -168,6 +183,54 @@ int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, size_t patter
   return 0;
 }
 
+int rcl__chain_host(rcl_chain *c, rcl_context *ctx) {
+  if (!ctx->queue) return rcl__fail(RCL_ERR_INVALID_ARG, "the context has no queue (wrapped without one)");
+  rcl__chain_begin(c, ctx->queue, NULL);
+  return rcl__chain_lazy(c, ctx, NULL);
+}
+
+rcl_queue_args rcl__chain_args(rcl_chain *c) {
+  rcl_queue_args qa = RCL_QUEUE_ARGS_INIT;
+  qa.queue = c->queue;
+  qa.num_events_in_wait_list = c->nwait;
+  qa.event_wait_list = c->nwait ? c->wait : NULL;
+  c->sub = NULL;
+  qa.event = c->lazy ? NULL : &c->sub;
+  return qa;
+}
+
+int rcl__chain_adopt(rcl_chain *c, int rc) {
+  cl_event ev = c->sub;
+  c->sub = NULL;
+  if (ev || (!rc && c->lazy)) chain_follow(c, ev); /* a failed call has waited for its own commands */
+  return rc;
+}
+
+int rcl__chain_read(rcl_chain *c, cl_mem buf, size_t offset, size_t bytes, void *dst, cl_event *done,
+                    const char *what) {
+  cl_event ev = NULL;
+  cl_int err = clEnqueueReadBuffer(c->queue, buf, done ? CL_FALSE : CL_TRUE, offset, bytes, dst, c->nwait, c->wait,
+                                   done ? &ev : NULL);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueReadBuffer(%s, %zu bytes at %zu)", what, bytes, offset);
+  if (!done) {
+    chain_drained(c); /* the read finished, so did every command it waited on */
+    return 0;
+  }
+  *done = ev;
+  if (!c->lazy) clRetainEvent(ev); /* one reference for the caller, one for the chain */
+  chain_follow(c, c->lazy ? NULL : ev);
+  return 0;
+}
+
+int rcl__chain_write(rcl_chain *c, cl_mem buf, size_t offset, size_t bytes, const void *src, const char *what) {
+  cl_event ev = NULL; /* a blocking write may return before the device has the data: later commands wait */
+  cl_int err =
+      clEnqueueWriteBuffer(c->queue, buf, CL_TRUE, offset, bytes, src, c->nwait, c->wait, c->lazy ? NULL : &ev);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueWriteBuffer(%s, %zu bytes at %zu)", what, bytes, offset);
+  chain_follow(c, ev);
+  return 0;
+}
+
 void rcl__chain_end(rcl_chain *c, const rcl_queue_args *q) {
   if (q && q->event) {
     *q->event = c->last;
@@ -182,15 +245,17 @@ int rcl__check_buffer(cl_mem buf, size_t need, const char *what) {
   size_t have = 0;
   cl_int err = clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof have, &have, NULL);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "%s: clGetMemObjectInfo(CL_MEM_SIZE)", what);
-  if (have < need) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: buffer holds %zu bytes, the call needs %zu", what, have, need);
+  if (have < need)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: buffer holds %zu bytes, the call needs %zu", what, have, need);
   return 0;
 }
 
 int rcl__buffer_create(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, size_t size, void *host, const char *what) {
   *out = NULL;
   if (size > ctx->profile.max_mem_alloc_size)
-    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s needs a %zu-byte buffer, above %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE of %llu bytes",
-                     what, size, ctx->profile.device_name, (unsigned long long)ctx->profile.max_mem_alloc_size);
+    return rcl__fail(RCL_ERR_UNSUPPORTED,
+                     "%s needs a %zu-byte buffer, above %s's CL_DEVICE_MAX_MEM_ALLOC_SIZE of %llu bytes", what, size,
+                     ctx->profile.device_name, (unsigned long long)ctx->profile.max_mem_alloc_size);
   cl_int err;
   *out = clCreateBuffer(ctx->cl_ctx, flags, size ? size : 1, host, &err);
   if (!*out) return rcl__fail_cl(err, "clCreateBuffer(%s, %zu bytes)", what, size);

@@ -434,14 +434,17 @@ int rcl_reduce(void *out, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, s
   int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dtype);
   if (rc) return rc;
   cl_mem bx = NULL, by = NULL, br = NULL;
+  rcl_chain ch;
+  if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
   rc = upload(&bx, ctx, x, n, es, "x");
   if (!rc && op == RCL_OP_DOT) rc = upload(&by, ctx, y, n, es, "y");
   if (!rc) rc = rcl__buffer_create(&br, ctx, CL_MEM_WRITE_ONLY, es, NULL, "result");
-  if (!rc) rc = rcl_reduce_enqueue(br, 0, ctx, op, dtype, n, bx, 0, by, 0, opts, NULL);
   if (!rc) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, br, CL_TRUE, 0, es, out, 0, NULL, NULL);
-    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueReadBuffer(result)");
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(&ch, rcl_reduce_enqueue(br, 0, ctx, op, dtype, n, bx, 0, by, 0, opts, &qa));
   }
+  if (!rc) rc = rcl__chain_read(&ch, br, 0, es, out, NULL, "result");
+  rc = rcl__chain_finish(&ch, NULL, rc);
   if (bx) clReleaseMemObject(bx);
   if (by) clReleaseMemObject(by);
   if (br) clReleaseMemObject(br);
@@ -555,13 +558,16 @@ static int blas1_host(int is_axpy, void *y, rcl_context *ctx, rcl_dtype dt, size
   if (n == 0) return 0;
   if (!y || (is_axpy && !x)) return rcl__fail(RCL_ERR_INVALID_ARG, "NULL vector with n = %zu", n);
   cl_mem by = NULL, bx = NULL;
+  rcl_chain ch;
+  if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
   rc = rcl__buffer_create(&by, ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, y, "y");
   if (!rc && is_axpy) rc = upload(&bx, ctx, x, n, es, "x");
-  if (!rc) rc = rcl__blas1_enqueue(is_axpy, by, 0, ctx, dt, n, alpha, bx, 0, local, NULL);
   if (!rc) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, by, CL_TRUE, 0, bytes, y, 0, NULL, NULL);
-    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueReadBuffer(y)");
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(&ch, rcl__blas1_enqueue(is_axpy, by, 0, ctx, dt, n, alpha, bx, 0, local, &qa));
   }
+  if (!rc) rc = rcl__chain_read(&ch, by, 0, bytes, y, NULL, "y");
+  rc = rcl__chain_finish(&ch, NULL, rc);
   if (by) clReleaseMemObject(by);
   if (bx) clReleaseMemObject(bx);
   return rc;

@@ -920,16 +920,20 @@ int rcl_spmv_host(void *y, rcl_spmv_matrix *M, const void *alpha, const void *x,
   if ((M->nrows && !y) || (M->ncols && !x)) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv: NULL x or y");
   size_t es = rcl_dtype_size(M->dtype);
   cl_mem bx = NULL, by = NULL;
-  int rc = rcl__buffer_create(&bx, ctx, M->ncols ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_ONLY,
-                              M->ncols * es, M->ncols ? (void *)(uintptr_t)x : NULL, "x");
+  rcl_chain ch;
+  int rc = rcl__chain_host(&ch, ctx);
+  if (rc) return rc;
+  rc = rcl__buffer_create(&bx, ctx, M->ncols ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_ONLY,
+                          M->ncols * es, M->ncols ? (void *)(uintptr_t)x : NULL, "x");
   if (!rc)
     rc = rcl__buffer_create(&by, ctx, M->nrows ? CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_WRITE,
                             M->nrows * es, M->nrows ? y : NULL, "y");
-  if (!rc) rc = rcl_spmv_enqueue(by, 0, M, alpha, bx, 0, beta, opts, NULL);
-  if (!rc && M->nrows) {
-    cl_int err = clEnqueueReadBuffer(ctx->queue, by, CL_TRUE, 0, M->nrows * es, y, 0, NULL, NULL);
-    if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clEnqueueReadBuffer(y)");
+  if (!rc) {
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(&ch, rcl_spmv_enqueue(by, 0, M, alpha, bx, 0, beta, opts, &qa));
   }
+  if (!rc && M->nrows) rc = rcl__chain_read(&ch, by, 0, M->nrows * es, y, NULL, "y");
+  rc = rcl__chain_finish(&ch, NULL, rc);
   if (bx) clReleaseMemObject(bx);
   if (by) clReleaseMemObject(by);
   return rc;

@@ -137,7 +137,6 @@ typedef rcl_stencil_kernel_kind kernel_kind;
 #define PLAIN_MAX_PX 8
 #define PLAIN_MAX_PY 16
 
-
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
 static const char *kernel_name(kernel_kind kk, rcl_stencil_variant v) {
@@ -270,8 +269,8 @@ static int check_plain_points(const rcl_stencil_options *o, kernel_kind kk, cons
   size_t iters = py * (1 + px);
   if (iters > rcl__loop_budget(ctx))
     return rcl__fail(RCL_ERR_INVALID_ARG,
-                     "points_per_item %zux%zu needs %zu loop iterations per work-item, past %s's limit of %llu", px,
-                     py, iters, ctx->profile.device_name, (unsigned long long)ctx->profile.loop_iteration_limit);
+                     "points_per_item %zux%zu needs %zu loop iterations per work-item, past %s's limit of %llu", px, py,
+                     iters, ctx->profile.device_name, (unsigned long long)ctx->profile.loop_iteration_limit);
   return 0;
 }
 
@@ -331,8 +330,7 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
       o->local_size[d] = in.local_size[d];
       o->points_per_item[d] = in.points_per_item[d];
       o->tile[d] = in.tile[d];
-      if ((rc = resolve_tiled_dim(&o->local_size[d], &o->points_per_item[d], &o->tile[d], dl[d], dp[d], d)))
-        return rc;
+      if ((rc = resolve_tiled_dim(&o->local_size[d], &o->points_per_item[d], &o->tile[d], dl[d], dp[d], d))) return rc;
     }
     if ((rc = check_local(o->local_size, kmax, ctx, kname))) return rc;
     return check_plain_points(o, kk, ctx);
@@ -655,11 +653,6 @@ static int host_checks(rcl_context *ctx, rcl_dtype dtype, size_t w, size_t h, si
   return rc;
 }
 
-static int read_back(rcl_context *ctx, cl_mem buf, size_t bytes, void *dst, const char *what) {
-  cl_int err = clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, dst, 0, NULL, NULL);
-  return err == CL_SUCCESS ? 0 : rcl__fail_cl(err, "clEnqueueReadBuffer(%s)", what);
-}
-
 int rcl_stencil(void *out, rcl_context *ctx, const rcl_stencil_desc *st, rcl_dtype dtype, size_t width, size_t height,
                 size_t iters, const void *in, const rcl_stencil_options *opts) {
   size_t bytes;
@@ -669,10 +662,17 @@ int rcl_stencil(void *out, rcl_context *ctx, const rcl_stencil_desc *st, rcl_dty
   if (rc) return rc;
   if (!out || !in) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_stencil: NULL %s grid", out ? "input" : "output");
   cl_mem bin = NULL, bout = NULL;
+  rcl_chain ch;
+  if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
   rc = upload(&bin, ctx, CL_MEM_READ_ONLY, in, bytes, "stencil input grid");
   if (!rc) rc = rcl__buffer_create(&bout, ctx, CL_MEM_READ_WRITE, bytes, NULL, "stencil output grid");
-  if (!rc) rc = rcl_stencil_enqueue(bout, 0, 0, ctx, st, dtype, width, height, iters, bin, 0, 0, NULL, opts, NULL);
-  if (!rc) rc = read_back(ctx, bout, bytes, out, "stencil output grid");
+  if (!rc) {
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(
+        &ch, rcl_stencil_enqueue(bout, 0, 0, ctx, st, dtype, width, height, iters, bin, 0, 0, NULL, opts, &qa));
+  }
+  if (!rc) rc = rcl__chain_read(&ch, bout, 0, bytes, out, NULL, "stencil output grid");
+  rc = rcl__chain_finish(&ch, NULL, rc);
   if (bin) clReleaseMemObject(bin);
   if (bout) clReleaseMemObject(bout);
   return rc;
@@ -790,18 +790,10 @@ int rcl_sor_residual_enqueue(cl_mem result, size_t result_offset, rcl_context *c
   if (!rc) rc = set_arg(k, name, 11, sizeof res, &res);
   if (!rc) rc = launch(&ch, ctx, k, name, &cfg, 12, width, height, 1, 0);
   if (!rc) {
-    rcl_queue_args rq = RCL_QUEUE_ARGS_INIT;
+    rcl_queue_args rq = rcl__chain_args(&ch);
     rcl_reduce_options ro = RCL_REDUCE_OPTIONS_INIT; /* ordered */
-    cl_event ev = NULL;
-    rq.queue = queue;
-    rq.num_events_in_wait_list = ch.last ? 1 : 0; /* a lazy chain's queue is in order: none needed */
-    rq.event_wait_list = ch.last ? &ch.last : NULL;
-    rq.event = ch.lazy ? NULL : &ev;
-    rc = rcl_reduce_enqueue(result, result_offset, ctx, RCL_OP_NRM2, dtype, n, res, 0, NULL, 0, &ro, &rq);
-    if (!rc && ev) {
-      if (ch.last) clReleaseEvent(ch.last);
-      ch.last = ev;
-    }
+    rc = rcl__chain_adopt(
+        &ch, rcl_reduce_enqueue(result, result_offset, ctx, RCL_OP_NRM2, dtype, n, res, 0, NULL, 0, &ro, &rq));
   }
   if (k) clReleaseKernel(k);
   if (res) clReleaseMemObject(res);
@@ -817,14 +809,23 @@ int rcl_sor(void *grid, void *residual, rcl_context *ctx, const rcl_sor_desc *s,
   if (!grid) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_sor: NULL grid");
   cl_mem bg = NULL, bb = NULL, br = NULL;
   size_t es = rcl_dtype_size(dtype);
+  rcl_chain ch;
+  if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
   rc = upload(&bg, ctx, CL_MEM_READ_WRITE, grid, bytes, "SOR grid");
   if (!rc && rhs) rc = upload(&bb, ctx, CL_MEM_READ_ONLY, rhs, bytes, "SOR right-hand side");
   if (!rc && residual) rc = rcl__buffer_create(&br, ctx, CL_MEM_READ_WRITE, es, NULL, "SOR residual norm");
-  if (!rc) rc = rcl_sor_enqueue(bg, 0, 0, ctx, s, dtype, width, height, sweeps, bb, 0, 0, opts, NULL);
-  if (!rc && residual)
-    rc = rcl_sor_residual_enqueue(br, 0, ctx, s, dtype, width, height, bg, 0, 0, bb, 0, 0, opts, NULL);
-  if (!rc) rc = read_back(ctx, bg, bytes, grid, "SOR grid");
-  if (!rc && residual) rc = read_back(ctx, br, es, residual, "SOR residual norm");
+  if (!rc) {
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(&ch, rcl_sor_enqueue(bg, 0, 0, ctx, s, dtype, width, height, sweeps, bb, 0, 0, opts, &qa));
+  }
+  if (!rc && residual) {
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(&ch,
+                          rcl_sor_residual_enqueue(br, 0, ctx, s, dtype, width, height, bg, 0, 0, bb, 0, 0, opts, &qa));
+  }
+  if (!rc) rc = rcl__chain_read(&ch, bg, 0, bytes, grid, NULL, "SOR grid");
+  if (!rc && residual) rc = rcl__chain_read(&ch, br, 0, es, residual, NULL, "SOR residual norm");
+  rc = rcl__chain_finish(&ch, NULL, rc);
   if (bg) clReleaseMemObject(bg);
   if (bb) clReleaseMemObject(bb);
   if (br) clReleaseMemObject(br);

@@ -1,7 +1,8 @@
 #!/bin/bash
 # reprocl tune / cache / compile from the command line: a tuned record lands in the cache and is listed
 # readably; 16 `reprocl tune` processes tuning into one cache at once leave a valid cache holding all
-# their records; clear; a compiled bundle runs with the same bits; bad usage is refused by name.
+# their records; clear; a compiled bundle runs with the same bits; every kernel tunes on every device;
+# bad usage is refused by name.
 # Run by ctest as: cli_tune.sh <reprocl> <source dir> <binary dir>
 set -euo pipefail
 cli=$1
@@ -68,6 +69,25 @@ assert d["mismatches"] == 0 and [x["kernel"] for x in r] == ["md.gather", "md.ta
   fail "tune md --json: $(cat "$work/m.json")"
 "$cli" cache list | grep -q "md.gather .*f32  2^9" || fail "cache list (md.gather): $("$cli" cache list)"
 "$cli" cache list | grep -q "md.task .*f32  2^9" || fail "cache list (md.task): $("$cli" cache list)"
+
+# Every kernel on every device (CI: PoCL, Rusticl and Intel's CPU runtime), each tuned or skipped with its
+# reason: md.task once crashed on Rusticl, whose events still read "running" after clFinish.
+"$cli" tune --kernel all --device all --dtype f32 --size 2^10 --budget-ms 50 --json >"$work/all.json" ||
+  fail "tune --kernel all --device all"
+kernels=$("$cli" tune --help | sed -n 's/^Kernels: //p')
+python3 - "$work/all.json" "${REPROCL_TEST_MIN_DEVICES:-1}" $kernels <<'PY' || fail "tune all: $(cat "$work/all.json")"
+import collections, json, sys
+d = json.load(open(sys.argv[1]))
+want = sys.argv[3:]
+assert len(want) >= 20 and d["mismatches"] == 0, (want, d["mismatches"])
+seen = collections.defaultdict(list)
+for r in d["results"]:
+    assert r["dtype"] == "f32" and ("choice" in r) != ("skipped" in r), r
+    seen[r["device"]].append(r["kernel"])
+assert len(seen) >= int(sys.argv[2]), f"{len(seen)} devices tuned, {sys.argv[2]} required"
+for dev, ks in seen.items():
+    assert ks == want, f"{dev}: {ks}"
+PY
 
 # Usage errors name the problem.
 set +e
