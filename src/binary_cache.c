@@ -63,14 +63,17 @@ static unsigned char *binary_of(size_t *size, rcl_context *ctx, cl_program prog)
 
 /* ---- the binary cache ------------------------------------------------------------------------------ */
 
-/* The cache key: program key + device fingerprint + library version; the file dir/binaries/<key>.bin. */
+/* The cache key: program key + device fingerprint + library version (+ the code-generation environment
+ * when one is set, rcl__codegen_env); the file dir/binaries/<key>.bin. */
 static void cache_name(char name[80], const rcl_context *ctx, const char *pkey) {
   rcl_sha256_ctx h;
-  char hex[RCL_SHA256_HEX_SIZE];
+  char hex[RCL_SHA256_HEX_SIZE], env[RCL_SHA256_HEX_SIZE];
   rcl_sha256_init(&h);
   rcl_sha256_update(&h, pkey, 64);
   rcl_sha256_update(&h, ctx->profile.fingerprint, 64);
   rcl_sha256_update(&h, REPROCL_VERSION_STRING, strlen(REPROCL_VERSION_STRING));
+  rcl__codegen_env(env);
+  if (env[0]) rcl_sha256_update(&h, env, 64);
   rcl_sha256_final_hex(&h, hex);
   snprintf(name, 80, "%.40s.bin", hex);
 }

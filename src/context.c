@@ -54,6 +54,10 @@ static int context_new(rcl_context **out, cl_context c, cl_device_id d, cl_comma
     rc = rcl__fail(RCL_ERR_INTERNAL, "pthread_mutex_init failed");
   else if (!rc && (rc = rcl__tune_ctx_create(ctx, ctx->cache_dir)) != 0)
     pthread_mutex_destroy(&ctx->lock);
+  else if (!rc && (rc = rcl__selftest_create(ctx)) != 0) {
+    rcl__tune_ctx_free(ctx);
+    pthread_mutex_destroy(&ctx->lock);
+  }
   if (rc) {
     if (ctx) rcl__free(ctx->cache_dir);
     rcl__free(ctx);
@@ -139,6 +143,7 @@ void rcl_context_free(rcl_context *ctx) {
   rcl__programs_free(ctx);
   rcl__queue_scratch_free(ctx);
   rcl__tune_ctx_free(ctx);
+  rcl__selftest_free(ctx);
   pthread_mutex_destroy(&ctx->lock);
   if (ctx->queue) clReleaseCommandQueue(ctx->queue);
   clReleaseContext(ctx->cl_ctx);

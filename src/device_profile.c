@@ -160,11 +160,15 @@ int rcl_device_find(rcl_device_info *out, const char *spec) {
       plat[pl] = '\0';
       dev = colon + 1;
     }
-    for (size_t i = 0; i < n && found < 0; i++) {
-      int match = colon ? (platform_matches(list[i].platform_name, plat) && contains_ci(list[i].device_name, dev))
-                        : (platform_matches(list[i].platform_name, spec) || contains_ci(list[i].device_name, spec));
-      if (match) found = (int)i;
-    }
+    /* A device named exactly (case aside) wins over substring matches: "Intel(R) Xeon(R) Processor" is
+     * Intel's CPU device and also part of PoCL's name for the same processor. */
+    for (int exact = 1; exact >= 0 && found < 0; exact--)
+      for (size_t i = 0; i < n && found < 0; i++) {
+        int dev_ok = exact ? !strcasecmp(list[i].device_name, dev) : contains_ci(list[i].device_name, dev);
+        int match = colon ? platform_matches(list[i].platform_name, plat) && dev_ok
+                          : dev_ok || (!exact && platform_matches(list[i].platform_name, spec));
+        if (match) found = (int)i;
+      }
   }
   if (found < 0) {
     rc = rcl__fail(RCL_ERR_NOT_FOUND, "no OpenCL device matches \"%s\"%s; %zu device%s present (see `reprocl devices`)",
@@ -265,6 +269,64 @@ void rcl__profile_fingerprint(rcl_device_profile *p) {
   int cul = snprintf(cu, sizeof cu, "cu=%u", (unsigned)p->compute_units);
   rcl_sha256_update(&h, cu, (size_t)cul);
   rcl_sha256_final_hex(&h, p->fingerprint);
+}
+
+/* ---- the code-generation environment ------------------------------------------------------------- */
+/* Environment variables that change what a driver's compiler generates (docs/tuning.md, "Caches and the
+ * driver environment"). An entry ending in '_' is a prefix, any other an exact name. Variables that only
+ * pick devices, place caches or print debugging output are left out (a change of them rebuilds nothing). */
+static const char *const codegen_env[] = {
+    "CL_CONFIG_",             /* Intel's OpenCL CPU runtime: vectorizer, target ISA, ... */
+    "POCL_VECTORIZER_",       /* PoCL: the work-group vectorizer's settings */
+    "POCL_WORK_GROUP_METHOD", /* PoCL: how work-items become loops */
+    "POCL_EXTRA_BUILD_FLAGS", /* PoCL: options appended to every build */
+    "RUSTICL_",               /* Rusticl: features and debug switches (RUSTICL_ENABLE excluded below) */
+    "LP_",                    /* llvmpipe: LP_NATIVE_VECTOR_WIDTH, LP_DEBUG, LP_PERF */
+    "GALLIVM_",               /* llvmpipe's LLVM back end: GALLIVM_PERF, GALLIVM_DEBUG */
+    "AMD_OCL_BUILD_OPTIONS",  /* AMD: options replacing or appended to every build */
+    "AMD_OCL_BUILD_OPTIONS_APPEND",
+    "CUDA_FORCE_PTX_JIT", /* NVIDIA: JIT from PTX instead of the embedded binary */
+};
+/* Matching names that change only which devices appear. */
+static const char *const codegen_env_excluded[] = {"RUSTICL_ENABLE", "RUSTICL_DEVICE_TYPE"};
+
+extern char **environ;
+
+/* Whether "NAME=VALUE" is a code-generation variable. */
+static int codegen_var(const char *e) {
+  const char *eq = strchr(e, '=');
+  size_t nl = eq ? (size_t)(eq - e) : strlen(e);
+  for (size_t i = 0; i < sizeof codegen_env_excluded / sizeof codegen_env_excluded[0]; i++)
+    if (strlen(codegen_env_excluded[i]) == nl && !strncmp(e, codegen_env_excluded[i], nl)) return 0;
+  for (size_t i = 0; i < sizeof codegen_env / sizeof codegen_env[0]; i++) {
+    size_t pl = strlen(codegen_env[i]);
+    int prefix = codegen_env[i][pl - 1] == '_';
+    if (prefix ? (nl > pl && !strncmp(e, codegen_env[i], pl)) : (nl == pl && !strncmp(e, codegen_env[i], pl))) return 1;
+  }
+  return 0;
+}
+
+/* The variables are hashed in strcmp order without sorting a copy (nothing to allocate, nothing to
+ * fail): each round takes the smallest entry above the previous one. The environment holds a few dozen
+ * entries and this runs once per program build. */
+void rcl__codegen_env(char hex[65]) {
+  rcl_sha256_ctx h;
+  rcl_sha256_init(&h);
+  const char *prev = NULL;
+  size_t count = 0;
+  for (;;) {
+    const char *next = NULL;
+    for (char **e = environ; e && *e; e++)
+      if (codegen_var(*e) && (!prev || strcmp(*e, prev) > 0) && (!next || strcmp(*e, next) < 0)) next = *e;
+    if (!next) break;
+    rcl_sha256_update(&h, next, strlen(next) + 1);
+    prev = next;
+    count++;
+  }
+  if (count == 0)
+    hex[0] = '\0';
+  else
+    rcl_sha256_final_hex(&h, hex);
 }
 
 rcl_support rcl_device_profile_support(const rcl_device_profile *p, rcl_family family, rcl_dtype dtype,

@@ -72,7 +72,8 @@ struct rcl_context {
   int queue_in_order;                               /* whether that queue is in-order; -1 until asked */
   rcl_kernel_slot kernel_pool[RCL_KERNEL_POOL_MAX]; /* kernels given back for reuse (program.c) */
   size_t kernel_pool_size;
-  struct rcl_tune_ctx *tune; /* tuning choices, cache state and statistics (tune.c) */
+  struct rcl_tune_ctx *tune;     /* tuning choices, cache state and statistics (tune.c) */
+  struct rcl_selftest *selftest; /* first-use self-test verdicts per family and dtype (selftest.c) */
 };
 
 /* ---- programs (program.c) --------------------------------------------------------------------- */
@@ -92,6 +93,21 @@ RCL_INTERNAL void rcl__kernel_give(rcl_context *ctx, rcl_kernel_slot *s);
 RCL_INTERNAL void rcl__programs_free(rcl_context *ctx);
 /* The device-dependent policy defines and options for a build in the context's mode. */
 RCL_INTERNAL int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtype dtype, int have_dtype);
+
+/* ---- first-use self-test (selftest.c, docs/selftest.md) ------------------------------------------- */
+RCL_INTERNAL int rcl__selftest_create(rcl_context *ctx);
+RCL_INTERNAL void rcl__selftest_free(rcl_context *ctx);
+/* Gate of rcl__program_get for reprocl's own cl/<file>: the first time the file's family runs for dtype
+ * on the context, its self-test runs (or its verdict comes from the cache). 0 with *conservative set
+ * when the family must use the conservative build; RCL_ERR_UNSUPPORTED with the reason when neither
+ * build passed; another error when the self-test could not run (nothing is cached then). */
+RCL_INTERNAL int rcl__selftest_gate(int *conservative, rcl_context *ctx, const char *file, rcl_dtype dtype);
+/* The extra build options of the conservative build. */
+#define RCL_CONSERVATIVE_OPTIONS "-cl-opt-disable -DRCL_CONSERVATIVE=1"
+/* SHA-256 (hex) of the environment variables that change drivers' code generation (sorted NAME=VALUE of
+ * the prefixes listed in device_profile.c and docs/tuning.md), or "" when none is set: part of the keys
+ * of the binary cache, the tuning cache and the self-test verdicts. */
+RCL_INTERNAL void rcl__codegen_env(char hex[65]);
 
 /* ---- reduction scratch (queue_scratch.c) -------------------------------------------------------------- */
 /* A device buffer of at least size bytes for one call on queue, zero where the kernels that use it leave
@@ -114,8 +130,9 @@ typedef struct {
   cl_uint nwait;
   const cl_event *wait;
   cl_event last;
-  int lazy;    /* in-order queue, no event wanted: commands are enqueued without events */
-  int pending; /* a lazy chain enqueued something (it has no event to wait on) */
+  int lazy;     /* in-order queue, no event wanted: commands are enqueued without events */
+  int pending;  /* a lazy chain enqueued something (it has no event to wait on) */
+  cl_event sub; /* the event of an enqueue-form call made with rcl__chain_args */
 } rcl_chain;
 RCL_INTERNAL void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args *q);
 /* Makes the chain lazy where that is safe: its queue is in order, the caller wants no event and no
@@ -139,6 +156,25 @@ RCL_INTERNAL int rcl__chain_fill(rcl_chain *c, cl_mem buf, const void *pattern, 
                                  size_t size);
 /* Finishes the chain: hands the last event to q->event or releases it. */
 RCL_INTERNAL void rcl__chain_end(rcl_chain *c, const rcl_queue_args *q);
+/* Host-array forms run their device work as one chain on the context's queue: rcl__chain_host begins
+ * it (lazy where the queue is in order), each enqueue-form call takes the queue arguments of
+ * rcl__chain_args (it waits on the chain and, unless the chain is lazy, hands its event back into it)
+ * and passes its status through rcl__chain_adopt, transfers go through rcl__chain_read /
+ * rcl__chain_write, and rcl__chain_finish(c, NULL, rc) ends it. So an out-of-order queue runs them in
+ * order, and an in-order one without events:
+ *   rcl_queue_args qa = rcl__chain_args(&ch);
+ *   rc = rcl__chain_adopt(&ch, rcl_x_enqueue(..., &qa)); */
+RCL_INTERNAL int rcl__chain_host(rcl_chain *c, rcl_context *ctx);
+RCL_INTERNAL rcl_queue_args rcl__chain_args(rcl_chain *c);
+/* After a call given rcl__chain_args: its event becomes the chain's last; returns its status rc. */
+RCL_INTERNAL int rcl__chain_adopt(rcl_chain *c, int rc);
+/* Reads after the chain's commands: blocking where done is NULL, else without blocking, with *done the
+ * read's event for the caller to wait on and release (later commands of the chain follow the read). */
+RCL_INTERNAL int rcl__chain_read(rcl_chain *c, cl_mem buf, size_t offset, size_t bytes, void *dst, cl_event *done,
+                                 const char *what);
+/* A blocking write (src may be reused on return) after the chain's commands; later ones follow it. */
+RCL_INTERNAL int rcl__chain_write(rcl_chain *c, cl_mem buf, size_t offset, size_t bytes, const void *src,
+                                  const char *what);
 /* Checks that a cl_mem holds at least `need` bytes; names the argument. */
 RCL_INTERNAL int rcl__check_buffer(cl_mem buf, size_t need, const char *what);
 /* Creates a device buffer, refusing sizes above CL_DEVICE_MAX_MEM_ALLOC_SIZE before allocating. */

@@ -605,8 +605,13 @@ struct rcl_program_entry {
 
 int rcl__program_get(cl_program *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra) {
   char opts[1024], key[1200];
-  int rc = library_options(opts, sizeof opts, ctx, file, dtype, extra);
+  /* The family's first use on this device runs its self-test (selftest.c): it may refuse the family or
+   * send it to the conservative build. */
+  int conservative = 0;
+  int rc = rcl__selftest_gate(&conservative, ctx, file, dtype);
+  if (!rc) rc = library_options(opts, sizeof opts, ctx, file, dtype, extra);
   if (rc) return rc;
+  if (conservative) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", RCL_CONSERVATIVE_OPTIONS);
   snprintf(key, sizeof key, "%s|%s", file, opts);
   pthread_mutex_lock(&ctx->lock);
   for (rcl_program_entry *e = ctx->programs; e; e = e->next) {

@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "selftest_internal.h"
 #include "tune_internal.h"
 
 #define PRUNE_FACTOR 3.0
@@ -322,6 +323,11 @@ static int key_of(const tkey **out, rcl_context *ctx, const rcl_tune_kernel *k, 
     return rc;
   }
   if (k->defines && *k->defines) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", k->defines);
+  /* The code-generation environment joins the options' hash (only when set: the record format and the
+   * keys of an ordinary environment stay as they were). */
+  char env[RCL_SHA256_HEX_SIZE];
+  rcl__codegen_env(env);
+  if (env[0]) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " env=%s", env);
   rcl_sha256_hex(hex, opts, strlen(opts));
   memcpy(e->opts, hex, 16);
   e->k = k;
@@ -482,6 +488,13 @@ static double now_s(void) {
 }
 
 static _Thread_local int in_search;
+
+/* The first-use self-test (selftest.c) runs its calls as a search does: they never start tuning. */
+int rcl__tune_hold(int on) {
+  int was = in_search;
+  in_search = on;
+  return was;
+}
 
 /* Parameters in which two points differ. */
 static size_t distance(const rcl_tune_point *a, const rcl_tune_point *b, size_t nparams) {

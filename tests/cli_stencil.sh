@@ -118,7 +118,15 @@ mkdir "$tmp/cl"
 cp "$src"/cl/*.cl "$tmp/cl/"
 sed -i 's/R_ADD(R_ADD(R_ADD(n, s), e), w)/R_ADD(R_ADD(R_ADD(n, e), s), w)/' "$tmp/cl/stencil.cl"
 grep -q 'R_ADD(R_ADD(R_ADD(n, e), s), w)' "$tmp/cl/stencil.cl" || fail "could not alter the kernel for the test"
-REPROCL_KERNEL_DIR="$tmp/cl" "$cli" stencil --grid 97x89 --init random --iters 3 --device 0 >"$tmp/altered.out" 2>&1
+# The first-use self-test (docs/selftest.md) catches the altered kernel before it runs: refused, with the
+# element that differed, after a conservative rebuild that differs too.
+REPROCL_KERNEL_DIR="$tmp/cl" "$cli" stencil --grid 97x89 --init random --iters 3 --device 0 >"$tmp/refused.out" 2>&1
+[ $? = 2 ] || fail "altered kernel with the self-test: exit status is not 2"
+expect refused "self-test failed: stencil nine"
+expect refused "conservative build"
+# Without the self-test the comparison with the host reference catches it.
+REPROCL_SELFTEST=off REPROCL_KERNEL_DIR="$tmp/cl" "$cli" stencil --grid 97x89 --init random --iters 3 --device 0 \
+  >"$tmp/altered.out" 2>&1
 [ $? = 1 ] || fail "altered kernel: exit status is not 1"
 expect altered DISAGREE
 expect altered "DIFFERS from the reference"

@@ -47,6 +47,25 @@ RCL_API cl_command_queue rcl_context_cl_queue(const rcl_context *ctx);
 RCL_API const rcl_device_profile *rcl_context_profile(const rcl_context *ctx);
 RCL_API rcl_mode rcl_context_mode(const rcl_context *ctx);
 
+/* First-use self-verification (docs/selftest.md): before a family runs for a dtype on a device for the
+ * first time, trap inputs run through its real kernels and are compared bit for bit with the host
+ * reference. The verdict is cached on disk (per device, driver, build options, kernel sources and
+ * code-generation environment) and in the context. */
+typedef enum {
+  RCL_VERDICT_VERIFIED = 0,     /* the normal build passed */
+  RCL_VERDICT_CONSERVATIVE = 1, /* the normal build failed, the conservative one (no optimisation) passed
+                                 * and is what the family uses */
+  RCL_VERDICT_UNSUPPORTED = 2,  /* both failed: the family's calls return RCL_ERR_UNSUPPORTED */
+  RCL_VERDICT_NOT_TESTED = 3    /* native mode, REPROCL_SELFTEST=off, or the profile refuses the family */
+} rcl_verdict;
+/* "verified", "verified (conservative build)", "unsupported", "not tested" */
+RCL_API const char *rcl_verdict_name(rcl_verdict v);
+/* The verdict of family/dtype on ctx, running the self-test if none is known yet. *reason (optional)
+ * receives a context-lifetime string: which inputs differed, or why it was not tested ("" otherwise).
+ * Errors are those of the self-test's own calls (a failed build, out of memory). */
+RCL_API int rcl_context_verdict(rcl_verdict *out, const char **reason, rcl_context *ctx, rcl_family family,
+                                rcl_dtype dtype);
+
 #ifdef __cplusplus
 }
 #endif

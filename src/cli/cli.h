@@ -85,6 +85,10 @@ void cli_format_value(char *buf, size_t size, const void *v, rcl_dtype dt);
 void cli_json_print(json_t *obj);
 /* A JSON object describing a device profile (identity, guarantees, support per family). */
 json_t *cli_profile_json(const rcl_device_profile *p);
+/* The first-use self-test verdicts of ctx, as text lines under a device (cmd_devices.c) or as JSON;
+ * 0 or the status of the first verdict that could not be had (shown as "error"). */
+int cli_verdicts_print(rcl_context *ctx);
+int cli_verdicts_json(json_t **out, rcl_context *ctx);
 /* Writes raw bytes to a file; errors name the file. Returns 0 or an exit status. */
 int cli_write_file(const char *path, const void *data, size_t bytes);
 

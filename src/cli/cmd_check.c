@@ -12,7 +12,9 @@ static void help(void) {
          "Runs the standard suite (every kernel family x dtype x contract on documented inputs) on every device\n"
          "(default: all) in reproducible mode, comparing each result's SHA-256 with the host reference, and in\n"
          "native mode, showing how many values drift and by how much (max ulp and relative difference against\n"
-         "the reproducible result). Exit status 1 if any reproducible result differs from the reference.\n");
+         "the reproducible result). Under each device, the first-use self-test verdicts that are not plainly\n"
+         "\"verified\" (docs/selftest.md). Exit status 1 if any reproducible result differs from the reference\n"
+         "or a self-test could not run.\n");
 }
 
 /* "[0] PoCL" style short column names. */
@@ -22,12 +24,37 @@ static void short_name(char *buf, size_t size, size_t i, const char *name) {
   snprintf(buf, size, "[%zu] %.14s", i, dev);
 }
 
+/* The first-use self-test verdicts of a device (the "selftest" object of cli_verdicts_json): "all
+ * verified", else each family and dtype that is not plainly verified, with the reason. */
+static void print_verdicts(json_t *st) {
+  const char *fam;
+  json_t *f;
+  int shown = 0;
+  json_object_foreach(st, fam, f) {
+    const char *dt;
+    json_t *v;
+    json_object_foreach(f, dt, v) {
+      const char *verdict = json_string_value(json_object_get(v, "verdict"));
+      if (!verdict || !strcmp(verdict, "verified") || !strcmp(verdict, "not tested")) continue;
+      printf("      self-test %s %s: %s%s%s\n", fam, dt, verdict,
+             *json_string_value(json_object_get(v, "reason")) ? ": " : "",
+             json_string_value(json_object_get(v, "reason")));
+      shown = 1;
+    }
+  }
+  if (st && !shown)
+    printf("      self-test: every family verified, or not run (native mode, REPROCL_SELFTEST=off, unsupported)\n");
+}
+
 static void print_table(json_t *doc, int native) {
   json_t *devs = json_object_get(doc, "devices"), *cases = json_object_get(doc, "cases");
   size_t nd = json_array_size(devs), i;
   json_t *d, *c;
   printf("devices:\n");
-  json_array_foreach(devs, i, d) printf("  [%zu] %s\n", i, json_string_value(json_object_get(d, "name")));
+  json_array_foreach(devs, i, d) {
+    printf("  [%zu] %s\n", i, json_string_value(json_object_get(d, "name")));
+    print_verdicts(json_object_get(d, "selftest"));
+  }
   printf("\nreproducible: digest of each result, and whether it equals the host reference (C, -ffp-contract=off)\n");
   printf("%-52s %-10s", "case", "reference");
   for (size_t k = 0; k < nd; k++) {

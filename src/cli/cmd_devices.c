@@ -5,20 +5,84 @@
 #include "cli.h"
 
 static void help(void) {
-  printf("usage: reprocl devices [--json]\n\n"
+  printf("usage: reprocl devices [--json] [--no-selftest]\n\n"
          "Lists every OpenCL platform and device with what it guarantees (fp32/fp64 denormals, correctly\n"
          "rounded div/sqrt, FMA, int64 atomics, OpenCL C version, driver) and therefore how each kernel\n"
-         "family runs on it bit-exactly: native, emulated (exact integer fallbacks), or unsupported.\n");
+         "family runs on it bit-exactly: native, emulated (exact integer fallbacks), or unsupported.\n"
+         "Then each family's first-use self-test verdict per dtype (docs/selftest.md): verified, verified\n"
+         "(conservative build), unsupported with the inputs that differed, or not tested; self-tests not in\n"
+         "the cache run now. --no-selftest leaves them out.\n");
 }
 
 static const char *yn(int v) { return v ? "yes" : "no"; }
 
+static const rcl_dtype verdict_dts[] = {RCL_F32, RCL_F64};
+
+/* The first-use self-test verdicts of ctx (running the self-tests not cached yet), as text lines.
+ * Returns 0, or the status of the first verdict that could not be had (shown as "error"; the lines stop
+ * there and rcl_error_last() keeps its message). */
+int cli_verdicts_print(rcl_context *ctx) {
+  int first = 0;
+  /* Stops at the first error, whose message the caller reports. */
+  for (int f = 0; f < RCL_FAMILY_COUNT && !first; f++) {
+    printf("    self-test %-8s", rcl_family_name((rcl_family)f));
+    char why[2][700] = {"", ""};
+    for (int d = 0; d < 2 && !first; d++) {
+      rcl_verdict v = RCL_VERDICT_NOT_TESTED;
+      const char *reason = "";
+      int rc = rcl_context_verdict(&v, &reason, ctx, (rcl_family)f, verdict_dts[d]);
+      if (rc && !first) first = rc;
+      printf(" %s: %-*s", rcl_dtype_name(verdict_dts[d]), d ? 0 : 30, rc ? "error" : rcl_verdict_name(v));
+      if (rc || v == RCL_VERDICT_CONSERVATIVE || v == RCL_VERDICT_UNSUPPORTED)
+        snprintf(why[d], sizeof why[d], "%s", rc ? rcl_error_last() : reason);
+    }
+    printf("\n");
+    for (int d = 0; d < 2; d++)
+      if (*why[d]) printf("      %s %s: %s\n", rcl_family_name((rcl_family)f), rcl_dtype_name(verdict_dts[d]), why[d]);
+  }
+  return first;
+}
+
+/* The same as JSON: {"reduce": {"f32": {"verdict": "...", "reason": "..."}, ...}, ...} in *out. */
+int cli_verdicts_json(json_t **out, rcl_context *ctx) {
+  json_t *o = json_object();
+  int first = 0;
+  for (int f = 0; f < RCL_FAMILY_COUNT && !first; f++) {
+    json_t *fam = json_object();
+    for (int d = 0; d < 2 && !first; d++) {
+      rcl_verdict v = RCL_VERDICT_NOT_TESTED;
+      const char *why = "";
+      int rc = rcl_context_verdict(&v, &why, ctx, (rcl_family)f, verdict_dts[d]);
+      if (rc && !first) first = rc;
+      json_object_set_new(
+          fam, rcl_dtype_name(verdict_dts[d]),
+          json_pack("{s:s,s:s}", "verdict", rc ? "error" : rcl_verdict_name(v), "reason", rc ? rcl_error_last() : why));
+    }
+    json_object_set_new(o, rcl_family_name((rcl_family)f), fam);
+  }
+  *out = o;
+  return first;
+}
+
+/* A reproducible-mode context on device i for its verdicts. */
+static int verdict_ctx(rcl_context **ctx, size_t i) {
+  rcl_context_options o = RCL_CONTEXT_OPTIONS_INIT;
+  char spec[32];
+  snprintf(spec, sizeof spec, "%zu", i);
+  o.device = spec;
+  o.profiling = 0;
+  *ctx = NULL;
+  return rcl_context_create(ctx, &o);
+}
+
 int cmd_devices(int argc, char **argv) {
-  static const struct option opts[] = {{"json", no_argument, 0, 'j'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  int json = 0, c;
+  static const struct option opts[] = {
+      {"json", no_argument, 0, 'j'}, {"no-selftest", no_argument, 0, 'n'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+  int json = 0, selftest = 1, c;
   optind = 1;
-  while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, "jnh", opts, NULL)) != -1) {
     if (c == 'j') json = 1;
+    else if (c == 'n') selftest = 0;
     else if (c == 'h') {
       help();
       return 0;
@@ -40,6 +104,13 @@ int cmd_devices(int argc, char **argv) {
       json_t *o = cli_profile_json(&p);
       json_object_set_new(o, "index", json_integer((json_int_t)i));
       json_array_append_new(arr, o);
+      rcl_context *ctx = NULL;
+      json_t *st = NULL;
+      if (selftest && (verdict_ctx(&ctx, i) || cli_verdicts_json(&st, ctx)))
+        rc = cli_fail("device %zu: the self-test verdicts", i);
+      if (st) json_object_set_new(o, "selftest", st);
+      rcl_context_free(ctx);
+      if (rc) break;
       continue;
     }
     printf("[%zu] %s: %s\n", i, p.platform_name, p.device_name);
@@ -66,6 +137,11 @@ int cmd_devices(int argc, char **argv) {
       }
       printf("\n");
     }
+    rcl_context *ctx = NULL;
+    if (selftest && (verdict_ctx(&ctx, i) || cli_verdicts_print(ctx)))
+      rc = cli_fail("device %zu: the self-test verdicts", i);
+    rcl_context_free(ctx);
+    if (rc) break;
   }
   if (!rc && json) {
     json_t *top = json_pack("{s:s,s:I,s:o}", "reprocl", REPROCL_VERSION_STRING, "count", (json_int_t)n, "devices", arr);

@@ -115,6 +115,9 @@ int suite_execute(json_t **doc, const suite_list *l, const cli_devices *devs, co
   for (size_t d = 0; d < devs->count; d++) {
     json_t *p = cli_profile_json(rcl_context_profile(devs->ctx[d]));
     json_object_set_new(p, "name", json_string(devs->name[d]));
+    json_t *st = NULL;
+    if (cli_verdicts_json(&st, devs->ctx[d])) mismatches++; /* a verdict that could not be had fails the check */
+    json_object_set_new(p, "selftest", st);
     json_array_append_new(jdevs, p);
   }
   char host[256] = "";
