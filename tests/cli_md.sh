@@ -14,7 +14,7 @@ fail() {
   echo "FAIL: $*"
   fails=$((fails + 1))
 }
-golden() { awk -v k="$1" '$1 == k {print $2}' "$src/tests/data/golden/md.txt"; }
+golden() { awk -v k="$1" '$2 == k {print $1}' "$src/tests/data/golden/md.txt"; }
 
 # 1. a short fcc melt on every device, with the host reference: all agree, exit 0
 out=$("$cli" md --lattice fcc --cells 4 --density 0.8442 --temp 3.0 --steps 40 --thermo 20 --device all \

@@ -10,7 +10,6 @@
 #include "testlib.h"
 
 #define DATA REPROCL_SOURCE_DIR "/tests/data/md/"
-#define GOLDEN REPROCL_SOURCE_DIR "/tests/data/golden/md.txt"
 /* HEAT/data.lj of the lammps-examples package; REPROCL_LAMMPS_EXAMPLES overrides the directory (hosts
  * where the package is unpacked elsewhere) */
 static const char *heat_data(void) {
@@ -112,35 +111,19 @@ static void assert_snap_eq(const snapshot *got, const snapshot *want, size_t n, 
   rt_assert_bits_eq(got->state, want->state, 6 * n, dt, "%s: positions and velocities", what);
 }
 
-/* Golden digests: "name sha256" lines. */
-static void golden_check(const char *name, const void *data, size_t bytes) {
-  char hex[RCL_SHA256_HEX_SIZE], line[256], want[80] = "";
-  rcl_sha256_hex(hex, data, bytes);
-  FILE *f = fopen(GOLDEN, "r");
-  ck_assert_msg(f != NULL, "cannot open %s: %s", GOLDEN, strerror(errno));
-  while (fgets(line, sizeof line, f)) {
-    char key[128], val[80];
-    if (sscanf(line, "%127s %79s", key, val) == 2 && !strcmp(key, name)) snprintf(want, sizeof want, "%s", val);
-  }
-  fclose(f);
-  if (!want[0] && getenv("REPROCL_GOLDEN_WRITE")) { /* maintainers: record a new entry (from the reference) */
-    f = fopen(GOLDEN, "a");
-    ck_assert(f != NULL);
-    fprintf(f, "%s %s\n", name, hex);
-    fclose(f);
-    rt_note("recorded golden digest %s %s", name, hex);
-    return;
-  }
-  ck_assert_msg(want[0], "no golden digest \"%s\" in %s (this run computed %s)", name, GOLDEN, hex);
-  ck_assert_msg(!strcmp(hex, want), "golden digest %s: got %s, want %s", name, hex, want);
+/* Golden digests (tests/data/golden/md.txt): golden_ref for the host reference (recorded under
+ * REPROCL_UPDATE_GOLDEN=1), golden_device for a device's result (only compared). */
+static void golden_ref(const char *name, const void *data, size_t bytes) { rt_golden_ref("md.txt", name, data, bytes); }
+static void golden_device(size_t dev, const char *name, const void *data, size_t bytes) {
+  rt_golden_device("md.txt", name, data, bytes, rt_device_name(dev));
 }
 
 static void golden_snap(const char *sys, rcl_dtype dt, const char *what, const snapshot *sn, size_t n) {
   char name[128];
   snprintf(name, sizeof name, "md.%s.%s.%s.forces", sys, rcl_dtype_name(dt), what);
-  golden_check(name, sn->fixed, 3 * n * 8);
+  golden_ref(name, sn->fixed, 3 * n * 8);
   snprintf(name, sizeof name, "md.%s.%s.%s.state", sys, rcl_dtype_name(dt), what);
-  golden_check(name, sn->state, 6 * n * rcl_dtype_size(dt));
+  golden_ref(name, sn->state, 6 * n * rcl_dtype_size(dt));
 }
 
 /* Creates a simulation, or returns NULL when the options are refused for this device's limits (a
@@ -395,7 +378,7 @@ START_TEST(neighbor_lists_canonical) {
     flat[m++] = (uint32_t)counts[0][i];
     for (size_t k = 0; k < counts[0][i]; k++) flat[m++] = (uint32_t)lists[0][i * cap + k];
   }
-  golden_check("md.s1.f32.neighbors", flat, m * 4);
+  golden_device(_i, "md.s1.f32.neighbors", flat, m * 4);
   free(flat);
   free(lists[0]);
   free(lists[1]);
@@ -498,7 +481,7 @@ static void check_lammps(size_t dev, const char *what, rcl_dtype dt, const char 
   rt_ok(rcl_md_get_forces(md, NULL, q));
   char name[96];
   snprintf(name, sizeof name, "md.%s.%s.forces", what, rcl_dtype_name(dt));
-  golden_check(name, q, 3 * s->natoms * 8);
+  golden_device(dev, name, q, 3 * s->natoms * 8);
   free(q);
   free(force);
   rcl_md_free(md);
@@ -562,7 +545,7 @@ START_TEST(lammps_reference) {
     }
     char name[96];
     snprintf(name, sizeof name, "md.%s.%s.forces", cases[k].name, rcl_dtype_name(cases[k].dt));
-    golden_check(name, q, 3 * s->natoms * 8);
+    golden_ref(name, q, 3 * s->natoms * 8);
     free(q);
     free(force);
     free(r.f);

@@ -152,9 +152,10 @@ END_TEST
 
 /* The single-work-item task variants compute the same contracts bit for bit: every op, dtype, mode and
  * input kind over sizes around the lane, block and stack boundaries (on llvmpipe the larger ones are
- * split over several launches that carry the state). */
+ * split over several launches that carry the state). local_size and num_groups (ignored by the task
+ * variant) are given so that the tuner is never consulted. */
 START_TEST(task_variant_matches_reference) {
-  static const size_t sizes[] = {1, 2, 63, 64, 65, 2047, 2048, 2049, 4161, 6144, 65537, 300007};
+  static const size_t sizes[] = {1, 2, 63, 64, 65, 2047, 2048, 2049, 4161, 6144, 12325, 14336, 65537, 300007};
   for (size_t d = 0; d < 2; d++) {
     rcl_dtype dt = dtypes[d];
     if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) continue;
@@ -169,6 +170,8 @@ START_TEST(task_variant_matches_reference) {
             rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
             opts.mode = modes[m];
             opts.variant = RCL_REDUCE_VARIANT_TASK;
+            opts.local_size = 1;
+            opts.num_groups = 1;
             rt_ok(rcl_ref_reduce(&want, ops[o], dt, modes[m], n, x, y));
             rt_ok(rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts));
             rt_assert_bits_eq(&got, &want, 1, dt, "task %s %s %s %s n=%zu on %s", rcl_reduce_op_name(ops[o]),
@@ -191,6 +194,111 @@ START_TEST(task_variant_matches_reference) {
   rt_ok(rcl_reduce_variant_parse(&v, "task"));
   ck_assert_int_eq(v, RCL_REDUCE_VARIANT_TASK);
   rt_fails(rcl_reduce_variant_parse(&v, "fpga"), RCL_ERR_INVALID_ARG, "\"fpga\"");
+}
+END_TEST
+
+/* ---- pinned launches: every path of the kernels, whatever the tuner picks ---------------------------
+ * Each call below gives local_size, num_groups and variant, so resolve_cfg (src/reduce.c) never asks the
+ * tuner: which code of cl/reduce.cl and cl/reduce_task.cl runs depends on these values alone, never on
+ * timing. Ordered mode, with S = max(W, 64) leaves per super-block and 64 leaves per full 2048-block:
+ * - n = 14336 (7 blocks, 448 leaves), 1 group: W <= 64 gives one group of 7 super-blocks whose stack
+ *   holds three subtrees (4 + 2 + 1) folded as s0 + (s1 + s2); W = 256 two super-blocks merged once.
+ * - n = 12325 (6 blocks + 37 elements), 1 group: a last block of fewer than 64 elements (fewer leaves
+ *   than lanes), a partial last super-block.
+ * - n = 3048 (1 block + 1000 elements), 1 group: lanes of 15 or 16 elements in the last block, which
+ *   carries half the sum (so a change of its lane sums shows).
+ * - n = 1000003 (488 blocks + 579 elements: up to 10 per lane in the last block), 2, 4 and 8 groups:
+ *   the last group's tree over 2, 4, 8 partials; stacks of 5, 4, 3 subtrees in the last group.
+ * - n = 300007, 3 and 5 groups: a last-group tree over a count of partials that is not a power of two.
+ * The task variant (task_variant_matches_reference, also pinned) takes n = 14336 (448 leaves: a final fold
+ * of three subtrees), 12325 (421 leaves: five) and, on llvmpipe, 300007 in many launches that carry the
+ * stack or the superaccumulator from one to the next. */
+typedef struct {
+  size_t n, groups;
+} pinned_case;
+
+static const pinned_case pinned_ordered_cases[] = {{14336, 1},   {12325, 1},   {3048, 1},   {1000003, 2},
+                                                   {1000003, 4}, {1000003, 8}, {300007, 3}, {300007, 5}};
+static const pinned_case pinned_exact_cases[] = {{14336, 1}, {12325, 1}, {100003, 2}, {100003, 4}, {1000003, 8}};
+static const size_t pinned_locals[] = {32, 64, 256};
+#define NPINNED_LOCALS (sizeof pinned_locals / sizeof pinned_locals[0])
+
+/* One pinned call compared bit for bit with want: 1 if it ran, 0 if the configuration is refused as
+ * invalid on this device (a local size over the kernel's limit; too few groups for a driver's loop
+ * limit: then *loop_limited is set); any other failure fails the test. */
+static int pinned_call(size_t dev, rcl_reduce_op op, rcl_dtype dt, rcl_reduce_mode mode, size_t local, size_t groups,
+                       size_t n, const void *x, const void *y, const void *want, const char *data, int *loop_limited) {
+  rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+  opts.mode = mode;
+  opts.variant = RCL_REDUCE_VARIANT_NDRANGE; /* variant, local_size and num_groups all given: no tuner */
+  opts.local_size = local;
+  opts.num_groups = groups;
+  double got = 0;
+  int rc = rcl_reduce(&got, rt_ctx(dev), op, dt, n, x, y, &opts);
+  if (rc == RCL_ERR_INVALID_ARG && strstr(rcl_error_last(), "too few")) *loop_limited = 1;
+  if (rc == RCL_ERR_INVALID_ARG && (strstr(rcl_error_last(), "exceeds") || strstr(rcl_error_last(), "too few")))
+    return 0;
+  ck_assert_msg(rc == 0, "pinned %s %s n=%zu local=%zu groups=%zu on %s: %s", rcl_reduce_mode_name(mode),
+                rcl_reduce_op_name(op), n, local, groups, rt_device_name(dev), rcl_error_last());
+  rt_assert_bits_eq(&got, want, 1, dt, "pinned %s %s %s %s n=%zu local=%zu groups=%zu on %s",
+                    rcl_reduce_mode_name(mode), rcl_reduce_op_name(op), rcl_dtype_name(dt), data, n, local, groups,
+                    rt_device_name(dev));
+  return 1;
+}
+
+/* The pinned cases of one mode: every op, dtype, two seeds, every local size; want from the host
+ * reference (exact mode: checked against MPFR where n is small; exact_equals_mpfr has larger n). Each case
+ * must run with at least one local size, unless the device's loop limit refuses its few groups. */
+static void pinned_ndrange(size_t dev, rcl_reduce_mode mode, const pinned_case *cases, size_t ncases,
+                           const char *const kinds2[2]) {
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(dev, RCL_FAMILY_REDUCE, dt)) continue;
+    for (size_t c = 0; c < ncases; c++) {
+      size_t n = cases[c].n, ran = 0, tried = 0;
+      int loop_limited = 0;
+      for (size_t s = 0; s < 2; s++) {
+        char data[64];
+        snprintf(data, sizeof data, "%s seeds=%zu,%zu", kinds2[s], 40 + c * 2 + s, 400 + c * 2 + s);
+        void *x = gen(dt, n, kinds2[s], 40 + c * 2 + s), *y = gen(dt, n, kinds2[s], 400 + c * 2 + s);
+        for (size_t o = 0; o < 3; o++) {
+          double want = 0;
+          rt_ok(rcl_ref_reduce(&want, ops[o], dt, mode, n, x, y));
+          if (mode == RCL_REDUCE_EXACT && n <= 20000) {
+            double mp = 0;
+            rt_mpfr_reduce(&mp, ops[o], dt, n, x, y);
+            rt_assert_bits_eq(&want, &mp, 1, dt, "reference exact %s %s %s n=%zu vs MPFR", rcl_reduce_op_name(ops[o]),
+                              rcl_dtype_name(dt), data, n);
+          }
+          for (size_t l = 0; l < NPINNED_LOCALS; l++, tried++)
+            ran += (size_t)pinned_call(dev, ops[o], dt, mode, pinned_locals[l], cases[c].groups, n, x, y, &want, data,
+                                       &loop_limited);
+        }
+        free(x);
+        free(y);
+      }
+      if (ran < tried)
+        rt_note("pinned %s %s n=%zu groups=%zu on %s: %zu of %zu calls ran, the others refused (local sizes over "
+                "the kernel's limit%s)",
+                rcl_reduce_mode_name(mode), rcl_dtype_name(dt), n, cases[c].groups, rt_device_name(dev), ran, tried,
+                loop_limited ? "; too few groups for the driver's loop limit" : "");
+      ck_assert_msg(ran > 0 || loop_limited, "pinned %s %s n=%zu groups=%zu: no local size ran on %s",
+                    rcl_reduce_mode_name(mode), rcl_dtype_name(dt), n, cases[c].groups, rt_device_name(dev));
+    }
+  }
+}
+
+START_TEST(pinned_ordered) {
+  static const char *const k2[2] = {"cancel", "uniform"};
+  pinned_ndrange(_i, RCL_REDUCE_ORDERED, pinned_ordered_cases,
+                 sizeof pinned_ordered_cases / sizeof pinned_ordered_cases[0], k2);
+}
+END_TEST
+
+START_TEST(pinned_exact) {
+  static const char *const k2[2] = {"wide", "cancel"};
+  pinned_ndrange(_i, RCL_REDUCE_EXACT, pinned_exact_cases, sizeof pinned_exact_cases / sizeof pinned_exact_cases[0],
+                 k2);
 }
 END_TEST
 
@@ -424,7 +532,7 @@ START_TEST(golden_digests) {
                    rcl_reduce_op_name(ops[o]), rcl_dtype_name(dt), golden_kinds[k], n);
           double want = 0, got = 0;
           rt_ok(rcl_ref_reduce(&want, ops[o], dt, modes[m], n, x, y));
-          rt_golden("reduce.txt", key, &want, es);
+          rt_golden_ref("reduce.txt", key, &want, es);
           if (!on_device) continue;
           /* The golden digest is the contract's: the default launch and the task variant both match it. */
           for (int v = 0; v < 2; v++) {
@@ -433,7 +541,7 @@ START_TEST(golden_digests) {
             opts.variant = v ? RCL_REDUCE_VARIANT_TASK : RCL_REDUCE_VARIANT_DEFAULT;
             got = 0;
             rt_ok(rcl_reduce(&got, rt_ctx(_i), ops[o], dt, n, x, y, &opts));
-            rt_golden("reduce.txt", key, &got, es);
+            rt_golden_device("reduce.txt", key, &got, es, rt_device_name(_i));
           }
         }
       /* blas1 on the same inputs */
@@ -451,13 +559,13 @@ START_TEST(golden_digests) {
           rcl_ref_scal(ref, dt, n, alpha);
         else
           rcl_ref_axpy(ref, dt, n, alpha, x);
-        rt_golden("reduce.txt", key, ref, n * es);
+        rt_golden_ref("reduce.txt", key, ref, n * es);
         if (!on_device) continue;
         if (which)
           rt_ok(rcl_scal(dev, rt_ctx(_i), dt, n, alpha, 0));
         else
           rt_ok(rcl_axpy(dev, rt_ctx(_i), dt, n, alpha, x, 0));
-        rt_golden("reduce.txt", key, dev, n * es);
+        rt_golden_device("reduce.txt", key, dev, n * es, rt_device_name(_i));
       }
       free(ref);
       free(dev);
@@ -471,18 +579,20 @@ END_TEST
 int main(void) {
   Suite *s = suite_create("reduce");
   rt_add_device_presence(s);
-  TCase *tc = tcase_create("devices");
-  rt_add_device_loop(tc, golden_digests);
-  rt_add_device_loop(tc, matches_reference);
-  rt_add_device_loop(tc, launch_invariance);
-  rt_add_device_loop(tc, queue_scratch_reuse);
-  rt_add_device_loop(tc, task_variant_matches_reference);
-  rt_add_device_loop(tc, exact_equals_mpfr);
-  rt_add_device_loop(tc, exact_cancellation_to_one_ulp);
-  rt_add_device_loop(tc, enqueue_offsets_and_events);
-  rt_add_device_loop(tc, axpy_scal_match_reference);
-  rt_add_device_loop(tc, bad_arguments);
-  rt_add_device_loop(tc, large_n);
-  suite_add_tcase(s, tc);
+  RT_ADD_DEVICE_CASE(s, golden_digests);
+  RT_ADD_DEVICE_CASE(s, matches_reference);
+  RT_ADD_DEVICE_CASE(s, launch_invariance);
+  TCase *pinned = tcase_create("pinned"); /* CK_RUN_CASE=pinned: every launch given, no tuner (mutate-kernels.sh) */
+  rt_add_device_loop(pinned, pinned_ordered);
+  rt_add_device_loop(pinned, pinned_exact);
+  rt_add_device_loop(pinned, task_variant_matches_reference);
+  suite_add_tcase(s, pinned);
+  RT_ADD_DEVICE_CASE(s, queue_scratch_reuse);
+  RT_ADD_DEVICE_CASE(s, exact_equals_mpfr);
+  RT_ADD_DEVICE_CASE(s, exact_cancellation_to_one_ulp);
+  RT_ADD_DEVICE_CASE(s, enqueue_offsets_and_events);
+  RT_ADD_DEVICE_CASE(s, axpy_scal_match_reference);
+  RT_ADD_DEVICE_CASE(s, bad_arguments);
+  RT_ADD_DEVICE_CASE(s, large_n);
   return rt_run(s);
 }

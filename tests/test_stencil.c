@@ -298,7 +298,7 @@ START_TEST(golden_digests) {
     rt_ok(rcl_grid_alloc(&want, c->dt, c->w, c->h));
     size_t n = c->w * c->h, bytes = n * rcl_dtype_size(c->dt);
     rt_ok(rcl_ref_stencil(want.data, &st, c->dt, c->w, c->h, c->iters, in.data));
-    rt_golden("stencil.txt", c->name, want.data, bytes);
+    rt_golden_ref("stencil.txt", c->name, want.data, bytes);
     if (rt_supported(_i, RCL_FAMILY_STENCIL, c->dt)) {
       /* Every device, with its default implementation, the tiled one where that is not the default, and
        * plain with a 4 x 8 register block: the reference's bits, hence the golden digest. */
@@ -342,7 +342,7 @@ START_TEST(camera_image) {
   rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
   st.boundary = RCL_BOUNDARY_EDGE;
   rt_ok(rcl_ref_stencil(want.data, &st, RCL_F32, 512, 512, 20, g.data));
-  rt_golden("stencil.txt", "stencil.nine.v1 f32 camera.png edge iters=20", want.data, 512 * 512 * 4);
+  rt_golden_ref("stencil.txt", "stencil.nine.v1 f32 camera.png edge iters=20", want.data, 512 * 512 * 4);
   for (size_t v = 0; v < 2; v++) {
     rcl_stencil_options o = RCL_STENCIL_OPTIONS_INIT;
     o.variant = variants[v];

@@ -219,40 +219,86 @@ void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const v
   mpfr_clears(acc, a, b, prod, (mpfr_ptr)0);
 }
 
-void rt_golden(const char *file, const char *key, const void *data, size_t bytes) {
-  char path[1024], hex[RCL_SHA256_HEX_SIZE];
-  snprintf(path, sizeof path, "%s/tests/data/golden/%s", REPROCL_SOURCE_DIR, file);
-  rcl_sha256_hex(hex, data, bytes);
-  /* Read every line; find the key. */
+static void golden_path(char *path, size_t size, const char *file) {
+  snprintf(path, size, "%s/tests/data/golden/%s", REPROCL_SOURCE_DIR, file);
+}
+
+/* Whether line is "<value>  <key>" for this key; then *vlen is the value's length. */
+static int golden_line_is(const char *line, const char *key, size_t *vlen) {
+  const char *sep = strstr(line, "  ");
+  if (line[0] == '#' || !sep || strcmp(sep + 2, key) != 0) return 0;
+  *vlen = (size_t)(sep - line);
+  return 1;
+}
+
+const char *rt_golden_get(const char *file, const char *key, char *buf, size_t size) {
+  char path[1024], line[1024];
+  golden_path(path, sizeof path, file);
   FILE *f = fopen(path, "r");
-  char **lines = NULL, line[1024];
-  size_t n = 0, found = (size_t)-1;
+  buf[0] = '\0';
+  size_t vlen;
   while (f && fgets(line, sizeof line, f)) {
     line[strcspn(line, "\n")] = '\0';
-    lines = realloc(lines, (n + 1) * sizeof *lines);
-    lines[n] = strdup(line);
-    if (strlen(line) > 66 && strcmp(line + 66, key) == 0) found = n;
-    n++;
+    if (golden_line_is(line, key, &vlen)) snprintf(buf, size, "%.*s", (int)vlen, line);
   }
   if (f) fclose(f);
-  if (getenv("REPROCL_UPDATE_GOLDEN")) {
-    char rec[1024];
-    snprintf(rec, sizeof rec, "%s  %s", hex, key);
-    if (found == (size_t)-1) {
-      lines = realloc(lines, (n + 1) * sizeof *lines);
-      lines[n++] = strdup(rec);
+  return buf;
+}
+
+/* REPROCL_UPDATE_GOLDEN=1: sets key's line to value (replacing it, or appending it) in place. */
+static void golden_record(const char *file, const char *key, const char *value) {
+  char path[1024], line[1024], tmp[1100];
+  golden_path(path, sizeof path, file);
+  snprintf(tmp, sizeof tmp, "%s.new", path);
+  FILE *in = fopen(path, "r"), *out = fopen(tmp, "w");
+  ck_assert_msg(out != NULL, "cannot write %s", tmp);
+  int done = 0;
+  size_t vlen;
+  while (in && fgets(line, sizeof line, in)) {
+    line[strcspn(line, "\n")] = '\0';
+    if (golden_line_is(line, key, &vlen)) {
+      if (!done) fprintf(out, "%s  %s\n", value, key);
+      done = 1;
     } else {
-      free(lines[found]);
-      lines[found] = strdup(rec);
+      fprintf(out, "%s\n", line);
     }
-    f = fopen(path, "w");
-    ck_assert_msg(f != NULL, "cannot write %s", path);
-    for (size_t i = 0; i < n; i++) fprintf(f, "%s\n", lines[i]);
-    fclose(f);
-  } else {
-    ck_assert_msg(found != (size_t)-1, "no golden digest for \"%s\" in %s (record with REPROCL_UPDATE_GOLDEN=1)", key, path);
-    ck_assert_msg(strncmp(lines[found], hex, 64) == 0, "%s: digest %s, golden %.64s (%s)", key, hex, lines[found], path);
   }
-  for (size_t i = 0; i < n; i++) free(lines[i]);
-  free(lines);
+  if (!done) fprintf(out, "%s  %s\n", value, key);
+  if (in) fclose(in);
+  ck_assert_msg(fclose(out) == 0 && rename(tmp, path) == 0, "cannot replace %s", path);
+}
+
+static int golden_updating(void) {
+  const char *e = getenv("REPROCL_UPDATE_GOLDEN");
+  return e && *e && strcmp(e, "0") != 0;
+}
+
+void rt_golden_ref_value(const char *file, const char *key, const char *value) {
+  char want[512];
+  if (golden_updating()) {
+    golden_record(file, key, value);
+    return;
+  }
+  rt_golden_get(file, key, want, sizeof want);
+  ck_assert_msg(want[0],
+                "no golden value for \"%s\" in tests/data/golden/%s (the reference computed %s; record it "
+                "with REPROCL_UPDATE_GOLDEN=1, see tests/data/golden/README.md)",
+                key, file, value);
+  ck_assert_msg(strcmp(want, value) == 0, "%s: the host reference gives %s, tests/data/golden/%s has %s", key, value,
+                file, want);
+}
+
+void rt_golden_ref(const char *file, const char *key, const void *ref, size_t bytes) {
+  char hex[RCL_SHA256_HEX_SIZE];
+  rcl_sha256_hex(hex, ref, bytes);
+  rt_golden_ref_value(file, key, hex);
+}
+
+void rt_golden_device(const char *file, const char *key, const void *got, size_t bytes, const char *where) {
+  char hex[RCL_SHA256_HEX_SIZE], want[512];
+  rcl_sha256_hex(hex, got, bytes);
+  rt_golden_get(file, key, want, sizeof want);
+  ck_assert_msg(want[0], "no golden value for \"%s\" in tests/data/golden/%s", key, file);
+  ck_assert_msg(strcmp(want, hex) == 0, "%s on %s: digest %s, tests/data/golden/%s has %s", key, where, hex, file,
+                want);
 }

@@ -74,8 +74,15 @@ int rt_supported(size_t i, rcl_family family, rcl_dtype dt);
  * the contract's rules (canonical NaN). */
 void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const void *x, const void *y);
 
-/* Golden digests: tests/data/golden/<file> holds lines "<sha256>  <key>". rt_golden checks that the
- * SHA-256 of data equals the recorded digest for key (failing with both digests shown). With
- * REPROCL_UPDATE_GOLDEN=1 it records the digest instead: do that only from the host reference, and only
- * together with a contract version bump (docs/contracts.md). */
-void rt_golden(const char *file, const char *key, const void *data, size_t bytes);
+/* Golden values: tests/data/golden/<file> holds lines "<value>  <key>" (the value first, two spaces, the
+ * key to the end of the line; lines starting with '#' are comments); a value is a SHA-256 (hex) or, for a
+ * few files, a short composite such as cg.txt's "iterations/sha256/sha256". Golden values are written only
+ * from the host reference: with REPROCL_UPDATE_GOLDEN=1 (the one switch; see tests/data/golden/README.md)
+ * rt_golden_ref records its value in place instead of checking it (review with git diff; only together
+ * with a contract version bump in docs/contracts.md). A device result only ever goes through
+ * rt_golden_device, which compares and never writes. */
+void rt_golden_ref(const char *file, const char *key, const void *ref, size_t bytes);
+void rt_golden_ref_value(const char *file, const char *key, const char *value);
+void rt_golden_device(const char *file, const char *key, const void *got, size_t bytes, const char *where);
+/* The recorded value of key in file ("" when absent): for comparing composite device values. */
+const char *rt_golden_get(const char *file, const char *key, char *buf, size_t size);
