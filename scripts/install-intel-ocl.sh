@@ -20,10 +20,13 @@ if [ ! -e "$lib" ] || [ "$(cat "$prefix/.version" 2>/dev/null)" != "$version" ];
   }
   # --prefix puts the wheels' data files (the libraries) in $prefix/lib; --break-system-packages is
   # needed with Debian's pip, which refuses installs outside a virtual environment otherwise.
+  # DEB_PYTHON_INSTALL_LAYOUT=deb_system: Debian's python3 otherwise installs under $prefix/local
+  # (its posix_local scheme), so the libraries would land in $prefix/local/lib; other Pythons ignore it.
   extra=()
   "$py" -m pip install --help | grep -q -- --break-system-packages && extra=(--break-system-packages)
-  "$py" -m pip install --quiet --disable-pip-version-check --no-warn-script-location "${extra[@]}" \
-    --ignore-installed --prefix "$prefix" "intel-opencl-rt==$version" "intel-cmplr-lib-rt==$version"
+  DEB_PYTHON_INSTALL_LAYOUT=deb_system PIP_ROOT_USER_ACTION=ignore "$py" -m pip install --quiet \
+    --disable-pip-version-check --no-warn-script-location "${extra[@]}" --ignore-installed \
+    --prefix "$prefix" "intel-opencl-rt==$version" "intel-cmplr-lib-rt==$version"
   echo "$version" >"$prefix/.version"
 fi
 [ -e "$lib" ] || {

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Builds reprocl and runs every test on every OpenCL device found (PoCL and Rusticl at least).
+# Builds reprocl and runs every test on every OpenCL device found (PoCL and Rusticl at least; CI also
+# installs Intel's CPU runtime, scripts/install-intel-ocl.sh, and sets REPROCL_TEST_MIN_DEVICES=3).
 #   scripts/run-tests.sh            install dependencies, build, test
 #   scripts/run-tests.sh --no-deps  skip the apt-get step
+# Caches: PoCL's, Mesa's and reprocl's caches follow POCL_CACHE_DIR, MESA_SHADER_CACHE_DIR and
+# XDG_CACHE_HOME (the tests keep reprocl's in build/test-cache); .ci/run points them at empty folders.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${1:-}" = "--no-deps" ] || scripts/install-deps.sh
