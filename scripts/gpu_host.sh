@@ -179,6 +179,54 @@ step_bench-families() {
   done
   python3 scripts/bench_merge.py "$out/bench-$tag-families.json" "${files[@]}" && python3 scripts/bench_table.py "$out/bench-$tag-families.json" --targets-only
 }
+step_build-old() {
+  # The tree before a change (OLD_TREE, e.g. `git archive <commit> | tar -x -C .old`, carried): built beside
+  # build-gpu for the before/after benchmark.
+  cmake -S "${OLD_TREE:-.old}" -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/cmake-old.log" 2>&1 &&
+    cmake --build build-old >>"$out/cmake-old.log" 2>&1 || { tail -30 "$out/cmake-old.log"; return 1; }
+}
+step_bench-ab() {
+  # Before/after speed of a change on one machine in one call: for each family (FAMILIES), the old build
+  # (build-old, step build-old) then the new one, the same budget (BENCH_SECONDS, default 45) and platform
+  # launch defaults (REPROCL_TUNING=off), then scripts/bench_ab.py's ratios (docs/performance.md).
+  export REPROCL_DATA_PREFIX=/tmp/ocl REPROCL_TUNING=off
+  local dev=${BENCH_DEVICE:-nvidia} s=${BENCH_SECONDS:-45}
+  for f in ${FAMILIES:-reduce spmv stencil md}; do
+    for which in old new; do
+      local c=build-gpu/reprocl
+      [ $which = old ] && c=build-old/reprocl
+      timeout $((s + 60)) $c bench --family $f --device $dev --max-seconds $s --skip-peer clblast,viennacl \
+        -o "$out/ab-$which-$f.json" >"$out/ab-$which-$f.log" 2>&1
+      echo "bench $f ($which) exit status $?"
+    done
+    python3 scripts/bench_ab.py "$out/ab-old-$f.json" "$out/ab-new-$f.json" --json "$out/ab-$f.json" | tail -4
+  done
+}
+step_ab-cli() {
+  # Before/after at the sizes the speed targets are about, through the CLI's own timing (median of the
+  # repeats, kernel only): old and new builds alternate, ROUNDS times (default 2), so drift hits both.
+  export REPROCL_DATA_PREFIX=/tmp/ocl REPROCL_TUNING=off
+  local w25; w25=$(seq -s, 0.01 0.01 0.25)
+  : >"$out/ab-cli.txt"
+  while read -r args; do
+    for r in $(seq "${ROUNDS:-2}"); do for which in old new; do
+      local c=build-gpu/reprocl
+      [ $which = old ] && c=build-old/reprocl
+      echo "\$ [$which] reprocl $args" >>"$out/ab-cli.txt"
+      eval "$c $args" 2>&1 | grep -E "NVIDIA|error" | head -3 >>"$out/ab-cli.txt"
+    done; done
+  done <<EOF2
+spmv --gen poisson3d:120 --dtype f64 --x random:1 --device nvidia --repeats 20
+spmv --gen poisson3d:120 --dtype f32 --x random:1 --device nvidia --repeats 20
+spmv --gen poisson3d:120 --dtype f64 --x random:1 --device nvidia --repeats 20 --variant scalar
+stencil --kind general --grid 8192x8192 --iters 20 --weights $w25 --device nvidia --no-reference
+stencil --kind general --grid 8192x8192 --iters 20 --weights $w25 --dtype f64 --device nvidia --no-reference
+stencil --grid 8192x8192 --iters 100 --device nvidia --no-reference
+run reduce --op sum --dtype f32 --mode ordered --n 67108864 --device nvidia
+run reduce --op dot --dtype f64 --mode ordered --n 67108864 --device nvidia
+EOF2
+  cat "$out/ab-cli.txt"
+}
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }
 for s in "$@"; do
