@@ -153,7 +153,7 @@ typedef uint real_bits_t;
   volatile uint z##_opaque = 0u;                                                                                       \
   const uint z = z##_opaque
 #define rcl_seal_f32(x, z) as_float(as_uint(x) ^ (z))
-#define rcl_seal_f64(x, z) as_double(as_ulong(x) ^ (ulong)(z))
+#define rcl_seal_f64(x, z) as_double(as_ulong(x) ^ ((ulong)(z) << 32)) /* one 32-bit op on 32-bit ALUs */
 #endif
 #if defined(RCL_DTYPE_F64)
 #define R_SEAL rcl_seal_f64
