@@ -209,6 +209,7 @@ step_ab-cli() {
   local w25; w25=$(seq -s, 0.01 0.01 0.25)
   : >"$out/ab-cli.txt"
   while read -r args; do
+    [[ -n "${AB_ONLY:-}" && "$args" != *"$AB_ONLY"* ]] && continue # AB_ONLY: only the lines containing it
     for r in $(seq "${ROUNDS:-2}"); do for which in old new; do
       local c=build-gpu/reprocl
       [ $which = old ] && c=build-old/reprocl

@@ -27,16 +27,7 @@ static void rm_rf(char *path) {
 }
 
 /* A reproducible context on device i with its own cache directory (NULL: the default one). */
-static rcl_context *ctx_in(size_t i, const char *dir) {
-  rcl_context_options o = RCL_CONTEXT_OPTIONS_INIT;
-  char spec[32];
-  snprintf(spec, sizeof spec, "%zu", i);
-  o.device = spec;
-  o.cache_dir = dir;
-  rcl_context *c = NULL;
-  rt_ok(rcl_context_create(&c, &o));
-  return c;
-}
+static rcl_context *ctx_in(size_t i, const char *dir) { return rt_ctx_new(i, RCL_MODE_REPRODUCIBLE, dir); }
 
 /* rcl_sum_f32 of trap-like data on ctx equals the host reference. */
 static void sum_matches(rcl_context *ctx) {

@@ -22,12 +22,13 @@ size_t rt_ndevices(void) {
   return ndevs;
 }
 
-static rcl_context *make_ctx(size_t i, rcl_mode mode) {
+rcl_context *rt_ctx_new(size_t i, rcl_mode mode, const char *cache_dir) {
   rcl_context_options o = RCL_CONTEXT_OPTIONS_INIT;
   char spec[32];
   snprintf(spec, sizeof spec, "%zu", i);
   o.device = spec;
   o.mode = mode;
+  o.cache_dir = cache_dir;
   rcl_context *c = NULL;
   int rc = rcl_context_create(&c, &o);
   ck_assert_msg(rc == 0, "cannot create a context on device %zu: %s", i, rcl_error_last());
@@ -36,13 +37,13 @@ static rcl_context *make_ctx(size_t i, rcl_mode mode) {
 
 rcl_context *rt_ctx(size_t i) {
   ck_assert(i < rt_ndevices());
-  if (!ctxs[i]) ctxs[i] = make_ctx(i, RCL_MODE_REPRODUCIBLE);
+  if (!ctxs[i]) ctxs[i] = rt_ctx_new(i, RCL_MODE_REPRODUCIBLE, NULL);
   return ctxs[i];
 }
 
 rcl_context *rt_ctx_native(size_t i) {
   ck_assert(i < rt_ndevices());
-  if (!nctxs[i]) nctxs[i] = make_ctx(i, RCL_MODE_NATIVE);
+  if (!nctxs[i]) nctxs[i] = rt_ctx_new(i, RCL_MODE_NATIVE, NULL);
   return nctxs[i];
 }
 
@@ -58,8 +59,10 @@ START_TEST(devices_present) {
     fprintf(stderr, "SKIP device tests: no OpenCL device present and REPROCL_TEST_ALLOW_NO_DEVICE is set\n");
     return;
   }
-  ck_assert_msg(n >= want, "%zu OpenCL device(s) present, at least %zu required (REPROCL_TEST_MIN_DEVICES); "
-                "install pocl-opencl-icd and mesa-opencl-icd and set RUSTICL_ENABLE=llvmpipe", n, want);
+  ck_assert_msg(n >= want,
+                "%zu OpenCL device(s) present, at least %zu required (REPROCL_TEST_MIN_DEVICES); "
+                "install pocl-opencl-icd and mesa-opencl-icd and set RUSTICL_ENABLE=llvmpipe",
+                n, want);
 }
 END_TEST
 
@@ -133,8 +136,8 @@ void rt_assert_bits_eq_impl(const char *file, int line, const void *got, const v
     memcpy(&a, (const char *)got + 8 * i, 8);
     memcpy(&b, (const char *)want + 8 * i, 8);
     ck_abort_msg("%s:%d: %s: %zu of %zu values differ; first at [%zu]: got 0x%016llx (%.17g), want 0x%016llx (%.17g)",
-                 file, line, what, ndiff, n, i, (unsigned long long)a, ((const double *)got)[i],
-                 (unsigned long long)b, ((const double *)want)[i]);
+                 file, line, what, ndiff, n, i, (unsigned long long)a, ((const double *)got)[i], (unsigned long long)b,
+                 ((const double *)want)[i]);
   }
 }
 
@@ -160,8 +163,10 @@ static void mpfr_to_dtype(void *out, mpfr_t exact, rcl_dtype dt) {
   int inex = mpfr_set(t, exact, MPFR_RNDN);
   inex = mpfr_check_range(t, inex, MPFR_RNDN);
   mpfr_subnormalize(t, inex, MPFR_RNDN);
-  if (dt == RCL_F32) *(float *)out = mpfr_get_flt(t, MPFR_RNDN);
-  else *(double *)out = mpfr_get_d(t, MPFR_RNDN);
+  if (dt == RCL_F32)
+    *(float *)out = mpfr_get_flt(t, MPFR_RNDN);
+  else
+    *(double *)out = mpfr_get_d(t, MPFR_RNDN);
   mpfr_set_emin(emin);
   mpfr_set_emax(emax);
   mpfr_clear(t);
@@ -181,8 +186,10 @@ void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const v
     mpfr_set_d(a, xv, MPFR_RNDN);
     mpfr_set_d(b, yv, MPFR_RNDN);
     mpfr_mul(prod, a, b, MPFR_RNDN); /* exact at this precision */
-    if (mpfr_nan_p(prod)) nan = 1;
-    else if (mpfr_inf_p(prod)) (mpfr_sgn(prod) > 0 ? (void)(pinf = 1) : (void)(ninf = 1));
+    if (mpfr_nan_p(prod))
+      nan = 1;
+    else if (mpfr_inf_p(prod))
+      (mpfr_sgn(prod) > 0 ? (void)(pinf = 1) : (void)(ninf = 1));
     else {
       if (!(mpfr_zero_p(prod) && mpfr_signbit(prod))) all_negzero = 0;
       mpfr_add(acc, acc, prod, MPFR_RNDN); /* exact */
@@ -191,10 +198,14 @@ void rt_mpfr_reduce(void *out, rcl_reduce_op op, rcl_dtype dt, size_t n, const v
   }
   double r;
   float rf;
-  if (nan || (pinf && ninf)) r = NAN;
-  else if (pinf) r = INFINITY;
-  else if (ninf) r = -INFINITY;
-  else if (mpfr_zero_p(acc)) r = (all_negzero && n > 0) ? -0.0 : 0.0;
+  if (nan || (pinf && ninf))
+    r = NAN;
+  else if (pinf)
+    r = INFINITY;
+  else if (ninf)
+    r = -INFINITY;
+  else if (mpfr_zero_p(acc))
+    r = (all_negzero && n > 0) ? -0.0 : 0.0;
   else {
     if (dt == RCL_F32) {
       mpfr_to_dtype(&rf, acc, dt);

@@ -13,6 +13,8 @@ size_t rt_ndevices(void);
 /* Cached contexts of device i (reproducible / native mode); the test fails if one cannot be made. */
 rcl_context *rt_ctx(size_t i);
 rcl_context *rt_ctx_native(size_t i);
+/* A new context of device i in mode with its own cache directory (NULL: the default); the caller frees it. */
+rcl_context *rt_ctx_new(size_t i, rcl_mode mode, const char *cache_dir);
 const char *rt_device_name(size_t i);
 /* A test case that runs fn once per device (loop index = device index). */
 void rt_add_device_loop(TCase *tc, const TTest *fn);
