@@ -180,6 +180,9 @@ RCL_INTERNAL int rcl__check_buffer(cl_mem buf, size_t need, const char *what);
 /* Creates a device buffer, refusing sizes above CL_DEVICE_MAX_MEM_ALLOC_SIZE before allocating. */
 RCL_INTERNAL int rcl__buffer_create(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, size_t size, void *host,
                                     const char *what);
+/* The same holding a copy of size bytes of host data (CL_MEM_COPY_HOST_PTR added to flags). */
+RCL_INTERNAL int rcl__buffer_copy(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, const void *data, size_t size,
+                                  const char *what);
 /* Whether the family can run on the context's device for dtype; RCL_ERR_UNSUPPORTED with the reason. */
 RCL_INTERNAL int rcl__require_support(const rcl_context *ctx, rcl_family family, rcl_dtype dtype);
 /* CL_KERNEL_WORK_GROUP_SIZE of a kernel on the context's device. */

@@ -1,6 +1,7 @@
 /* Launch plumbing shared by every kernel family: argument setting, the caller's queue and event chain,
  * buffer checks, and the support check against the device profile. */
 #include <stdarg.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -248,6 +249,11 @@ int rcl__check_buffer(cl_mem buf, size_t need, const char *what) {
   if (have < need)
     return rcl__fail(RCL_ERR_INVALID_ARG, "%s: buffer holds %zu bytes, the call needs %zu", what, have, need);
   return 0;
+}
+
+int rcl__buffer_copy(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, const void *data, size_t size,
+                     const char *what) {
+  return rcl__buffer_create(out, ctx, flags | CL_MEM_COPY_HOST_PTR, size, (void *)(uintptr_t)data, what);
 }
 
 int rcl__buffer_create(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, size_t size, void *host, const char *what) {

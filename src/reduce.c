@@ -421,8 +421,8 @@ static int upload(cl_mem *out, rcl_context *ctx, const void *data, size_t n, siz
   int rc = rcl__mul_size(&bytes, n, es, what);
   if (rc) return rc;
   if (n > 0 && !data) return rcl__fail(RCL_ERR_INVALID_ARG, "%s is NULL but n = %zu", what, n);
-  return rcl__buffer_create(out, ctx, n ? CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR : CL_MEM_READ_ONLY, n * es,
-                            n ? (void *)(uintptr_t)data : NULL, what);
+  return n ? rcl__buffer_copy(out, ctx, CL_MEM_READ_ONLY, data, bytes, what)
+           : rcl__buffer_create(out, ctx, CL_MEM_READ_ONLY, 0, NULL, what);
 }
 
 int rcl_reduce(void *out, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, const void *x, const void *y,

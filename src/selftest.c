@@ -143,7 +143,7 @@ static void trap_fill(void *out, rcl_dtype dt, size_t n, uint64_t seed, int spec
 }
 
 static int upload(cl_mem *out, st_run *r, const void *host, size_t bytes, const char *what) {
-  return rcl__buffer_create(out, r->ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, (void *)host, what);
+  return rcl__buffer_copy(out, r->ctx, CL_MEM_READ_WRITE, host, bytes, what);
 }
 
 static int download(st_run *r, void *host, cl_mem buf, size_t bytes) {

@@ -637,11 +637,6 @@ int rcl_stencil_enqueue(cl_mem out, size_t out_offset, size_t out_pitch, rcl_con
   return rcl__chain_finish(&ch, q, rc); /* nothing of a failed call runs on after it */
 }
 
-/* Creates a buffer holding a copy of host data. */
-static int upload(cl_mem *out, rcl_context *ctx, cl_mem_flags flags, const void *data, size_t bytes, const char *what) {
-  return rcl__buffer_create(out, ctx, flags | CL_MEM_COPY_HOST_PTR, bytes, (void *)(uintptr_t)data, what);
-}
-
 static int host_checks(rcl_context *ctx, rcl_dtype dtype, size_t w, size_t h, size_t *bytes, const char *fn) {
   if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: NULL context", fn);
   if (!ctx->queue) return rcl__fail(RCL_ERR_INVALID_ARG, "%s: the context has no queue (wrapped without one)", fn);
@@ -664,7 +659,7 @@ int rcl_stencil(void *out, rcl_context *ctx, const rcl_stencil_desc *st, rcl_dty
   cl_mem bin = NULL, bout = NULL;
   rcl_chain ch;
   if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
-  rc = upload(&bin, ctx, CL_MEM_READ_ONLY, in, bytes, "stencil input grid");
+  rc = rcl__buffer_copy(&bin, ctx, CL_MEM_READ_ONLY, in, bytes, "stencil input grid");
   if (!rc) rc = rcl__buffer_create(&bout, ctx, CL_MEM_READ_WRITE, bytes, NULL, "stencil output grid");
   if (!rc) {
     rcl_queue_args qa = rcl__chain_args(&ch);
@@ -811,8 +806,8 @@ int rcl_sor(void *grid, void *residual, rcl_context *ctx, const rcl_sor_desc *s,
   size_t es = rcl_dtype_size(dtype);
   rcl_chain ch;
   if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
-  rc = upload(&bg, ctx, CL_MEM_READ_WRITE, grid, bytes, "SOR grid");
-  if (!rc && rhs) rc = upload(&bb, ctx, CL_MEM_READ_ONLY, rhs, bytes, "SOR right-hand side");
+  rc = rcl__buffer_copy(&bg, ctx, CL_MEM_READ_WRITE, grid, bytes, "SOR grid");
+  if (!rc && rhs) rc = rcl__buffer_copy(&bb, ctx, CL_MEM_READ_ONLY, rhs, bytes, "SOR right-hand side");
   if (!rc && residual) rc = rcl__buffer_create(&br, ctx, CL_MEM_READ_WRITE, es, NULL, "SOR residual norm");
   if (!rc) {
     rcl_queue_args qa = rcl__chain_args(&ch);
