@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "audit_internal.h"
+#include "audit/audit_internal.h"
 #include "testlib.h"
 
 #define DATA REPROCL_SOURCE_DIR "/tests/data/audit/"

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "testlib.h"
 
 /* ---- scenarios ---------------------------------------------------------------------------------- */

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "core/internal.h"
 #include "testlib.h"
 
 /* ---- leak accounting and the "still usable" check ----------------------------------------------- */

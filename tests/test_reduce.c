@@ -198,7 +198,7 @@ START_TEST(task_variant_matches_reference) {
 END_TEST
 
 /* ---- pinned launches: every path of the kernels, whatever the tuner picks ---------------------------
- * Each call below gives local_size, num_groups and variant, so resolve_cfg (src/reduce.c) never asks the
+ * Each call below gives local_size, num_groups and variant, so resolve_cfg (src/reduce/reduce.c) never asks the
  * tuner: which code of cl/reduce.cl and cl/reduce_task.cl runs depends on these values alone, never on
  * timing. Ordered mode, with S = max(W, 64) leaves per super-block and 64 leaves per full 2048-block:
  * - n = 14336 (7 blocks, 448 leaves), 1 group: W <= 64 gives one group of 7 super-blocks whose stack

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "internal.h"
-#include "selftest_internal.h"
+#include "core/internal.h"
+#include "context/selftest_internal.h"
 #include "testlib.h"
 
 static char *tmpdir(const char *tag) {

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "tune_internal.h"
+#include "tune/tune_internal.h"
 
 static char *tmpdir(const char *tag) {
   char *p = malloc(256);

@@ -7,9 +7,9 @@
  * caller's system. A candidate whose output differs (injected here, test-only) is excluded and reported. */
 #include <stdlib.h>
 
-#include "md_internal.h"
-#include "sparse_internal.h"
-#include "stencil_internal.h"
+#include "md/md_internal.h"
+#include "sparse/sparse_internal.h"
+#include "stencil/stencil_internal.h"
 #include "testlib.h"
 
 /* One context per device with tuning off (choices come only from rcl_tune), shared by the tests so that

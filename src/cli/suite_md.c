@@ -11,7 +11,7 @@
  * The output of a case, in the case's dtype: the 3N positions, the 3N velocities and the 3N forces (each
  * the correctly rounded value of its fixed-point sum, contract md.lj "Real forces"), in the system's atom
  * order, then pe, ke and virial of the final step (md.thermo: binary64 values of the exact integer sums,
- * rounded once more to binary32 in f32 cases). The reference is the host C reference (src/md_ref.c). In
+ * rounded once more to binary32 in f32 cases). The reference is the host C reference (src/md/md_ref.c). In
  * native mode the same kernels accumulate in floating point, so check reports how far those drift.
  *
  * The symmetric path needs 64-bit integer atomics: where the device lacks them the run is refused with

@@ -9,7 +9,7 @@
 #include <math.h>
 
 #include "fuzz_common.h"
-#include "md_internal.h"
+#include "md/md_internal.h"
 
 static inline void fuzz_md_check_system(const rcl_md_system *s, const rcl_md_lj *lj) {
   FUZZ_CHECK(s->natoms >= 1 && s->natoms <= (1u << 30), "%zu atoms", s->natoms);

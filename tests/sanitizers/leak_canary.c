@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "internal.h"
+#include "core/internal.h"
 
 static const char src[] = "__kernel void k(__global float *a) { a[0] = rcl_add_f32(a[0], 1.0f); }\n";
 

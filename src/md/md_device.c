@@ -1,0 +1,874 @@
+/* The OpenCL backend of the MD family (cl/md.cl): device buffers, launch geometry, the cell-list and
+ * neighbour-list rebuild, and the per-step sequence. Launch geometry (work-group sizes, tile size,
+ * task chunks) never changes a bit; it is checked against each kernel's limit and against the loop
+ * limit of drivers that have one (llvmpipe). */
+#include <math.h>
+#include <stdlib.h>
+
+#include "md/md_internal.h"
+
+#define MD_STATUS_WORDS 7
+#define ALLPAIRS_MAX_ATOMS 16384
+
+enum { K_FORCE, K_FORCE_EV, K_INT1, K_INT2, K_COUNT, K_SCAN, K_FILL, K_MOVE, K_NEIGH, K_THERMO, K_N };
+
+typedef struct {
+  cl_command_queue q;
+  rcl_chain ord; /* every command follows the one before: lazy (no events) on an in-order queue */
+  int native;
+  size_t es;     /* bytes of a real */
+  size_t stride; /* n rounded up to 64: the pitch of the per-atom arrays */
+  cl_mem pos[2], vel[2], tag[2], pos0, cellof, cellnew;
+  int cur; /* which of pos/vel/tag is current */
+  cl_mem force, ev, status, coef, ccount, cstart, cfill, members, nlist, ncount, partials;
+  size_t cap; /* neighbour slots per atom */
+  int nc[3];
+  size_t ncells;
+  double cinv[3];
+  int lists; /* the path uses neighbour lists */
+  int need_build;
+  int pending_kick; /* the last step's second half kick is deferred into the next step's first launch */
+  cl_kernel k[K_N];
+  size_t wmax[K_N]; /* CL_KERNEL_WORK_GROUP_SIZE of each */
+  size_t W, WB, WS, WT, thermo_groups;
+  size_t budget;
+  /* kernel timing: events of launches not yet accounted (processed once the queue has passed them) */
+  int profiling;
+  cl_event pending[64];
+  int pending_cat[64];
+  int npending;
+  double seconds[3]; /* force, build, integrate */
+  uint64_t pairs;
+  /* the per-step status, read without blocking while the speculative force kernel runs */
+  cl_int st[MD_STATUS_WORDS];
+  int spec_ok; /* last step no atom was close to a rebuild: launch the forces before the status arrives */
+} dev_state;
+
+enum { CAT_FORCE, CAT_BUILD, CAT_INTEGRATE, CAT_NONE };
+
+/* Adds the device time of finished launches to their category and releases their events; launches still
+ * running stay pending. */
+static void account(dev_state *s) {
+  int kept = 0;
+  for (int k = 0; k < s->npending; k++) {
+    cl_int done = CL_QUEUED;
+    clGetEventInfo(s->pending[k], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof done, &done, NULL);
+    if (done > CL_COMPLETE) { /* queued, submitted or running */
+      s->pending[kept] = s->pending[k];
+      s->pending_cat[kept++] = s->pending_cat[k];
+      continue;
+    }
+    cl_ulong a = 0, b = 0;
+    if (clGetEventProfilingInfo(s->pending[k], CL_PROFILING_COMMAND_START, sizeof a, &a, NULL) == CL_SUCCESS &&
+        clGetEventProfilingInfo(s->pending[k], CL_PROFILING_COMMAND_END, sizeof b, &b, NULL) == CL_SUCCESS && b >= a)
+      s->seconds[s->pending_cat[k]] += 1e-9 * (double)(b - a);
+    clReleaseEvent(s->pending[k]);
+  }
+  s->npending = kept;
+}
+
+/* Waits for every pending launch and accounts it. After clFinish alone, Rusticl 22.3 still reports most
+ * events as not complete (only waiting on them updates their status), so account() would keep them all
+ * and launch() would store a 65th; what still seems unfinished after the wait is dropped unaccounted. */
+static void account_all(dev_state *s) {
+  if (s->npending) clWaitForEvents((cl_uint)s->npending, s->pending);
+  account(s);
+  for (int k = 0; k < s->npending; k++) clReleaseEvent(s->pending[k]);
+  s->npending = 0;
+}
+
+static const char *const knames[K_N] = {"",
+                                        "",
+                                        "md_integrate1",
+                                        "md_integrate2",
+                                        "md_cell_count",
+                                        "md_cell_scan",
+                                        "md_cell_fill",
+                                        "md_sort_move",
+                                        "md_neigh_build",
+                                        "md_thermo_partials"};
+
+static const char *force_kernel_name(rcl_md_path p) {
+  return p == RCL_MD_PATH_SYMMETRIC  ? "md_force_symmetric"
+         : p == RCL_MD_PATH_ALLPAIRS ? "md_force_allpairs"
+         : p == RCL_MD_PATH_TASK     ? "md_force_task"
+                                     : "md_force_gather";
+}
+
+static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
+
+/* ---- kernel arguments of the dtype ----------------------------------------------------------------- */
+
+typedef struct {
+  unsigned char b[32];
+  size_t size;
+} md_arg;
+
+static md_arg arg_real(const rcl_md *md, double v) {
+  md_arg a;
+  memset(&a, 0, sizeof a);
+  a.size = rcl_dtype_size(md->dtype);
+  md_put_real(a.b, 0, md->dtype, v);
+  return a;
+}
+
+static md_arg arg_real4(const rcl_md *md, double x, double y, double z) {
+  md_arg a;
+  memset(&a, 0, sizeof a);
+  a.size = 4 * rcl_dtype_size(md->dtype);
+  md_put_real(a.b, 0, md->dtype, x);
+  md_put_real(a.b, 1, md->dtype, y);
+  md_put_real(a.b, 2, md->dtype, z);
+  return a;
+}
+
+/* The box as the kernels see it (contract md.lj): lo, hi and len = hi - lo rounded to the dtype; half =
+ * len / 2 (exact) on periodic axes, +inf on open ones. */
+static double rnd(const rcl_md *md, double v) { return md->dtype == RCL_F32 ? (double)(float)v : v; }
+static md_arg arg_lo(const rcl_md *md) { return arg_real4(md, md->lo[0], md->lo[1], md->lo[2]); }
+static md_arg arg_hi(const rcl_md *md) { return arg_real4(md, md->hi[0], md->hi[1], md->hi[2]); }
+static md_arg arg_len(const rcl_md *md) { return arg_real4(md, md->len[0], md->len[1], md->len[2]); }
+static md_arg arg_half(const rcl_md *md) {
+  double h[3];
+  for (int d = 0; d < 3; d++) h[d] = md->periodic[d] ? 0.5 * rnd(md, md->len[d]) : INFINITY;
+  return arg_real4(md, h[0], h[1], h[2]);
+}
+/* The escape bounds of contract md.nve, lo - len * 0.5 and hi + len * 0.5, evaluated in the dtype. */
+static void escape_bounds(const rcl_md *md, md_arg *elo, md_arg *ehi) {
+  double a[3], b[3];
+  for (int d = 0; d < 3; d++) {
+    if (md->dtype == RCL_F32) {
+      float lo = (float)md->lo[d], hi = (float)md->hi[d], len = (float)md->len[d];
+      a[d] = lo - len * 0.5f;
+      b[d] = hi + len * 0.5f;
+    } else {
+      a[d] = md->lo[d] - md->len[d] * 0.5;
+      b[d] = md->hi[d] + md->len[d] * 0.5;
+    }
+  }
+  *elo = arg_real4(md, a[0], a[1], a[2]);
+  *ehi = arg_real4(md, b[0], b[1], b[2]);
+}
+
+static cl_uint periodic_mask(const rcl_md *md) {
+  return (cl_uint)((md->periodic[0] ? 1u : 0u) | (md->periodic[1] ? 2u : 0u) | (md->periodic[2] ? 4u : 0u));
+}
+
+#define MEM(x) sizeof(cl_mem), &(x)
+#define U32(x) sizeof(cl_uint), &(x)
+#define ARG(a) (a).size, (a).b
+
+/* ---- launching ------------------------------------------------------------------------------------- */
+
+static int launch(dev_state *s, int k, const char *name, size_t items, size_t local) {
+  size_t global = ceil_div(items ? items : 1, local) * local;
+  int cat = k <= K_FORCE_EV ? CAT_FORCE : k <= K_INT2 ? CAT_INTEGRATE : k <= K_NEIGH ? CAT_BUILD : CAT_NONE;
+  int timed = s->profiling && cat != CAT_NONE;
+  if (timed && s->npending == 64) account_all(s);
+  /* Through a chain of one that follows s->ord and always has an event: the tuner captures the
+   * launches of its runs there, and profiling times them. */
+  rcl_queue_args qa = rcl__chain_args(&s->ord);
+  rcl_chain ch;
+  rcl__chain_begin(&ch, s->q, &qa);
+  int rc = rcl__chain_kernel(&ch, s->k[k], name, global, local);
+  if (rc) return rc;
+  cl_event ev = ch.last;
+  if (timed && ev && clRetainEvent(ev) != CL_SUCCESS) ev = NULL;
+  rcl__chain_end(&ch, &qa); /* the event goes to s->ord, or is released where that is lazy */
+  rcl__chain_adopt(&s->ord, 0);
+  if (timed && ev) {
+    s->pending[s->npending] = ev;
+    s->pending_cat[s->npending++] = cat;
+  }
+  return 0;
+}
+
+static int read_status(dev_state *s, cl_int st[MD_STATUS_WORDS]) {
+  int rc = rcl__chain_read(&s->ord, s->status, 0, MD_STATUS_WORDS * sizeof(cl_int), st, NULL, "MD status");
+  if (!rc && s->npending) account(s); /* the read followed every earlier launch */
+  return rc;
+}
+
+static int write_status(dev_state *s, size_t word, cl_int value) {
+  return rcl__chain_write(&s->ord, s->status, word * sizeof(cl_int), sizeof value, &value, "MD status");
+}
+
+/* Zeroes bytes of buf from offset (multiples of 4), after the commands before it. */
+static int fill_zero(dev_state *s, cl_mem buf, size_t offset, size_t bytes) {
+  const cl_int zero = 0;
+  rcl_queue_args qa = rcl__chain_args(&s->ord);
+  cl_int err = clEnqueueFillBuffer(s->q, buf, &zero, sizeof zero, offset, bytes, qa.num_events_in_wait_list,
+                                   qa.event_wait_list, qa.event);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueFillBuffer(%zu bytes at %zu)", bytes, offset);
+  return rcl__chain_adopt(&s->ord, 0);
+}
+
+/* Errors the kernels flagged (the capacity bit is handled by the rebuild, not an error). */
+static int check_errors(rcl_md *md, const cl_int st[MD_STATUS_WORDS], const char *where) {
+  unsigned bits = (unsigned)st[1] & ~MD_ERR_CAPACITY;
+  return bits ? md_status_error(md, bits, where) : 0;
+}
+
+/* ---- neighbour lists ------------------------------------------------------------------------------ */
+
+static int alloc_lists(rcl_md *md, dev_state *s, size_t cap) {
+  if (s->nlist) clReleaseMemObject(s->nlist);
+  s->nlist = NULL;
+  s->cap = cap;
+  size_t bytes;
+  int rc = rcl__mul_size(&bytes, s->stride * 4, cap, "neighbour list");
+  if (!rc) rc = rcl__buffer_create(&s->nlist, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, "neighbour list");
+  return rc;
+}
+
+/* Renumbers the atoms in (cell, tag) order and builds the neighbour lists (see cl/md.cl), growing the
+ * list slots when an atom has more partners than fit. */
+static int build_lists(rcl_md *md, dev_state *s) {
+  cl_uint n = (cl_uint)md->n, nc_total = (cl_uint)s->ncells, per = periodic_mask(md),
+          half = md->path == RCL_MD_PATH_SYMMETRIC;
+  cl_uint stride = (cl_uint)s->stride;
+  cl_int4 nc = {{s->nc[0], s->nc[1], s->nc[2], 0}};
+  md_arg lo = arg_lo(md), cinv = arg_real4(md, s->cinv[0], s->cinv[1], s->cinv[2]), len = arg_len(md),
+         hh = arg_half(md), rcs2 = arg_real(md, (md->cutoff + md->skin) * (md->cutoff + md->skin));
+  int cur = s->cur, nxt = 1 - s->cur;
+  int rc = fill_zero(s, s->ccount, 0, s->ncells * sizeof(cl_int));
+  if (!rc)
+    rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 7, MEM(s->pos[cur]), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
+                       MEM(s->cellof), MEM(s->ccount));
+  if (!rc) rc = launch(s, K_COUNT, knames[K_COUNT], n, s->WB);
+  if (!rc)
+    rc = rcl__set_args(s->k[K_SCAN], knames[K_SCAN], 6, MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total),
+                       MEM(s->status), 2 * s->WS * sizeof(cl_int), NULL);
+  if (!rc) rc = launch(s, K_SCAN, knames[K_SCAN], s->WS, s->WS);
+  if (!rc)
+    rc = rcl__set_args(s->k[K_FILL], knames[K_FILL], 5, MEM(s->cellof), U32(n), MEM(s->cstart), MEM(s->cfill),
+                       MEM(s->members));
+  if (!rc) rc = launch(s, K_FILL, knames[K_FILL], n, s->WB);
+  if (!rc)
+    rc = rcl__set_args(s->k[K_MOVE], knames[K_MOVE], 12, MEM(s->pos[cur]), MEM(s->vel[cur]), MEM(s->tag[cur]),
+                       MEM(s->cellof), MEM(s->cstart), MEM(s->members), U32(n), MEM(s->pos[nxt]), MEM(s->vel[nxt]),
+                       MEM(s->tag[nxt]), MEM(s->cellnew), MEM(s->pos0));
+  if (!rc) rc = launch(s, K_MOVE, knames[K_MOVE], n, s->WB);
+  if (rc) return rc;
+  s->cur = nxt;
+  for (;;) {
+    cl_uint cap = (cl_uint)s->cap;
+    if ((rc = write_status(s, 4, 0)) != 0 || (rc = write_status(s, 5, 0)) != 0) return rc;
+    rc = rcl__set_args(s->k[K_NEIGH], knames[K_NEIGH], 15, MEM(s->pos[nxt]), MEM(s->cellnew), MEM(s->cstart), U32(n),
+                       sizeof nc, &nc, U32(per), ARG(len), ARG(hh), ARG(rcs2), U32(half), U32(stride), U32(cap),
+                       MEM(s->nlist), MEM(s->ncount), MEM(s->status));
+    if (!rc) rc = launch(s, K_NEIGH, knames[K_NEIGH], n, s->WB);
+    cl_int st[MD_STATUS_WORDS];
+    if (!rc) rc = read_status(s, st);
+    if (!rc) rc = check_errors(md, st, "while building the neighbour lists");
+    if (rc) return rc;
+    /* Work-items loop over up to 27 cells of the largest occupancy: beyond the driver's loop limit the
+     * lists would be cut short silently, so refuse instead. */
+    if (s->budget != SIZE_MAX && (size_t)st[3] * 27 + 64 > s->budget)
+      return rcl__fail(RCL_ERR_UNSUPPORTED,
+                       "a cell holds %d atoms: scanning 27 such cells exceeds %s's limit of %llu loop iterations per "
+                       "work-item (the system is too dense or too clumped for this device)",
+                       st[3], md->ctx->profile.device_name, (unsigned long long)md->ctx->profile.loop_iteration_limit);
+    if (!(st[1] & (cl_int)MD_ERR_CAPACITY)) break;
+    /* Grow the slots (rounded up, with room to spare) and build again. */
+    size_t want = (size_t)st[2], cap2 = (want + want / 4 + 15) / 16 * 16;
+    if (cap2 > RCL_MD_MAX_NEIGHBORS) cap2 = RCL_MD_MAX_NEIGHBORS;
+    if ((rc = alloc_lists(md, s, cap2)) != 0 || (rc = write_status(s, 1, st[1] & ~(cl_int)MD_ERR_CAPACITY)) != 0 ||
+        (rc = write_status(s, 2, 0)) != 0)
+      return rc;
+  }
+  md->builds++;
+  s->need_build = 0;
+  {
+    cl_int st[MD_STATUS_WORDS];
+    if ((rc = read_status(s, st)) != 0) return rc;
+    s->pairs = (uint64_t)(uint32_t)st[4] | ((uint64_t)(uint32_t)st[5] << 32);
+  }
+  return 0;
+}
+
+/* ---- forces ----------------------------------------------------------------------------------------- */
+
+static int launch_forces(rcl_md *md, dev_state *s, int ev) {
+  int k = ev ? K_FORCE_EV : K_FORCE, rc = 0;
+  const char *name = force_kernel_name(md->path);
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
+  md_arg rc2 = arg_real(md, md->cutoff * md->cutoff), len = arg_len(md), hh = arg_half(md);
+  cl_mem p = s->pos[s->cur];
+  if (s->lists && s->need_build && (rc = build_lists(md, s)) != 0) return rc;
+  p = s->pos[s->cur];
+  switch (md->path) {
+  case RCL_MD_PATH_ALLPAIRS:
+    rc = rcl__set_args(s->k[k], name, 11, MEM(p), U32(n), U32(stride), MEM(s->coef), ARG(rc2), ARG(len), ARG(hh),
+                       MEM(s->force), MEM(s->ev), MEM(s->status), s->W * 4 * s->es, NULL);
+    if (!rc) rc = launch(s, k, name, n, s->W);
+    break;
+  case RCL_MD_PATH_TASK: {
+    /* Chunks small enough for the driver's loop limit: an atom costs up to cap + 1 iterations. */
+    size_t chunk = s->budget == SIZE_MAX ? md->n : (s->budget - 64) / (s->cap + 2);
+    if (chunk == 0) chunk = 1;
+    for (size_t first = 0; first < md->n && !rc; first += chunk) {
+      cl_uint f = (cl_uint)first, l = (cl_uint)(first + chunk < md->n ? first + chunk : md->n);
+      rc = rcl__set_args(s->k[k], name, 13, MEM(p), MEM(s->nlist), MEM(s->ncount), U32(stride), U32(f), U32(l),
+                         MEM(s->coef), ARG(rc2), ARG(len), ARG(hh), MEM(s->force), MEM(s->ev), MEM(s->status));
+      if (!rc) rc = launch(s, k, name, 1, 1);
+    }
+    break;
+  }
+  case RCL_MD_PATH_SYMMETRIC:
+    rc = fill_zero(s, s->force, 0, 3 * s->stride * 8);
+    /* fall through */
+  default:
+    if (!rc)
+      rc = rcl__set_args(s->k[k], name, 12, MEM(p), MEM(s->nlist), MEM(s->ncount), U32(stride), U32(n), MEM(s->coef),
+                         ARG(rc2), ARG(len), ARG(hh), MEM(s->force), MEM(s->ev), MEM(s->status));
+    if (!rc) rc = launch(s, k, name, n, s->W);
+    break;
+  }
+  return rc;
+}
+
+static int dev_forces(rcl_md *md, int ev) {
+  dev_state *s = md->bs;
+  int rc = launch_forces(md, s, ev);
+  cl_int st[MD_STATUS_WORDS];
+  if (!rc) rc = read_status(s, st);
+  if (!rc) rc = check_errors(md, st, "in the force computation");
+  return rc;
+}
+
+/* ---- integration ------------------------------------------------------------------------------------ */
+
+/* One step. The rebuild decision needs this step's displacements, so the status is read every step —
+ * without blocking: while it travels, the force kernel is already launched on the current lists
+ * (speculatively) unless the last step saw an atom close to the rebuild threshold. In the rare case the
+ * status then asks for a rebuild, the lists are rebuilt and the forces computed again: scheduling only,
+ * the bits are those of the contract either way. */
+static int dev_step(rcl_md *md, int ev, int complete) {
+  dev_state *s = md->bs;
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), check = (cl_uint)s->lists,
+          kicks = s->pending_kick ? 2u : 1u;
+  md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
+         hs2 = arg_real(md, 0.25 * md->skin * md->skin), hc2 = arg_real(md, 0.16 * md->skin * md->skin), elo, ehi;
+  escape_bounds(md, &elo, &ehi);
+  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 20, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
+                         MEM(s->pos0), U32(n), U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len), ARG(hh),
+                         ARG(elo), ARG(ehi), U32(per), U32(check), ARG(hs2), ARG(hc2), U32(kicks), MEM(s->status));
+  if (!rc) rc = launch(s, K_INT1, knames[K_INT1], n, s->WB);
+  s->pending_kick = 0;
+  if (rc) return rc;
+  if (!s->lists) {
+    rc = launch_forces(md, s, ev); /* no lists, no decision: errors surface at the next check */
+  } else {
+    cl_event rd = NULL;
+    if ((rc = rcl__chain_read(&s->ord, s->status, 0, sizeof s->st, s->st, &rd, "MD status")) != 0) return rc;
+    int spec = s->spec_ok && !s->need_build;
+    if (spec) rc = launch_forces(md, s, ev);
+    clFlush(s->q);
+    cl_int err = clWaitForEvents(1, &rd);
+    clReleaseEvent(rd);
+    if (!rc && err != CL_SUCCESS) rc = rcl__fail_cl(err, "waiting for the MD status");
+    if (s->npending) account(s);
+    if (!rc) rc = check_errors(md, s->st, "at or before this step");
+    if (rc) return rc;
+    if (s->st[6]) rc = fill_zero(s, s->status, 6 * sizeof(cl_int), sizeof(cl_int));
+    s->spec_ok = !s->st[6];
+    if (!rc && s->st[0]) {
+      s->need_build = 1;
+      rc = fill_zero(s, s->status, 0, sizeof(cl_int));
+    }
+    if (!rc && (s->st[0] || !spec)) rc = launch_forces(md, s, ev);
+  }
+  if (rc) return rc;
+  if (!complete) {
+    s->pending_kick = 1;
+    return 0;
+  }
+  rc = rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force), U32(n),
+                     U32(stride), MEM(s->coef), MEM(s->status));
+  if (!rc) rc = launch(s, K_INT2, knames[K_INT2], n, s->WB);
+  return rc;
+}
+
+static int dev_stats(rcl_md *md, rcl_md_stats *out) {
+  dev_state *s = md->bs;
+  cl_int err = clFinish(s->q);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clFinish(MD queue)");
+  account_all(s);
+  out->neighbor_pairs = s->pairs;
+  out->force_seconds = s->seconds[CAT_FORCE];
+  out->build_seconds = s->seconds[CAT_BUILD];
+  out->integrate_seconds = s->seconds[CAT_INTEGRATE];
+  return 0;
+}
+
+static int dev_check(rcl_md *md) {
+  dev_state *s = md->bs;
+  cl_int st[MD_STATUS_WORDS];
+  int rc = read_status(s, st);
+  if (!rc) rc = check_errors(md, st, "during the run");
+  return rc;
+}
+
+/* ---- thermo sums ------------------------------------------------------------------------------------ */
+
+static int dev_sums(rcl_md *md, md_sums *out) {
+  dev_state *s = md->bs;
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
+  memset(out, 0, sizeof *out);
+  size_t acc = s->native ? s->es : 8, G = s->thermo_groups;
+  int rc = rcl__set_args(s->k[K_THERMO], knames[K_THERMO], 9, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->ev),
+                         U32(n), U32(stride), MEM(s->coef), MEM(s->partials), MEM(s->status), 6 * s->WT * acc, NULL);
+  if (!rc) rc = launch(s, K_THERMO, knames[K_THERMO], G * s->WT, s->WT);
+  unsigned char *buf = rc ? NULL : rcl__malloc(G * 6 * acc);
+  if (!rc && !buf) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) rc = rcl__chain_read(&s->ord, s->partials, 0, G * 6 * acc, buf, NULL, "MD thermo partials");
+  cl_int st[MD_STATUS_WORDS];
+  if (!rc) rc = read_status(s, st);
+  if (!rc) rc = check_errors(md, st, "in the thermo sums");
+  /* Full lists count every pair from both sides: the energy and virial sums are then exactly even. */
+  int twice = md->path != RCL_MD_PATH_SYMMETRIC;
+  if (!rc && s->native) {
+    double v[3] = {0, 0, 0};
+    for (size_t g = 0; g < G; g++)
+      for (int q = 0; q < 3; q++) {
+        if (acc == 4) {
+          float f;
+          memcpy(&f, buf + (g * 6 + 2 * (size_t)q) * 4, 4);
+          v[q] += f;
+        } else {
+          double d;
+          memcpy(&d, buf + (g * 6 + 2 * (size_t)q) * 8, 8);
+          v[q] += d;
+        }
+      }
+    out->native = 1;
+    out->pe_f = twice ? 0.5 * v[0] : v[0];
+    out->virial_f = twice ? 0.5 * v[1] : v[1];
+    out->mv2_f = v[2];
+  } else if (!rc) {
+    md_sum t[3] = {{0, 0}, {0, 0}, {0, 0}};
+    for (size_t g = 0; g < G; g++)
+      for (int q = 0; q < 3; q++) {
+        int64_t hi, lo;
+        memcpy(&hi, buf + (g * 6 + 2 * (size_t)q) * 8, 8);
+        memcpy(&lo, buf + (g * 6 + 2 * (size_t)q + 1) * 8, 8);
+        t[q].hi += hi;
+        t[q].lo += lo;
+        md_sum_normalize(&t[q]);
+      }
+    if (twice && (!md_sum_halve(&t[0]) || !md_sum_halve(&t[1])))
+      rc = rcl__fail(RCL_ERR_INTERNAL, "MD: a full-list energy or virial sum is odd (a kernel bug; please report)");
+    out->pe = t[0];
+    out->virial = t[1];
+    out->mv2 = t[2];
+  }
+  rcl__free(buf);
+  return rc;
+}
+
+/* ---- state ------------------------------------------------------------------------------------------ */
+
+/* Reads count elements of `size` bytes from buf into a new host array. */
+static int read_new(void **out, dev_state *s, cl_mem buf, size_t bytes, const char *what) {
+  *out = rcl__malloc(bytes ? bytes : 1);
+  if (!*out) return RCL_ERR_OUT_OF_MEMORY;
+  int rc = rcl__chain_read(&s->ord, buf, 0, bytes, *out, NULL, what);
+  if (rc) {
+    rcl__free(*out);
+    *out = NULL;
+  }
+  return rc;
+}
+
+static int dev_get_state(rcl_md *md, void *pos, void *vel) {
+  dev_state *s = md->bs;
+  size_t n = md->n, es = s->es;
+  void *tag = NULL, *p4 = NULL, *v4 = NULL;
+  cl_int st[MD_STATUS_WORDS];
+  int rc = read_status(s, st);
+  if (!rc) rc = check_errors(md, st, "before reading the state");
+  if (!rc) rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
+  if (!rc && pos) rc = read_new(&p4, s, s->pos[s->cur], n * 4 * es, "positions");
+  if (!rc && vel) rc = read_new(&v4, s, s->vel[s->cur], n * 4 * es, "velocities");
+  if (!rc) {
+    const cl_int *t = tag;
+    for (size_t i = 0; i < n; i++)
+      for (int d = 0; d < 3; d++) {
+        size_t to = (3 * (size_t)t[i] + (size_t)d) * es, from = (4 * i + (size_t)d) * es;
+        if (pos) memcpy((char *)pos + to, (char *)p4 + from, es);
+        if (vel) memcpy((char *)vel + to, (char *)v4 + from, es);
+      }
+  }
+  rcl__free(tag);
+  rcl__free(p4);
+  rcl__free(v4);
+  return rc;
+}
+
+static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
+  dev_state *s = md->bs;
+  size_t n = md->n, acc = s->native ? s->es : 8;
+  void *tag = NULL, *f = NULL;
+  cl_int st[MD_STATUS_WORDS];
+  int rc = read_status(s, st);
+  if (!rc) rc = check_errors(md, st, "before reading the forces");
+  if (!rc) rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
+  if (!rc) rc = read_new(&f, s, s->force, 3 * s->stride * acc, "forces");
+  if (!rc) {
+    const cl_int *t = tag;
+    for (size_t i = 0; i < n; i++)
+      for (int d = 0; d < 3; d++) {
+        void *dst = fixed ? (void *)(fixed + 3 * (size_t)t[i] + d)
+                          : (char *)native_force + (3 * (size_t)t[i] + (size_t)d) * acc;
+        memcpy(dst, (char *)f + ((size_t)d * s->stride + i) * acc, acc);
+      }
+  }
+  rcl__free(tag);
+  rcl__free(f);
+  return rc;
+}
+
+static int dev_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap) {
+  dev_state *s = md->bs;
+  size_t n = md->n;
+  void *tag = NULL, *cnt = NULL, *nl = NULL;
+  int rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
+  if (!rc) rc = read_new(&cnt, s, s->ncount, n * 4, "neighbour counts");
+  if (!rc) rc = read_new(&nl, s, s->nlist, s->cap * s->stride * 4, "neighbour lists");
+  if (!rc) {
+    const cl_int *t = tag, *c = cnt, *l = nl;
+    size_t i = 0;
+    while (i < n && (size_t)t[i] != atom) i++;
+    *count = (size_t)c[i];
+    for (size_t k = 0; k < *count && k < cap; k++) list[k] = (size_t)t[l[k * s->stride + i]];
+  }
+  rcl__free(tag);
+  rcl__free(cnt);
+  rcl__free(nl);
+  return rc;
+}
+
+/* ---- set-up ----------------------------------------------------------------------------------------- */
+
+static int dev_set_coef(rcl_md *md) {
+  dev_state *s = md->bs;
+  size_t nc = (size_t)MD_NCOEF(md->nt);
+  unsigned char tab[MD_NCOEF(RCL_MD_MAX_TYPES) * 8];
+  for (size_t i = 0; i < nc; i++) md_put_real(tab, i, md->dtype, md->coef[i]);
+  return rcl__chain_write(&s->ord, s->coef, 0, nc * s->es, tab, "MD coefficients");
+}
+
+static void dev_destroy(rcl_md *md) {
+  dev_state *s = md->bs;
+  if (!s) return;
+  if (s->q) clFinish(s->q); /* nothing may still run on buffers about to be released */
+  rcl__chain_end(&s->ord, NULL);
+  cl_mem *bufs[] = {&s->pos[0], &s->pos[1],  &s->vel[0],  &s->vel[1], &s->tag[0], &s->tag[1],  &s->pos0,
+                    &s->cellof, &s->cellnew, &s->force,   &s->ev,     &s->status, &s->coef,    &s->ccount,
+                    &s->cstart, &s->cfill,   &s->members, &s->nlist,  &s->ncount, &s->partials};
+  for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+    if (*bufs[i]) clReleaseMemObject(*bufs[i]);
+  for (int k = 0; k < K_N; k++)
+    if (s->k[k]) clReleaseKernel(s->k[k]);
+  account_all(s);
+  rcl__free(s);
+  md->bs = NULL;
+}
+
+/* A requested work-group size must fit every kernel it applies to; a default is clamped to each. */
+static int pick_local(size_t *out, size_t requested, size_t fallback, size_t kmax, const char *what, const char *kname,
+                      const rcl_md *md) {
+  if (requested) {
+    if (requested > kmax)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "%s %zu exceeds %s's limit of %zu on %s", what, requested, kname, kmax,
+                       md->ctx->profile.device_name);
+    *out = requested;
+  } else {
+    *out = rcl__floor_pow2(fallback < kmax ? fallback : kmax);
+  }
+  return 0;
+}
+
+/* The fixed-point conversion of the built-in rule: the builtin on GPUs, binary64 on CPUs with fp64,
+ * integer operations without fp64. */
+static rcl_md_convert auto_convert(const rcl_device_profile *p) {
+  return !p->fp64                         ? RCL_MD_CONVERT_INTEGER
+         : (p->type & CL_DEVICE_TYPE_CPU) ? RCL_MD_CONVERT_FLOAT64
+                                          : RCL_MD_CONVERT_BUILTIN;
+}
+
+static int convert_error(rcl_md_convert c, const rcl_device_profile *p, rcl_dtype dtype) {
+  if (c == RCL_MD_CONVERT_FLOAT64 && !p->fp64)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "the float64 fixed-point conversion needs fp64, which %s lacks",
+                     p->device_name);
+  if (c == RCL_MD_CONVERT_INTEGER && dtype != RCL_F32)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "the integer fixed-point conversion is for f32 only");
+  if ((unsigned)c < RCL_MD_CONVERT_BUILTIN || (unsigned)c > RCL_MD_CONVERT_INTEGER)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "convert %d is not a fixed-point conversion", (int)c);
+  return 0;
+}
+
+static int md_defines(char *buf, size_t size, int nt, int ev, rcl_md_convert c) {
+  int rte = c == RCL_MD_CONVERT_FLOAT64 ? 1 : c == RCL_MD_CONVERT_INTEGER ? 2 : 0;
+  return snprintf(buf, size, "-DMD_NT=%d -DMD_EV=%d -DMD_RTE=%d", nt, ev, rte);
+}
+
+/* CL_KERNEL_WORK_GROUP_SIZE of one kernel of md.cl (the program is built once per context). */
+static int kernel_max(size_t *out, rcl_context *ctx, rcl_dtype dt, const char *defs, const char *name) {
+  cl_kernel k;
+  int rc = rcl__kernel_get(&k, ctx, "md.cl", dt, defs, name);
+  if (rc) return rc;
+  rc = rcl__kernel_wg_max(out, k, ctx, name);
+  clReleaseKernel(k);
+  return rc;
+}
+
+int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dt, size_t n, int nt, const size_t *soft) {
+  const rcl_device_profile *p = &ctx->profile;
+  if (o->path == RCL_MD_PATH_AUTO) o->path = RCL_MD_PATH_GATHER;
+  if (o->path == RCL_MD_PATH_SYMMETRIC && !p->int64_atomics)
+    return rcl__fail(RCL_ERR_UNSUPPORTED,
+                     "the symmetric force path needs 64-bit integer atomics (cl_khr_int64_base_atomics), which %s "
+                     "lacks; use the gather path",
+                     p->device_name);
+  if (o->path == RCL_MD_PATH_ALLPAIRS && n > ALLPAIRS_MAX_ATOMS)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms; this system has %zu",
+                     ALLPAIRS_MAX_ATOMS, n);
+  int rc;
+  if (o->convert == RCL_MD_CONVERT_AUTO) { /* soft: a tuned or platform conversion this device and dtype take */
+    rcl_md_convert c = soft ? (rcl_md_convert)soft[RCL_MD_P_CONVERT] : RCL_MD_CONVERT_AUTO;
+    int ok = c != RCL_MD_CONVERT_AUTO && !(c == RCL_MD_CONVERT_FLOAT64 && !p->fp64) &&
+             !(c == RCL_MD_CONVERT_INTEGER && dt != RCL_F32) && (unsigned)c <= RCL_MD_CONVERT_INTEGER;
+    o->convert = ok ? c : auto_convert(p);
+  } else if ((rc = convert_error(o->convert, p, dt)) != 0) {
+    return rc;
+  }
+  /* Work-group limits of the kernels each size applies to. */
+  char defs[2][80];
+  md_defines(defs[0], sizeof defs[0], nt, 0, o->convert);
+  md_defines(defs[1], sizeof defs[1], nt, 1, o->convert);
+  const char *fname = force_kernel_name(o->path);
+  size_t f0, f1, bmax = SIZE_MAX, es = rcl_dtype_size(dt);
+  rc = kernel_max(&f0, ctx, dt, defs[0], fname);
+  if (!rc) rc = kernel_max(&f1, ctx, dt, defs[1], fname);
+  for (int k = K_INT1; k <= K_NEIGH && !rc; k++) {
+    size_t m;
+    if (k == K_SCAN) continue;
+    rc = kernel_max(&m, ctx, dt, defs[0], knames[k]);
+    if (!rc && m < bmax) bmax = m;
+  }
+  if (rc) return rc;
+  size_t fmax = f0 < f1 ? f0 : f1, W = 1, budget = rcl__loop_budget(ctx);
+  if (o->path == RCL_MD_PATH_TASK) {
+    if (o->local_size > 1)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu: the task path runs a single work-item", o->local_size);
+  } else if (o->local_size) { /* strict */
+    W = o->local_size;
+    if (W > fmax)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu exceeds %s's limit of %zu on %s", W, fname, fmax,
+                       p->device_name);
+    if (o->path == RCL_MD_PATH_ALLPAIRS && W * 4 * es > p->local_mem_size)
+      return rcl__fail(RCL_ERR_INVALID_ARG,
+                       "an allpairs tile of %zu atoms needs %zu bytes of local memory; %s has %llu", W, W * 4 * es,
+                       p->device_name, (unsigned long long)p->local_mem_size);
+  } else { /* soft, else the built-in default: clamped to what the kernel and local memory take */
+    size_t want = soft && soft[RCL_MD_P_LOCAL] ? soft[RCL_MD_P_LOCAL] : o->path == RCL_MD_PATH_ALLPAIRS ? 64 : 128;
+    W = rcl__floor_pow2(want < fmax ? want : fmax);
+    while (o->path == RCL_MD_PATH_ALLPAIRS && W > 1 && W * 4 * es > p->local_mem_size) W /= 2;
+  }
+  /* allpairs: each work-item loops over n partners in n / W tiles */
+  if (o->path == RCL_MD_PATH_ALLPAIRS && budget != SIZE_MAX && n + ceil_div(n, W) + 64 > budget)
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "the allpairs path with tiles of %zu atoms takes at most %zu atoms on %s (its loop limit); this "
+                     "system has %zu",
+                     W, (budget - 64) * W / (W + 1), p->device_name, n);
+  size_t WB;
+  if (o->build_local_size) {
+    WB = o->build_local_size;
+    if (WB > bmax)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "build_local_size %zu exceeds the MD build kernels' limit of %zu on %s", WB,
+                       bmax, p->device_name);
+  } else {
+    size_t want = soft && soft[RCL_MD_P_BUILD] ? soft[RCL_MD_P_BUILD] : 64;
+    WB = rcl__floor_pow2(want < bmax ? want : bmax);
+  }
+  o->local_size = W;
+  o->build_local_size = WB;
+  return 0;
+}
+
+/* Cells at least cutoff + skin wide (with a margin for the rounding of the cell coordinate), at most
+ * about 4 per atom. */
+static void plan_cells(rcl_md *md, dev_state *s) {
+  double rcs = md->cutoff + md->skin, eps = md->dtype == RCL_F32 ? 0x1p-23 : 0x1p-52;
+  size_t total = 1;
+  for (int d = 0; d < 3; d++) {
+    double w = rcs * (1.0 + 1e-4 + 8.0 * eps * md->len[d] / rcs);
+    double c = floor(md->len[d] / w);
+    s->nc[d] = c < 1 ? 1 : c > 1024 ? 1024 : (int)c;
+    total *= (size_t)s->nc[d];
+  }
+  while (total > 4 * md->n + 64) { /* a dilute system: fewer, wider cells */
+    int d = s->nc[0] >= s->nc[1] && s->nc[0] >= s->nc[2] ? 0 : s->nc[1] >= s->nc[2] ? 1 : 2;
+    total = total / (size_t)s->nc[d] * (size_t)((s->nc[d] + 1) / 2);
+    s->nc[d] = (s->nc[d] + 1) / 2;
+  }
+  s->ncells = total;
+  for (int d = 0; d < 3; d++) s->cinv[d] = (double)s->nc[d] / md->len[d];
+}
+
+static int dev_init(rcl_md *md, const rcl_md_system *sys) {
+  rcl_context *ctx = md->ctx;
+  dev_state *s = rcl__calloc(1, sizeof *s);
+  if (!s) return RCL_ERR_OUT_OF_MEMORY;
+  md->bs = s;
+  s->q = md->queue ? md->queue : ctx->queue;
+  if (!s->q) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: the context has no queue (wrapped without one)");
+  rcl__chain_begin(&s->ord, s->q, NULL);
+  int in_order, rc = rcl__queue_in_order(&in_order, ctx, s->q);
+  if (rc) return rc;
+  s->ord.lazy = in_order; /* launch() gives each kernel an event of its own for profiling and the tuner */
+  s->native = ctx->mode == RCL_MODE_NATIVE;
+  cl_command_queue_properties qp = 0;
+  s->profiling = clGetCommandQueueInfo(s->q, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL) == CL_SUCCESS &&
+                 (qp & CL_QUEUE_PROFILING_ENABLE);
+  s->es = rcl_dtype_size(md->dtype);
+  s->stride = ceil_div(md->n, 64) * 64;
+  s->budget = rcl__loop_budget(ctx);
+  s->lists = md->path != RCL_MD_PATH_ALLPAIRS;
+  size_t n = md->n, es = s->es;
+  if (md->path == RCL_MD_PATH_ALLPAIRS && n > ALLPAIRS_MAX_ATOMS)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms; this system has %zu",
+                     ALLPAIRS_MAX_ATOMS, n);
+
+  /* kernels: the force kernel with and without energy/virial, the rest from the plain program */
+  char defs[2][80];
+  for (int ev = 0; ev < 2; ev++) md_defines(defs[ev], sizeof defs[ev], md->nt, ev, md->opts.convert);
+  for (int k = 0; k < K_N && !rc; k++) {
+    const char *name = k <= K_FORCE_EV ? force_kernel_name(md->path) : knames[k];
+    rc = rcl__kernel_get(&s->k[k], ctx, "md.cl", md->dtype, defs[k == K_FORCE_EV || k == K_THERMO], name);
+    if (!rc) rc = rcl__kernel_wg_max(&s->wmax[k], s->k[k], ctx, name);
+  }
+  if (rc) return rc;
+
+  /* launch geometry */
+  const rcl_md_options *o = &md->opts;
+  size_t fmax = s->wmax[K_FORCE] < s->wmax[K_FORCE_EV] ? s->wmax[K_FORCE] : s->wmax[K_FORCE_EV];
+  const char *fname = force_kernel_name(md->path);
+  if (md->path == RCL_MD_PATH_TASK) {
+    if (o->local_size > 1)
+      return rcl__fail(RCL_ERR_INVALID_ARG, "local_size %zu: the task path runs a single work-item", o->local_size);
+    s->W = 1;
+  } else {
+    rc = pick_local(&s->W, o->local_size, md->path == RCL_MD_PATH_ALLPAIRS ? 64 : 128, fmax, "local_size", fname, md);
+    if (!rc && md->path == RCL_MD_PATH_ALLPAIRS && s->W * 4 * es > ctx->profile.local_mem_size)
+      rc = rcl__fail(RCL_ERR_INVALID_ARG, "an allpairs tile of %zu atoms needs %zu bytes of local memory; %s has %llu",
+                     s->W, s->W * 4 * es, ctx->profile.device_name, (unsigned long long)ctx->profile.local_mem_size);
+  }
+  /* allpairs: each work-item loops over n partners in n / W tiles */
+  if (!rc && md->path == RCL_MD_PATH_ALLPAIRS && s->budget != SIZE_MAX && n + ceil_div(n, s->W) + 64 > s->budget)
+    rc = rcl__fail(RCL_ERR_INVALID_ARG,
+                   "the allpairs path with tiles of %zu atoms takes at most %zu atoms on %s (its loop limit); this "
+                   "system has %zu",
+                   s->W, (s->budget - 64) * s->W / (s->W + 1), ctx->profile.device_name, n);
+  size_t bmax = SIZE_MAX;
+  for (int k = K_INT1; k <= K_NEIGH; k++)
+    if (k != K_SCAN && s->wmax[k] < bmax) bmax = s->wmax[k];
+  if (!rc) rc = pick_local(&s->WB, o->build_local_size, 64, bmax, "build_local_size", "the MD build kernels", md);
+  if (rc) return rc;
+  s->WS = rcl__floor_pow2(s->wmax[K_SCAN] < 256 ? s->wmax[K_SCAN] : 256);
+  s->WT = rcl__floor_pow2(s->WB < s->wmax[K_THERMO] ? s->WB : s->wmax[K_THERMO]);
+  size_t acc = s->native ? es : 8;
+  while (s->WT > 1 && 6 * s->WT * acc > ctx->profile.local_mem_size) s->WT /= 2;
+  /* thermo groups: enough work-items for the device, and few enough atoms each for a loop limit */
+  s->thermo_groups = ceil_div(n, s->WT);
+  size_t want = (size_t)ctx->profile.compute_units * 8;
+  if (s->thermo_groups > want) s->thermo_groups = want;
+  if (s->budget != SIZE_MAX) {
+    size_t per = s->budget > 512 ? (s->budget - 512) / 4 : 1, need = ceil_div(n, s->WT * per); /* 4 per atom */
+    if (s->thermo_groups < need) s->thermo_groups = need;
+  }
+  if (s->lists) {
+    plan_cells(md, s);
+    if (s->budget != SIZE_MAX && 2 * ceil_div(s->ncells, s->WS) + s->WS + 64 > s->budget)
+      return rcl__fail(RCL_ERR_UNSUPPORTED, "%zu cells are too many for %s's loop limit", s->ncells,
+                       ctx->profile.device_name);
+  }
+
+  /* buffers */
+  size_t p4 = s->stride * 4 * es;
+  struct {
+    cl_mem *buf;
+    size_t bytes;
+    const char *what;
+  } b[] = {{&s->pos[0], p4, "positions"},
+           {&s->pos[1], s->lists ? p4 : 1, "positions"},
+           {&s->vel[0], p4, "velocities"},
+           {&s->vel[1], s->lists ? p4 : 1, "velocities"},
+           {&s->tag[0], s->stride * 4, "atom tags"},
+           {&s->tag[1], s->lists ? s->stride * 4 : 1, "atom tags"},
+           {&s->pos0, s->lists ? p4 : 1, "positions at the last build"},
+           {&s->cellof, s->lists ? s->stride * 4 : 1, "cell of each atom"},
+           {&s->cellnew, s->lists ? s->stride * 4 : 1, "cell of each atom"},
+           {&s->force, 3 * s->stride * 8, "forces"},
+           {&s->ev, 2 * s->stride * 8, "energy and virial"},
+           {&s->status, MD_STATUS_WORDS * sizeof(cl_int), "status"},
+           {&s->coef, (size_t)MD_NCOEF(md->nt) * es, "coefficients"},
+           {&s->ccount, s->lists ? s->ncells * 4 : 1, "cell counts"},
+           {&s->cstart, s->lists ? (s->ncells + 1) * 4 : 1, "cell starts"},
+           {&s->cfill, s->lists ? s->ncells * 4 : 1, "cell fill counters"},
+           {&s->members, s->lists ? s->stride * 4 : 1, "cell members"},
+           {&s->ncount, s->stride * 4, "neighbour counts"},
+           {&s->partials, s->thermo_groups * 6 * 8, "thermo partial sums"}};
+  for (size_t i = 0; i < sizeof b / sizeof b[0] && !rc; i++)
+    rc = rcl__buffer_create(b[i].buf, ctx, CL_MEM_READ_WRITE, b[i].bytes, NULL, b[i].what);
+  if (rc) return rc;
+  if (s->lists) {
+    size_t cap = o->neighbor_capacity;
+    if (!cap) { /* the expected count in a sphere of cutoff + skin at the mean density, with room to spare */
+      double rcs = md->cutoff + md->skin, rho = (double)n / (md->len[0] * md->len[1] * md->len[2]);
+      double expect = 4.0 / 3.0 * 3.14159265358979 * rcs * rcs * rcs * rho;
+      if (expect > (double)n) expect = (double)n;
+      cap = ((size_t)(1.3 * expect) + 16 + 15) / 16 * 16;
+      if (cap > RCL_MD_MAX_NEIGHBORS) cap = RCL_MD_MAX_NEIGHBORS;
+    }
+    if ((rc = alloc_lists(md, s, cap)) != 0) return rc;
+  }
+
+  /* upload: positions with the type tag in w, velocities, tags 0..n-1 */
+  unsigned char *hp = rcl__calloc(s->stride, 4 * es), *hv = rcl__calloc(s->stride, 4 * es);
+  cl_int *ht = rcl__calloc(s->stride, sizeof(cl_int));
+  if (!hp || !hv || !ht) rc = RCL_ERR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < n && !rc; i++) {
+    for (int d = 0; d < 3; d++) {
+      md_put_real(hp, 4 * i + (size_t)d, md->dtype, sys->pos[3 * i + (size_t)d]);
+      md_put_real(hv, 4 * i + (size_t)d, md->dtype, sys->vel ? sys->vel[3 * i + (size_t)d] : 0.0);
+    }
+    int t = sys->type[i] - 1;
+    if (es == 4) {
+      uint32_t w = md_type_bits32(t);
+      memcpy(hp + (4 * i + 3) * 4, &w, 4);
+    } else {
+      uint64_t w = md_type_bits64(t);
+      memcpy(hp + (4 * i + 3) * 8, &w, 8);
+    }
+    ht[i] = (cl_int)i;
+  }
+  if (!rc) rc = rcl__chain_write(&s->ord, s->pos[0], 0, s->stride * 4 * es, hp, "MD initial positions");
+  if (!rc) rc = rcl__chain_write(&s->ord, s->vel[0], 0, s->stride * 4 * es, hv, "MD initial velocities");
+  if (!rc) rc = rcl__chain_write(&s->ord, s->tag[0], 0, s->stride * 4, ht, "MD atom tags");
+  rcl__free(hp);
+  rcl__free(hv);
+  rcl__free(ht);
+  if (!rc) rc = fill_zero(s, s->status, 0, MD_STATUS_WORDS * sizeof(cl_int));
+  if (!rc) rc = fill_zero(s, s->force, 0, 3 * s->stride * 8);
+  if (!rc) rc = fill_zero(s, s->ev, 0, 2 * s->stride * 8);
+  if (!rc) rc = dev_set_coef(md);
+  s->need_build = s->lists;
+  return rc;
+}
+
+const md_backend rcl__md_device_backend = {dev_init,          dev_destroy, dev_set_coef,  dev_forces,
+                                           dev_step,          dev_sums,    dev_get_state, dev_get_forces,
+                                           dev_get_neighbors, dev_check,   dev_stats};

@@ -1,0 +1,152 @@
+/* Internals of the molecular-dynamics family shared by md.c (the public API and the step loop),
+ * md_device.c (the OpenCL backend), md_ref.c (the host C reference of the contract) and md_io.c. */
+#ifndef REPROCL_MD_INTERNAL_H
+#define REPROCL_MD_INTERNAL_H
+#include <string.h>
+
+#include "core/internal.h"
+#include "reprocl/md.h"
+#include "tune/tune_internal.h"
+
+/* Keep in sync with cl/md.cl. */
+#define MD_ERR_RANGE 1u
+#define MD_ERR_NONFINITE 2u
+#define MD_ERR_CAPACITY 4u
+#define MD_ERR_PARTNERS 8u
+#define MD_ERR_KINETIC 16u
+#define MD_ERR_ESCAPED 32u
+
+/* Coefficient table layout (cl/md.cl): [lj1 | lj2 | lj3 | lj4 | offset] of nt*nt each, mass[nt], dtfm[nt]. */
+#define MD_NCOEF(nt) (5 * (nt) * (nt) + 2 * (nt))
+#define MD_C_LJ1(nt) 0
+#define MD_C_LJ2(nt) ((nt) * (nt))
+#define MD_C_LJ3(nt) (2 * (nt) * (nt))
+#define MD_C_LJ4(nt) (3 * (nt) * (nt))
+#define MD_C_OFF(nt) (4 * (nt) * (nt))
+#define MD_C_MASS(nt) (5 * (nt) * (nt))
+#define MD_C_DTFM(nt) (5 * (nt) * (nt) + (nt))
+
+/* An exact fixed-point total: hi * 2^32 + lo, with lo in [0, 2^32) after md_sum_normalize. */
+typedef struct {
+  int64_t hi;
+  int64_t lo;
+} md_sum;
+void md_sum_add(md_sum *s, int64_t q);        /* s += q */
+void md_sum_normalize(md_sum *s);              /* carries lo into hi */
+double md_sum_to_double(md_sum s, int bits);   /* correctly rounded (s * 2^-bits) */
+int md_sum_halve(md_sum *s);                   /* s /= 2; 0 if s was odd (a broken invariant) */
+
+/* The thermo sums of one step, each pair counted once (contract md.thermo). */
+typedef struct {
+  md_sum pe, virial, mv2; /* fixed point: sum of pair energies, of r2 * fpair, of m v^2 */
+  int native;             /* native mode: the floating-point sums below are used instead */
+  double pe_f, virial_f, mv2_f;
+} md_sums;
+
+typedef struct md_backend md_backend;
+
+struct rcl_md {
+  rcl_context *ctx; /* NULL: host reference */
+  cl_command_queue queue; /* the queue of every command (the tuner's profiling queue); NULL: the context's */
+  rcl_dtype dtype;
+  int bits; /* fixed-point scale */
+  size_t n;
+  int nt;
+  double lo[3], hi[3], len[3];
+  int periodic[3];
+  double cutoff, skin;
+  rcl_md_path path;
+  rcl_md_options opts;
+  /* tables in binary64 (rounded to the dtype where they are used): coef as laid out for cl/md.cl */
+  double coef[MD_NCOEF(RCL_MD_MAX_TYPES)];
+  double mass[RCL_MD_MAX_TYPES];
+  double dt; /* the time step the dtfm entries were made for (0: none yet) */
+  size_t step;
+  size_t steps_taken;
+  size_t builds;
+  int have_ev; /* the energy and virial of the current step were computed */
+  const md_backend *be;
+  void *bs; /* backend state */
+};
+
+struct md_backend {
+  /* Uploads the system (rounded to the dtype) and builds what the backend needs. */
+  int (*init)(rcl_md *md, const rcl_md_system *sys);
+  void (*destroy)(rcl_md *md);
+  /* New coefficient values (after dt changed). */
+  int (*set_coef)(rcl_md *md);
+  /* Forces at the current positions (energy and virial too with ev), rebuilding lists when needed. */
+  int (*forces)(rcl_md *md, int ev);
+  /* One velocity-Verlet step: half kick and drift, rebuild when needed, forces (ev), half kick. With
+   * complete = 0 the backend may defer the last half kick into the next step (no one reads the state
+   * in between). */
+  int (*step)(rcl_md *md, int ev, int complete);
+  /* The thermo sums of the current step (the last forces call computed ev). */
+  int (*sums)(rcl_md *md, md_sums *out);
+  int (*get_state)(rcl_md *md, void *pos, void *vel);
+  int (*get_forces)(rcl_md *md, int64_t *fixed, void *native_force);
+  int (*get_neighbors)(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap);
+  /* Reports any error the device flagged since the last check (end of a run). */
+  int (*check)(rcl_md *md);
+  /* Fills the backend's counters (kernel times, neighbour pairs); NULL: none. */
+  int (*stats)(rcl_md *md, rcl_md_stats *out);
+};
+
+/* rcl_md_read on an open, seekable stream (md_io.c; the fuzz targets read from memory with fmemopen):
+ * *out and lj as there, path names the input in messages. Does not close f. */
+RCL_INTERNAL int rcl__md_read_stream(rcl_md_system **out, rcl_md_lj *lj, FILE *f, const char *path);
+
+extern const md_backend rcl__md_ref_backend;
+extern const md_backend rcl__md_device_backend;
+
+/* The dtype value of a binary64 table entry (float rounding for f32). */
+static inline void md_put_real(void *dst, size_t i, rcl_dtype dt, double v) {
+  if (dt == RCL_F32) {
+    float f = (float)v;
+    memcpy((char *)dst + 4 * i, &f, 4);
+  } else {
+    memcpy((char *)dst + 8 * i, &v, 8);
+  }
+}
+/* The type tag in the w of a position: 1.0 + type ulps, a normal number whatever the type. */
+static inline uint32_t md_type_bits32(int t) { return 0x3f800000u | (uint32_t)t; }
+static inline uint64_t md_type_bits64(int t) { return 0x3ff0000000000000u | (uint64_t)t; }
+
+/* ---- launch planning and tuning (md_device.c, md_tune.c; docs/tuning.md) ---------------------------- */
+
+/* The tunable parameters of MD, in the order of their rcl_tune_param_def table (md_tune.c): the
+ * fixed-point conversion (rcl_md_convert), the force kernel's work-group size (allpairs: the tile) and
+ * that of the build, integration and thermo kernels. The force path is not tuned: it is the caller's
+ * choice (AUTO = gather), since paths differ in what rcl_md_get_neighbors returns and in device needs. */
+enum { RCL_MD_P_CONVERT, RCL_MD_P_LOCAL, RCL_MD_P_BUILD, RCL_MD_NPARAMS };
+
+/* The launch planner: resolves o (path AUTO, convert AUTO, local sizes 0) into the launch a simulation of
+ * n atoms of nt types makes on ctx's device, building the programs to read each kernel's
+ * CL_KERNEL_WORK_GROUP_SIZE. Values the caller set in o are strict (refused with RCL_ERR_INVALID_ARG or
+ * RCL_ERR_UNSUPPORTED, naming the limit, if the device cannot launch them); soft values (RCL_MD_P_*, 0:
+ * none; soft may be NULL) fill what o leaves open and are clamped, never refused; what neither sets takes
+ * the built-in rule. On return o->path, ->convert, ->local_size (1 for the task path) and
+ * ->build_local_size are set. */
+RCL_INTERNAL int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dtype, size_t n, int nt,
+                              const size_t *soft);
+/* rcl_md_create on queue q (NULL: the context's) with soft launch values (NULL: none), never tuning:
+ * the tuner's own simulations. */
+RCL_INTERNAL int rcl__md_create_on(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype,
+                                   const rcl_md_system *sys, const rcl_md_lj *lj, const rcl_md_options *opts,
+                                   const size_t *soft);
+/* One tunable kernel per force path (md.gather, md.symmetric, md.allpairs, md.task). */
+extern const rcl_tune_kernel rcl__tk_md_gather, rcl__tk_md_symmetric, rcl__tk_md_allpairs, rcl__tk_md_task;
+RCL_INTERNAL const rcl_tune_kernel *rcl__md_tune_kernel(rcl_md_path path);
+/* The tuning problem for n atoms (shared with the tests): the largest fcc lattice of cells^3 unit cells
+ * (cells >= 3) with at most n atoms — density 0.8442, temperature 3.0, velocity seed RCL_MD_TUNE_SEED —
+ * its coordinates displaced by 0.1 * (u - 0.5) (u = rcl_rng_uniform, seed RCL_MD_TUNE_SEED + 1) and
+ * wrapped once into the box; LJ cutoff 2.5; RCL_MD_TUNE_STEPS steps of dt 0.005 after the creation. */
+#define RCL_MD_TUNE_SEED 7301
+#define RCL_MD_TUNE_STEPS 10
+#define RCL_MD_TUNE_DT 0.005
+RCL_INTERNAL int rcl__md_tune_system(rcl_md_system **sys, rcl_md_lj *lj, size_t n);
+
+/* Error text for a status word of the kernels at a step. */
+int md_status_error(const rcl_md *md, unsigned bits, const char *where);
+
+#endif

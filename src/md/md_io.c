@@ -1,0 +1,778 @@
+/* MD inputs and outputs: LAMMPS data files (atom_style atomic) and extended XYZ in, a deterministic lattice
+ * generator (fcc, bcc, sc with velocities from rcl_rng), extended XYZ frames out. Malformed input is
+ * answered with RCL_ERR_PARSE and "file:line: what was wrong". */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "md/md_internal.h"
+
+/* ---- line reading -------------------------------------------------------------------------------- */
+
+typedef struct {
+  FILE *f;
+  const char *path;
+  size_t line;
+  char *buf;
+  size_t cap;
+  char comment[64]; /* the start of the '#' comment the last stripped line had (LAMMPS style hints) */
+  long long size;   /* the file's size in bytes: a claimed atom count is checked against what follows */
+} reader;
+
+/* Atom counts up to this are allocated without checking them against the file's size first. */
+#define MD_SMALL_COUNT 4096
+
+/* Bytes from the reader's position to the end of the file. */
+static long long bytes_left(const reader *r) {
+  long pos = ftell(r->f);
+  return pos < 0 || pos > r->size ? 0 : r->size - pos;
+}
+
+/* The next line without its newline (and, with strip, without a '#' comment and trailing blanks);
+ * 0 at end of file, < 0 on error. */
+static int next_line(reader *r, int strip) {
+  size_t len = 0;
+  int c, any = 0;
+  while ((c = fgetc(r->f)) != EOF) {
+    any = 1;
+    if (c == '\n') break;
+    if (len + 2 > r->cap) {
+      size_t nc = r->cap ? 2 * r->cap : 256;
+      char *nb = rcl__realloc(r->buf, nc);
+      if (!nb) return RCL_ERR_OUT_OF_MEMORY;
+      r->buf = nb;
+      r->cap = nc;
+    }
+    r->buf[len++] = (char)c;
+  }
+  if (ferror(r->f)) return rcl__fail(RCL_ERR_IO, "%s:%zu: read error: %s", r->path, r->line + 1, strerror(errno));
+  if (!any) return 0;
+  if (!r->buf) {
+    r->buf = rcl__malloc(16);
+    if (!r->buf) return RCL_ERR_OUT_OF_MEMORY;
+    r->cap = 16;
+  }
+  r->buf[len] = '\0';
+  r->line++;
+  if (len && r->buf[len - 1] == '\r') r->buf[--len] = '\0';
+  if (strip) {
+    char *h = strchr(r->buf, '#');
+    r->comment[0] = '\0';
+    if (h) {
+      snprintf(r->comment, sizeof r->comment, "%s", h + 1);
+      *h = '\0';
+    }
+    len = strlen(r->buf);
+    while (len && isspace((unsigned char)r->buf[len - 1])) r->buf[--len] = '\0';
+  }
+  return 1;
+}
+
+static int blank(const char *s) {
+  while (*s && isspace((unsigned char)*s)) s++;
+  return *s == '\0';
+}
+
+/* Splits s in place into at most max whitespace-separated tokens; returns their number. */
+static int tokens(char *s, char **tok, int max) {
+  int n = 0;
+  while (*s) {
+    while (*s && isspace((unsigned char)*s)) s++;
+    if (!*s) break;
+    if (n == max) return max + 1;
+    tok[n++] = s;
+    while (*s && !isspace((unsigned char)*s)) s++;
+    if (*s) *s++ = '\0';
+  }
+  return n;
+}
+
+static int parse_double(double *out, const reader *r, const char *tok, const char *what) {
+  char *end;
+  errno = 0;
+  double v = strtod(tok, &end);
+  if (end == tok || *end || errno == ERANGE)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: %s \"%s\" is not a number", r->path, r->line, what, tok);
+  if (!isfinite(v)) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: %s is %s", r->path, r->line, what, tok);
+  *out = v;
+  return 0;
+}
+
+static int parse_ll(long long *out, const reader *r, const char *tok, const char *what) {
+  char *end;
+  errno = 0;
+  long long v = strtoll(tok, &end, 10);
+  if (end == tok || *end || errno == ERANGE)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: %s \"%s\" is not an integer", r->path, r->line, what, tok);
+  *out = v;
+  return 0;
+}
+
+/* ---- LAMMPS data files ------------------------------------------------------------------------------ */
+
+typedef struct {
+  long long id;
+  int type;
+  double x[3], v[3];
+  size_t line;
+} raw_atom;
+
+static int cmp_atom(const void *a, const void *b) {
+  long long x = ((const raw_atom *)a)->id, y = ((const raw_atom *)b)->id;
+  return (x > y) - (x < y);
+}
+
+static const char *const sections[] = {"Atoms", "Velocities", "Masses", "Pair Coeffs", "PairIJ Coeffs", NULL};
+/* Sections of other atom styles and of molecular topology: named in the error. */
+static const char *const foreign_sections[] = {
+    "Bonds", "Angles", "Dihedrals", "Impropers", "Ellipsoids", "Lines", "Triangles", "Bodies", "Bond Coeffs",
+    "Angle Coeffs", "Dihedral Coeffs", "Improper Coeffs", "BondBond Coeffs", "BondAngle Coeffs",
+    "MiddleBondTorsion Coeffs", "EndBondTorsion Coeffs", "AngleTorsion Coeffs", "AngleAngleTorsion Coeffs",
+    "BondBond13 Coeffs", "AngleAngle Coeffs", NULL};
+
+/* Which section a (comment-stripped) line starts, or -1. */
+static int section_of(const char *s, const char *const *names) {
+  while (*s && isspace((unsigned char)*s)) s++;
+  for (int i = 0; names[i]; i++) {
+    size_t l = strlen(names[i]);
+    if (!strncmp(s, names[i], l) && blank(s + l)) return i;
+  }
+  return -1;
+}
+
+static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
+  long long natoms = -1, ntypes = -1;
+  int have_box[3] = {0, 0, 0};
+  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, mass[RCL_MD_MAX_TYPES];
+  int have_mass[RCL_MD_MAX_TYPES] = {0};
+  raw_atom *atoms = NULL;
+  int have_atoms = 0, have_vel = 0, rc = 0, got;
+  char *tok[12];
+  rcl_md_lj pair = RCL_MD_LJ_INIT;
+  int have_pair = 0;
+  /* header: the first line is a title; then counts and box bounds until the first section */
+  if ((got = next_line(r, 0)) <= 0) return got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s: the file is empty", r->path);
+  int pending = 0; /* a section line already read */
+  while ((got = next_line(r, 1)) > 0) {
+    if (blank(r->buf)) continue;
+    if (section_of(r->buf, sections) >= 0 || section_of(r->buf, foreign_sections) >= 0) {
+      pending = 1;
+      break;
+    }
+    char line[256];
+    snprintf(line, sizeof line, "%s", r->buf);
+    int nt = tokens(r->buf, tok, 8);
+    if (nt == 2 && !strcmp(tok[1], "atoms")) {
+      rc = parse_ll(&natoms, r, tok[0], "the atom count");
+      if (!rc && natoms < 0)
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the header declares %lld atoms", r->path, r->line, natoms);
+    } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
+      rc = parse_ll(&ntypes, r, tok[0], "the atom type count");
+    } else if (nt == 4 && tok[2][0] >= 'x' && tok[2][0] <= 'z' && !strcmp(tok[2] + 1, "lo") && tok[3][0] == tok[2][0] &&
+               !strcmp(tok[3] + 1, "hi")) {
+      int d = tok[2][0] - 'x';
+      rc = parse_double(&lo[d], r, tok[0], "the lower box bound");
+      if (!rc) rc = parse_double(&hi[d], r, tok[1], "the upper box bound");
+      have_box[d] = 1;
+    } else if (nt == 6 && !strcmp(tok[3], "xy")) {
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: triclinic boxes (xy xz yz) are not supported; reprocl needs an orthorhombic box",
+                     r->path, r->line);
+    } else if ((nt == 2 || nt == 3) && (!strcmp(tok[1], "bonds") || !strcmp(tok[1], "angles") ||
+                                        !strcmp(tok[1], "dihedrals") || !strcmp(tok[1], "impropers") ||
+                                        !strcmp(tok[1], "extra") || (nt == 3 && !strcmp(tok[2], "types")))) {
+      long long v;
+      rc = parse_ll(&v, r, tok[0], "a count");
+      if (!rc && v != 0 && strcmp(tok[1], "extra"))
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%s\": molecular topology is not supported (atom_style atomic only)",
+                       r->path, r->line, line);
+    } else {
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown header line \"%s\"", r->path, r->line, line);
+    }
+    if (rc) return rc;
+  }
+  if (got < 0) return got;
+  if (natoms < 0) return rcl__fail(RCL_ERR_PARSE, "%s: the header has no \"N atoms\" line", r->path);
+  if (natoms == 0) return rcl__fail(RCL_ERR_PARSE, "%s: the file declares 0 atoms", r->path);
+  if (natoms > (1ll << 30)) return rcl__fail(RCL_ERR_PARSE, "%s: %lld atoms are more than reprocl supports (2^30)", r->path, natoms);
+  if (ntypes < 1 || ntypes > RCL_MD_MAX_TYPES)
+    return rcl__fail(RCL_ERR_PARSE, "%s: the header declares %lld atom types; reprocl supports 1..%d", r->path, ntypes,
+                     RCL_MD_MAX_TYPES);
+  for (int d = 0; d < 3; d++) {
+    if (!have_box[d])
+      return rcl__fail(RCL_ERR_PARSE, "%s: the header has no \"%clo %chi\" line", r->path, 'x' + d, 'x' + d);
+    if (!(hi[d] > lo[d]))
+      return rcl__fail(RCL_ERR_PARSE, "%s: box %clo %.17g is not below %chi %.17g", r->path, 'x' + d, lo[d], 'x' + d, hi[d]);
+  }
+  /* Nothing is allocated beyond what the input can hold: each Atoms line needs at least "1 1 0 0 0\n"
+   * (10 bytes; the last one may lack its newline), and the section line already read is behind us.
+   * Small counts (a few hundred kB of tables at most) are left to the line-by-line checks, whose
+   * messages name the line. */
+  long long left = bytes_left(r);
+  if (natoms > MD_SMALL_COUNT && natoms > (left + 1) / 10)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s: the header declares %lld atoms but only %lld bytes follow it (an Atoms line "
+                     "needs at least 10): truncated file or wrong count",
+                     r->path, natoms, left);
+  atoms = rcl__calloc((size_t)natoms, sizeof *atoms);
+  if (!atoms) return RCL_ERR_OUT_OF_MEMORY;
+  /* sections */
+  while (!rc && pending) {
+    pending = 0;
+    int sec = section_of(r->buf, sections);
+    if (sec < 0) {
+      char *s = r->buf;
+      while (isspace((unsigned char)*s)) s++;
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: section \"%s\" is not supported (atom_style atomic: Atoms, Velocities, "
+                     "Masses, Pair Coeffs, PairIJ Coeffs)", r->path, r->line, s);
+      break;
+    }
+    size_t header_line = r->line;
+    if (sec == 0) { /* a style hint after '#' must name atomic */
+      char hint[64], *t[2];
+      snprintf(hint, sizeof hint, "%s", r->comment);
+      if (tokens(hint, t, 1) == 1 && strcmp(t[0], "atomic")) {
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: Atoms section of atom_style \"%s\": reprocl reads atom_style atomic",
+                       r->path, r->line, t[0]);
+        break;
+      }
+    }
+    long long want = sec <= 1 ? natoms : sec == 4 ? ntypes * (ntypes + 1) / 2 : ntypes;
+    int *seen = sec == 1 ? rcl__calloc((size_t)natoms, sizeof *seen) : NULL;
+    if (sec == 1 && !seen) {
+      rc = RCL_ERR_OUT_OF_MEMORY;
+      break;
+    }
+    if (sec == 0) have_atoms = 1;
+    if (sec == 1) have_vel = 1;
+    if (sec >= 3) have_pair = 1;
+    long long done = 0;
+    while (!rc && done < want) {
+      got = next_line(r, 1);
+      if (got < 0) {
+        rc = got;
+        break;
+      }
+      if (got == 0) {
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the file ends inside section \"%s\" (line %zu) after %lld of %lld lines",
+                       r->path, r->line, sections[sec], header_line, done, want);
+        break;
+      }
+      if (blank(r->buf)) continue;
+      if (section_of(r->buf, sections) >= 0 || section_of(r->buf, foreign_sections) >= 0) {
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: section \"%s\" (line %zu) has %lld lines; it needs %lld", r->path,
+                       r->line, sections[sec], header_line, done, want);
+        break;
+      }
+      int nt = tokens(r->buf, tok, 10);
+      long long id, ti, tj;
+      double v[4];
+      switch (sec) {
+      case 0: /* Atoms: id type x y z [ix iy iz] */
+        if (nt != 5 && nt != 8) {
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: an Atoms line of atom_style atomic has 5 or 8 columns (id type x y z "
+                         "[ix iy iz]), this one has %d", r->path, r->line, nt > 10 ? 11 : nt);
+          break;
+        }
+        rc = parse_ll(&id, r, tok[0], "the atom ID");
+        if (!rc) rc = parse_ll(&ti, r, tok[1], "the atom type");
+        for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&atoms[done].x[d], r, tok[2 + d], "the coordinate");
+        for (int d = 5; d < nt && !rc; d++) rc = parse_ll(&tj, r, tok[d], "the image flag");
+        if (!rc && id < 1) rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom ID %lld is not positive", r->path, r->line, id);
+        if (!rc && (ti < 1 || ti > ntypes))
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld has type %lld; the header declares %lld types", r->path,
+                         r->line, id, ti, ntypes);
+        for (int d = 0; d < 3 && !rc; d++)
+          if (atoms[done].x[d] < lo[d] || atoms[done].x[d] > hi[d])
+            rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
+                           r->path, r->line, id, 'x' + d, atoms[done].x[d], lo[d], hi[d]);
+        if (!rc) {
+          atoms[done].id = id;
+          atoms[done].type = (int)ti;
+          atoms[done].line = r->line;
+        }
+        break;
+      case 1: { /* Velocities: id vx vy vz (matched after sorting) */
+        if (nt != 4) {
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a Velocities line has 4 columns (id vx vy vz), this one has %d",
+                         r->path, r->line, nt > 10 ? 11 : nt);
+          break;
+        }
+        rc = parse_ll(&id, r, tok[0], "the atom ID");
+        for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&v[d], r, tok[1 + d], "the velocity");
+        if (rc) break;
+        if (!have_atoms) {
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: Velocities must follow the Atoms section", r->path, r->line);
+          break;
+        }
+        raw_atom key = {id, 0, {0, 0, 0}, {0, 0, 0}, 0};
+        raw_atom *a = bsearch(&key, atoms, (size_t)natoms, sizeof *atoms, cmp_atom);
+        if (!a) {
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: velocity for atom %lld, which the Atoms section does not have", r->path,
+                         r->line, id);
+          break;
+        }
+        if (seen[a - atoms]++) {
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a second velocity for atom %lld", r->path, r->line, id);
+          break;
+        }
+        memcpy(a->v, v, sizeof a->v);
+        break;
+      }
+      case 2: /* Masses: type mass */
+        if (nt != 2) {
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a Masses line has 2 columns (type mass), this one has %d", r->path,
+                         r->line, nt > 10 ? 11 : nt);
+          break;
+        }
+        rc = parse_ll(&ti, r, tok[0], "the type");
+        if (!rc) rc = parse_double(&v[0], r, tok[1], "the mass");
+        if (!rc && (ti < 1 || ti > ntypes))
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: mass for type %lld; the header declares %lld types", r->path, r->line,
+                         ti, ntypes);
+        if (!rc && !(v[0] > 0))
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the mass of type %lld is %g; it must be positive", r->path, r->line, ti,
+                         v[0]);
+        if (!rc) {
+          mass[ti - 1] = v[0];
+          have_mass[ti - 1] = 1;
+        }
+        break;
+      default: { /* Pair Coeffs: type eps sigma [cut]; PairIJ Coeffs: i j eps sigma [cut] */
+        int ij = sec == 4, base = ij ? 2 : 1;
+        if (nt != base + 2 && nt != base + 3) {
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a %s line has %d or %d columns (%s epsilon sigma [cutoff]), this one "
+                         "has %d", r->path, r->line, sections[sec], base + 2, base + 3, ij ? "i j" : "type",
+                         nt > 10 ? 11 : nt);
+          break;
+        }
+        rc = parse_ll(&ti, r, tok[0], "the type");
+        tj = ti;
+        if (!rc && ij) rc = parse_ll(&tj, r, tok[1], "the type");
+        if (!rc) rc = parse_double(&v[0], r, tok[base], "epsilon");
+        if (!rc) rc = parse_double(&v[1], r, tok[base + 1], "sigma");
+        if (!rc && (ti < 1 || ti > ntypes || tj < 1 || tj > ntypes))
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: coefficients for type %lld %lld; the header declares %lld types",
+                         r->path, r->line, ti, tj, ntypes);
+        if (!rc && (!(v[0] >= 0) || !(v[1] > 0)))
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: epsilon %g and sigma %g: epsilon must be >= 0 and sigma > 0", r->path,
+                         r->line, v[0], v[1]);
+        if (rc) break;
+        if (ij) {
+          rcl_md_lj_set_pair(&pair, (int)ti, (int)tj, v[0], v[1]);
+        } else {
+          pair.epsilon[ti - 1] = v[0];
+          pair.sigma[ti - 1] = v[1];
+        }
+        break;
+      }
+      }
+      done++;
+    }
+    if (!rc && sec == 0) {
+      qsort(atoms, (size_t)natoms, sizeof *atoms, cmp_atom);
+      for (long long i = 1; i < natoms && !rc; i++)
+        if (atoms[i].id == atoms[i - 1].id)
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom ID %lld appears twice (also line %zu)", r->path,
+                         atoms[i].line > atoms[i - 1].line ? atoms[i].line : atoms[i - 1].line, atoms[i].id,
+                         atoms[i].line < atoms[i - 1].line ? atoms[i].line : atoms[i - 1].line);
+    }
+    if (!rc && sec == 1)
+      for (long long i = 0; i < natoms && !rc; i++)
+        if (!seen[i])
+          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the Velocities section has no line for atom %lld", r->path,
+                         header_line, atoms[i].id);
+    rcl__free(seen);
+    if (rc) break;
+    /* the next section, if any */
+    while ((got = next_line(r, 1)) > 0 && blank(r->buf)) {}
+    if (got < 0) rc = got;
+    else if (got > 0) pending = 1;
+  }
+  if (!rc && !have_atoms) rc = rcl__fail(RCL_ERR_PARSE, "%s: the file has no Atoms section", r->path);
+  for (int t = 0; t < ntypes && !rc; t++)
+    if (!have_mass[t]) rc = rcl__fail(RCL_ERR_PARSE, "%s: no mass for atom type %d (a Masses section is needed)", r->path, t + 1);
+  rcl_md_system *s = NULL;
+  if (!rc) rc = rcl_md_system_alloc(&s, (size_t)natoms, (int)ntypes);
+  if (!rc) {
+    for (int d = 0; d < 3; d++) {
+      s->lo[d] = lo[d];
+      s->hi[d] = hi[d];
+      s->periodic[d] = 1;
+    }
+    for (int t = 0; t < ntypes; t++) s->mass[t] = mass[t];
+    for (size_t i = 0; i < (size_t)natoms; i++) {
+      s->id[i] = atoms[i].id;
+      s->type[i] = atoms[i].type;
+      for (int d = 0; d < 3; d++) {
+        s->pos[3 * i + d] = atoms[i].x[d];
+        s->vel[3 * i + d] = have_vel ? atoms[i].v[d] : 0.0;
+      }
+    }
+    if (lj && have_pair) {
+      memcpy(lj->epsilon, pair.epsilon, sizeof lj->epsilon);
+      memcpy(lj->sigma, pair.sigma, sizeof lj->sigma);
+      memcpy(lj->pair_epsilon, pair.pair_epsilon, sizeof lj->pair_epsilon);
+      memcpy(lj->pair_sigma, pair.pair_sigma, sizeof lj->pair_sigma);
+      memcpy(lj->pair_set, pair.pair_set, sizeof lj->pair_set);
+    }
+    *out = s;
+  }
+  rcl__free(atoms);
+  return rc;
+}
+
+/* ---- extended XYZ ------------------------------------------------------------------------------------- */
+
+/* The value of key="..." or key=value on an extended-XYZ comment line, copied into val. */
+static int xyz_key(const char *line, const char *key, char *val, size_t cap) {
+  size_t kl = strlen(key);
+  for (const char *p = line; (p = strstr(p, key)) != NULL; p += kl) {
+    if ((p != line && !isspace((unsigned char)p[-1])) || p[kl] != '=') continue;
+    const char *v = p + kl + 1, *e;
+    if (*v == '"') {
+      v++;
+      e = strchr(v, '"');
+      if (!e) return -1;
+    } else {
+      e = v;
+      while (*e && !isspace((unsigned char)*e)) e++;
+    }
+    size_t l = (size_t)(e - v);
+    if (l >= cap) return -1;
+    memcpy(val, v, l);
+    val[l] = '\0';
+    return 1;
+  }
+  return 0;
+}
+
+static int read_xyz(rcl_md_system **out, reader *r) {
+  int got = next_line(r, 0);
+  if (got <= 0) return got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s: the file is empty", r->path);
+  long long n;
+  char *tok[12];
+  char first[64];
+  snprintf(first, sizeof first, "%s", r->buf);
+  if (tokens(r->buf, tok, 2) != 1 || parse_ll(&n, r, tok[0], "the atom count"))
+    return rcl__fail(RCL_ERR_PARSE, "%s:1: an XYZ file starts with the number of atoms, not \"%s\"", r->path, first);
+  if (n <= 0) return rcl__fail(RCL_ERR_PARSE, "%s:1: the file declares %lld atoms", r->path, n);
+  if (n > (1ll << 30)) return rcl__fail(RCL_ERR_PARSE, "%s:1: %lld atoms are more than reprocl supports (2^30)", r->path, n);
+  if ((got = next_line(r, 0)) <= 0)
+    return got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s:2: the file ends before the comment line", r->path);
+  /* Nothing is allocated beyond what the input can hold: an atom line needs at least "H 0 0 0\n" (8 bytes;
+   * the last one may lack its newline). */
+  long long left = bytes_left(r);
+  if (n > MD_SMALL_COUNT && n > (left + 1) / 8)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s:1: the file declares %lld atoms but only %lld bytes of atom lines follow (an "
+                     "atom line needs at least 8): truncated file or wrong count",
+                     r->path, n, left);
+  char comment[4096], val[1024];
+  snprintf(comment, sizeof comment, "%s", r->buf);
+  double lo[3] = {0, 0, 0}, len[3] = {0, 0, 0};
+  int periodic[3] = {1, 1, 1}, have_lattice = 0, with_vel = 0;
+  int k = xyz_key(comment, "Lattice", val, sizeof val);
+  if (k < 0) return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed Lattice=\"...\"", r->path);
+  if (k > 0) {
+    double m[9];
+    char *t[10];
+    if (tokens(val, t, 9) != 9) return rcl__fail(RCL_ERR_PARSE, "%s:2: Lattice needs 9 numbers", r->path);
+    for (int i = 0; i < 9; i++)
+      if (parse_double(&m[i], r, t[i], "a Lattice entry")) return RCL_ERR_PARSE;
+    for (int i = 0; i < 9; i++)
+      if (i % 4 != 0 && m[i] != 0)
+        return rcl__fail(RCL_ERR_PARSE, "%s:2: the Lattice is not orthorhombic (off-diagonal entry %g); reprocl needs "
+                         "an orthorhombic box", r->path, m[i]);
+    for (int d = 0; d < 3; d++) {
+      len[d] = m[4 * d];
+      if (!(len[d] > 0)) return rcl__fail(RCL_ERR_PARSE, "%s:2: Lattice length %g is not positive", r->path, len[d]);
+    }
+    have_lattice = 1;
+  }
+  if ((k = xyz_key(comment, "Origin", val, sizeof val)) < 0)
+    return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed Origin=\"...\"", r->path);
+  if (k > 0) {
+    char *t[4];
+    if (tokens(val, t, 3) != 3) return rcl__fail(RCL_ERR_PARSE, "%s:2: Origin needs 3 numbers", r->path);
+    for (int d = 0; d < 3; d++)
+      if (parse_double(&lo[d], r, t[d], "an Origin entry")) return RCL_ERR_PARSE;
+  }
+  if ((k = xyz_key(comment, "pbc", val, sizeof val)) < 0) return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed pbc=\"...\"", r->path);
+  if (k > 0) {
+    char *t[4];
+    if (tokens(val, t, 3) != 3) return rcl__fail(RCL_ERR_PARSE, "%s:2: pbc needs 3 flags (T or F)", r->path);
+    for (int d = 0; d < 3; d++) {
+      if (strcasecmp(t[d], "T") && strcasecmp(t[d], "F") && strcasecmp(t[d], "true") && strcasecmp(t[d], "false"))
+        return rcl__fail(RCL_ERR_PARSE, "%s:2: pbc flag \"%s\" is neither T nor F", r->path, t[d]);
+      periodic[d] = toupper((unsigned char)t[d][0]) == 'T';
+    }
+  } else if (!have_lattice) {
+    periodic[0] = periodic[1] = periodic[2] = 0;
+  }
+  if ((k = xyz_key(comment, "Properties", val, sizeof val)) < 0)
+    return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed Properties=...", r->path);
+  if (k > 0) {
+    if (!strcmp(val, "species:S:1:pos:R:3:vel:R:3")) with_vel = 1;
+    else if (strcmp(val, "species:S:1:pos:R:3"))
+      return rcl__fail(RCL_ERR_PARSE, "%s:2: Properties=%s: reprocl reads species:S:1:pos:R:3[:vel:R:3]", r->path, val);
+  }
+  for (int d = 0; d < 3 && have_lattice; d++)
+    if (!isfinite(lo[d] + len[d]))
+      return rcl__fail(RCL_ERR_PARSE, "%s:2: Origin %g plus Lattice length %g is not a finite number", r->path, lo[d],
+                       len[d]);
+  if (!have_lattice && (periodic[0] || periodic[1] || periodic[2]))
+    return rcl__fail(RCL_ERR_PARSE, "%s:2: pbc asks for periodic axes but there is no Lattice=\"...\" giving the box",
+                     r->path);
+  rcl_md_system *s = NULL;
+  int rc = rcl_md_system_alloc(&s, (size_t)n, 1);
+  if (rc) return rc;
+  char names[RCL_MD_MAX_TYPES][32];
+  int nnames = 0;
+  for (long long i = 0; i < n && !rc; i++) {
+    got = next_line(r, 0);
+    if (got <= 0) {
+      rc = got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s:%zu: the file ends after %lld of %lld atoms", r->path, r->line, i, n);
+      break;
+    }
+    int want = with_vel ? 7 : 4, nt = tokens(r->buf, tok, 10);
+    if (nt != want) {
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: an atom line has %d columns (species x y z%s), this one has %d", r->path,
+                     r->line, want, with_vel ? " vx vy vz" : "", nt > 10 ? 11 : nt);
+      break;
+    }
+    int t = 0;
+    while (t < nnames && strcmp(names[t], tok[0])) t++;
+    if (t == nnames) {
+      if (nnames == RCL_MD_MAX_TYPES || strlen(tok[0]) >= sizeof names[0]) {
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: species \"%s\": at most %d species are supported", r->path, r->line,
+                       tok[0], RCL_MD_MAX_TYPES);
+        break;
+      }
+      snprintf(names[nnames++], sizeof names[0], "%s", tok[0]);
+    }
+    s->type[i] = t + 1;
+    for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&s->pos[3 * i + d], r, tok[1 + d], "the coordinate");
+    for (int d = 0; d < 3 && !rc && with_vel; d++) rc = parse_double(&s->vel[3 * i + d], r, tok[4 + d], "the velocity");
+    for (int d = 0; d < 3 && !rc && have_lattice; d++)
+      if (s->pos[3 * i + d] < lo[d] || s->pos[3 * i + d] > lo[d] + len[d])
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
+                       r->path, r->line, i + 1, 'x' + d, s->pos[3 * i + d], lo[d], lo[d] + len[d]);
+  }
+  if (rc) {
+    rcl_md_system_free(s);
+    return rc;
+  }
+  /* Species that are all the numbers 1..k keep their numbers as types (our own output); names are
+   * numbered in order of first appearance. */
+  int numeric = 1;
+  long maxtype = 0;
+  for (int t = 0; t < nnames && numeric; t++) {
+    char *e;
+    long v = strtol(names[t], &e, 10);
+    numeric = *e == '\0' && v >= 1 && v <= RCL_MD_MAX_TYPES;
+    if (v > maxtype) maxtype = v;
+  }
+  s->ntypes = numeric ? (int)maxtype : nnames;
+  if (numeric)
+    for (size_t i = 0; i < (size_t)n; i++) s->type[i] = (int)strtol(names[s->type[i] - 1], NULL, 10);
+  if (have_lattice) {
+    for (int d = 0; d < 3; d++) {
+      s->lo[d] = lo[d];
+      s->hi[d] = lo[d] + len[d];
+      s->periodic[d] = periodic[d];
+    }
+  } else { /* no box: open axes around the atoms (the box only shapes the cell grid) */
+    for (int d = 0; d < 3; d++) {
+      double mn = s->pos[d], mx = s->pos[d];
+      for (size_t i = 1; i < (size_t)n; i++) {
+        mn = fmin(mn, s->pos[3 * i + d]);
+        mx = fmax(mx, s->pos[3 * i + d]);
+      }
+      s->lo[d] = mn - 1.0;
+      s->hi[d] = mx + 1.0;
+      s->periodic[d] = 0;
+      /* The margin must survive rounding: at |x| >= 2^53 "x + 1" is x, and the box would have no width. */
+      if (!(s->lo[d] < mn) || !(s->hi[d] > mx) || !(s->hi[d] - s->lo[d] < INFINITY)) {
+        rcl_md_system_free(s);
+        return rcl__fail(RCL_ERR_PARSE,
+                         "%s: the atoms span %c = %g .. %g: too large for an open box (a margin of 1 is "
+                         "lost to rounding, or the width is not finite); give a Lattice",
+                         r->path, 'x' + d, mn, mx);
+      }
+    }
+  }
+  *out = s;
+  return 0;
+}
+
+/* An optional sign and one or more decimal digits, nothing else. */
+static int integer_text(const char *s) {
+  if (*s == '+' || *s == '-') s++;
+  size_t d = strspn(s, "0123456789");
+  return d > 0 && s[d] == '\0';
+}
+
+int rcl__md_read_stream(rcl_md_system **out, rcl_md_lj *lj, FILE *f, const char *path) {
+  reader r = {f, path, 0, NULL, 0, "", 0};
+  /* A device (/dev/zero) would be read forever, one ever-growing line; a pipe cannot be rewound. */
+  struct stat st;
+  if (fstat(fileno(f), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const char *kind = S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                       : S_ISDIR(st.st_mode)                      ? "a directory"
+                                                                  : "a pipe or socket";
+    return rcl__fail(RCL_ERR_IO, "%s is not a regular file but %s", path, kind);
+  }
+  if (fseek(f, 0, SEEK_END) != 0 || (r.size = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0)
+    return rcl__fail(RCL_ERR_IO, "%s: cannot seek (a regular file is needed): %s", path, strerror(errno));
+  /* An XYZ file starts with a lone integer; a LAMMPS data file with a title line. */
+  int rc = next_line(&r, 0);
+  int xyz = 0;
+  if (rc > 0) {
+    char *t[3];
+    long long v;
+    char copy[64];
+    snprintf(copy, sizeof copy, "%s", r.buf);
+    /* a lone integer, even one too large for a count (the XYZ reader then names it) */
+    xyz = tokens(copy, t, 2) == 1 && (parse_ll(&v, &r, t[0], "count") == 0 || integer_text(t[0]));
+    rcl_error_clear();
+  }
+  rewind(r.f);
+  r.line = 0;
+  if (rc >= 0) rc = xyz ? read_xyz(out, &r) : read_lammps(out, lj, &r);
+  rcl__free(r.buf);
+  return rc;
+}
+
+int rcl_md_read(rcl_md_system **out, rcl_md_lj *lj, const char *path) {
+  if (!out || !path) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_read: NULL argument");
+  *out = NULL;
+  if (lj && lj->version != RCL_MD_LJ_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_lj.version is %u, expected %u (use RCL_MD_LJ_INIT)", lj->version,
+                     RCL_MD_LJ_VERSION);
+  FILE *f = fopen(path, "rb");
+  if (!f) return rcl__fail(RCL_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  int rc = rcl__md_read_stream(out, lj, f, path);
+  fclose(f);
+  return rc;
+}
+
+/* ---- lattice --------------------------------------------------------------------------------------- */
+
+/* The cube root by Newton's iteration from above, which decreases monotonically until rounding stops
+ * it: only + - * / of binary64, so every IEEE machine gets the same bits (libm's cbrt and pow may not). */
+static double cbrt_exact_ops(double x) {
+  double y = x > 1 ? x : 1;
+  for (int i = 0; i < 2000; i++) {
+    double ny = (2.0 * y + x / (y * y)) / 3.0;
+    if (!(ny < y)) break;
+    y = ny;
+  }
+  return y;
+}
+
+int rcl_md_lattice(rcl_md_system **out, const char *kind, size_t cells, double density, double temperature,
+                   uint64_t seed) {
+  if (!out || !kind) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_lattice: NULL argument");
+  *out = NULL;
+  static const double fcc[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+  static const double bcc[2][3] = {{0, 0, 0}, {0.5, 0.5, 0.5}};
+  static const double sc[1][3] = {{0, 0, 0}};
+  const double(*basis)[3];
+  int nb;
+  if (!strcasecmp(kind, "fcc")) basis = fcc, nb = 4;
+  else if (!strcasecmp(kind, "bcc")) basis = bcc, nb = 2;
+  else if (!strcasecmp(kind, "sc")) basis = sc, nb = 1;
+  else return rcl__fail(RCL_ERR_INVALID_ARG, "unknown lattice \"%s\" (expected fcc, bcc or sc)", kind);
+  if (cells < 1 || cells > 600) return rcl__fail(RCL_ERR_INVALID_ARG, "%zu unit cells per side: expected 1..600", cells);
+  if (!(density >= 1e-6 && density <= 1e3))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "density %g is outside [1e-6, 1000] (atoms per sigma^3)", density);
+  if (!(temperature >= 0 && temperature <= 1e6))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "temperature %g is outside [0, 1e6]", temperature);
+  size_t n = (size_t)nb * cells * cells * cells;
+  rcl_md_system *s;
+  int rc = rcl_md_system_alloc(&s, n, 1);
+  if (rc) return rc;
+  double a = cbrt_exact_ops((double)nb / density);
+  for (int d = 0; d < 3; d++) {
+    s->lo[d] = 0.0;
+    s->hi[d] = (double)cells * a;
+  }
+  /* atoms in LAMMPS create_atoms order: z, y, x, then the basis */
+  size_t i = 0;
+  for (size_t z = 0; z < cells; z++)
+    for (size_t y = 0; y < cells; y++)
+      for (size_t x = 0; x < cells; x++)
+        for (int b = 0; b < nb; b++, i++) {
+          s->pos[3 * i] = ((double)x + basis[b][0]) * a;
+          s->pos[3 * i + 1] = ((double)y + basis[b][1]) * a;
+          s->pos[3 * i + 2] = ((double)z + basis[b][2]) * a;
+        }
+  if (temperature > 0 && n > 1) {
+    /* uniform in [-0.5, 0.5) per component, then zero momentum, then scaled to the temperature */
+    rcl_rng rng = {seed};
+    double p[3] = {0, 0, 0};
+    for (i = 0; i < 3 * n; i++) s->vel[i] = rcl_rng_uniform(&rng) - 0.5;
+    for (i = 0; i < n; i++)
+      for (int d = 0; d < 3; d++) p[d] += s->vel[3 * i + d];
+    for (int d = 0; d < 3; d++) p[d] /= (double)n;
+    double mv2 = 0;
+    for (i = 0; i < n; i++)
+      for (int d = 0; d < 3; d++) {
+        s->vel[3 * i + d] -= p[d];
+        mv2 += s->vel[3 * i + d] * s->vel[3 * i + d];
+      }
+    double t = mv2 / (3.0 * (double)n - 3.0), f = sqrt(temperature / t);
+    for (i = 0; i < 3 * n; i++) s->vel[i] *= f;
+  }
+  *out = s;
+  return 0;
+}
+
+int rcl_md_displace(rcl_md_system *sys, double amplitude, uint64_t seed) {
+  if (!sys) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_displace: NULL system");
+  double shortest = INFINITY;
+  for (int d = 0; d < 3; d++) shortest = fmin(shortest, sys->hi[d] - sys->lo[d]);
+  if (!(amplitude >= 0 && amplitude < shortest)) /* also refuses NaN */
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_displace: amplitude %g is not in [0, %g) (the shortest box side)",
+                     amplitude, shortest);
+  rcl_rng g = {seed};
+  for (size_t i = 0; i < 3 * sys->natoms; i++) {
+    int d = (int)(i % 3);
+    double x = sys->pos[i] + amplitude * (rcl_rng_uniform(&g) - 0.5), len = sys->hi[d] - sys->lo[d];
+    if (x < sys->lo[d])
+      x += len;
+    else if (x >= sys->hi[d])
+      x -= len;
+    sys->pos[i] = x;
+  }
+  return 0;
+}
+
+/* ---- output ---------------------------------------------------------------------------------------- */
+
+int rcl_md_write_xyz(FILE *f, const rcl_md_system *sys, rcl_dtype dt, const void *pos, const void *vel, size_t step,
+                     double time) {
+  if (!f || !sys || !pos) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_write_xyz: NULL argument");
+  if (rcl_dtype_size(dt) == 0) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_write_xyz: unknown dtype %d", (int)dt);
+  const char *fmt = dt == RCL_F32 ? " %.9g" : " %.17g";
+  int ok = fprintf(f, "%zu\nLattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" Origin=\"%.17g %.17g %.17g\" "
+                      "Properties=species:S:1:pos:R:3%s Time=%.17g Step=%zu pbc=\"%c %c %c\"\n",
+                   sys->natoms, sys->hi[0] - sys->lo[0], sys->hi[1] - sys->lo[1], sys->hi[2] - sys->lo[2], sys->lo[0],
+                   sys->lo[1], sys->lo[2], vel ? ":vel:R:3" : "", time, step, sys->periodic[0] ? 'T' : 'F',
+                   sys->periodic[1] ? 'T' : 'F', sys->periodic[2] ? 'T' : 'F') > 0;
+  for (size_t i = 0; i < sys->natoms && ok; i++) {
+    ok = fprintf(f, "%d", sys->type[i]) > 0;
+    for (int k = 0; k < (vel ? 6 : 3) && ok; k++) {
+      const void *src = k < 3 ? pos : vel;
+      size_t j = 3 * i + (size_t)(k % 3);
+      double v = dt == RCL_F32 ? (double)((const float *)src)[j] : ((const double *)src)[j];
+      ok = fprintf(f, fmt, v) > 0;
+    }
+    ok = ok && fputc('\n', f) != EOF;
+  }
+  if (!ok || ferror(f)) return rcl__fail(RCL_ERR_IO, "writing an XYZ frame failed: %s", strerror(errno));
+  return 0;
+}

@@ -1,0 +1,47 @@
+/* Internals of the reduction family shared by reduce.c (the launchers) and reduce_tune.c (its tuner
+ * plug-in). Not installed. */
+#ifndef REPROCL_REDUCE_INTERNAL_H
+#define REPROCL_REDUCE_INTERNAL_H
+#include "tune/tune_internal.h"
+
+/* The tunable parameters of the reductions, in the order of their rcl_tune_param_def tables. */
+enum { RCL_RED_P_VARIANT = 0, RCL_RED_P_LOCAL = 1, RCL_RED_P_GPC = 2 };
+
+/* A launch configuration. Strict values are the caller's and are refused when the device cannot launch
+ * them; soft ones (tuned or defaults) are clamped to what it can. 0 = the built-in fallback. */
+typedef struct {
+  rcl_reduce_variant variant; /* RCL_REDUCE_VARIANT_NDRANGE or _TASK */
+  size_t local, groups;       /* groups: absolute first-pass work-groups */
+  int local_strict, groups_strict;
+} rcl_red_cfg;
+
+/* What a configuration launches, with its kernels. */
+typedef struct {
+  int task;
+  size_t W, groups;            /* NDRange: work-group size and work-groups of the one launch */
+  size_t chunk, P;             /* ordered: super-blocks per group, partials per final subtree */
+  size_t per_launch, launches; /* task: blocks (ordered) or terms (exact) per launch */
+  rcl_kernel_slot k1;          /* from the context's kernel pool, given back by rcl__reduce_plan_release */
+  rcl_context *ctx;
+} rcl_red_plan;
+
+RCL_INTERNAL int rcl__reduce_plan(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode,
+                                  rcl_dtype dt, size_t n, const rcl_red_cfg *cfg);
+RCL_INTERNAL void rcl__reduce_plan_release(rcl_red_plan *pl);
+/* rcl_reduce_enqueue with a resolved configuration (arguments already validated). */
+RCL_INTERNAL int rcl__reduce_enqueue_cfg(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op,
+                                         rcl_reduce_mode mode, rcl_dtype dtype, size_t n, cl_mem x, size_t xoff,
+                                         cl_mem y, size_t yoff, const rcl_red_cfg *cfg, const rcl_queue_args *q);
+/* axpy (is_axpy) or scal with an explicit work-group size (0: tuned or default). */
+RCL_INTERNAL int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n,
+                                    const void *alpha, cl_mem x, size_t xoff, size_t local, const rcl_queue_args *q);
+/* CL_KERNEL_WORK_GROUP_SIZE of rcl_axpy / rcl_scal. */
+RCL_INTERNAL int rcl__blas1_kmax(size_t *kmax, rcl_context *ctx, rcl_dtype dt, int is_axpy);
+
+/* The tuner descriptors (reduce_tune.c). */
+RCL_INTERNAL const rcl_tune_kernel *rcl__reduce_tune_kernel(rcl_reduce_op op, rcl_reduce_mode mode);
+extern const rcl_tune_kernel rcl__tk_reduce_sum_ordered, rcl__tk_reduce_dot_ordered, rcl__tk_reduce_nrm2_ordered,
+    rcl__tk_reduce_sum_exact, rcl__tk_reduce_dot_exact, rcl__tk_reduce_nrm2_exact, rcl__tk_reduce_axpy,
+    rcl__tk_reduce_scal;
+
+#endif

@@ -1,0 +1,107 @@
+/* Internals shared by the sparse modules (sparse_csr.c, mmio.c, hbio.c, sparse_gen.c, spmv*.c, cg.c).
+ * Not installed. */
+#ifndef REPROCL_SPARSE_INTERNAL_H
+#define REPROCL_SPARSE_INTERNAL_H
+#include "tune/tune_internal.h"
+#include "reprocl/sparse.h"
+
+/* Entries in file order, before assembly into CSR: (row, col) 0-based, values in dtype. */
+typedef struct {
+  rcl_dtype dtype;
+  size_t n, cap;
+  uint32_t *row, *col;
+  unsigned char *val; /* n values of dtype */
+} rcl_coo;
+
+/* Reserves room for cap entries (the caller has checked that the input justifies it). */
+RCL_INTERNAL int rcl__coo_init(rcl_coo *c, rcl_dtype dtype, size_t cap);
+RCL_INTERNAL void rcl__coo_free(rcl_coo *c);
+/* Appends one entry; the value is dtype bytes. Grows the arrays if needed. */
+RCL_INTERNAL int rcl__coo_push(rcl_coo *c, uint32_t row, uint32_t col, const void *val);
+/* Assembles CSR: entries ordered by (row, col), duplicates summed in dtype in entry order (left to
+ * right: s = v1; s = s + v2; ...). Frees nothing of c. */
+RCL_INTERNAL int rcl__csr_from_coo(rcl_csr **out, const rcl_coo *c, size_t nrows, size_t ncols);
+
+/* Whether a claimed row count is justified by an input of `input_bytes` bytes. CSR needs 8 bytes of row
+ * pointer per row whatever the file holds, so a one-line header ("4294967295 1 0") could otherwise make a
+ * reader allocate and fill 32 GiB. Accepted: row pointers of at most RCL_READER_FREE_ROW_BYTES, or of at
+ * most RCL_READER_ROW_BYTES_PER_INPUT_BYTE times the input's size (every real matrix file passes: its
+ * rows carry entries). */
+#define RCL_READER_FREE_ROW_BYTES ((uint64_t)256 << 20)
+#define RCL_READER_ROW_BYTES_PER_INPUT_BYTE 64u
+static inline int rcl__rows_justified(uint64_t nrows, uint64_t input_bytes) {
+  uint64_t need = (nrows + 2) * 8; /* nrows <= RCL_CSR_MAX_DIM: no overflow */
+  return need <= RCL_READER_FREE_ROW_BYTES || need / RCL_READER_ROW_BYTES_PER_INPUT_BYTE <= input_bytes;
+}
+
+/* Reads a whole file into a NUL-terminated buffer (rcl__free it). Errors name the file. */
+RCL_INTERNAL int rcl__read_file(char **buf, size_t *len, const char *path);
+
+/* Converts a decimal (or C hexadecimal) number token to dtype with correct rounding, in the C locale
+ * whatever the caller's locale (strtof/strtod: glibc rounds correctly). tok need not be NUL-terminated.
+ * Returns 0, or -1 if the whole token is not a number. */
+RCL_INTERNAL int rcl__parse_real(void *out, rcl_dtype dtype, const char *tok, size_t len);
+/* Switches the calling thread to the C locale for number parsing; restore with rcl__locale_end. */
+typedef struct {
+  void *saved, *c;
+} rcl_locale_guard;
+RCL_INTERNAL int rcl__locale_begin(rcl_locale_guard *g);
+RCL_INTERNAL void rcl__locale_end(rcl_locale_guard *g);
+
+/* The Jacobi preconditioner of A as a diagonal matrix: entry (i, i) = 1 / d_i rounded in dtype, where d_i
+ * is the sum (in stored order) of row i's diagonal entries. RCL_ERR_BREAKDOWN names the first row whose
+ * d_i is missing, not positive or NaN. A must be square. */
+RCL_INTERNAL int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
+/* The same for a matrix on a device (its arrays are read back once); the result lives on A's context. */
+RCL_INTERNAL int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
+/* A's Jacobi preconditioner, built once and kept with A (borrowed: freed with A). */
+RCL_INTERNAL int rcl__spmv_jacobi_of(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
+
+/* ---- tuning (spmv_tune.c; docs/tuning.md) ----------------------------------------------------------- */
+
+/* The tunable parameters of SpMV, in the order of their rcl_tune_param_def table: the variant
+ * (rcl_spmv_variant, scalar .. task) and the rcl_spmv_options fields of the same names. `window` is not
+ * tuned: its default is the most a work-item may loop over per launch, the fewest launches. */
+enum {
+  RCL_SP_P_VARIANT,
+  RCL_SP_P_LOCAL,
+  RCL_SP_P_LANES,
+  RCL_SP_P_BLOCK,
+  RCL_SP_P_SLICE,
+  RCL_SP_P_LONG_ROW,
+  RCL_SP_NPARAMS
+};
+
+/* The extra build defines of the SpMV program for a contract and row-pointer width (what spmv.c builds,
+ * what the descriptors and bundles name). */
+RCL_INTERNAL const char *rcl__spmv_defines(int exact, int rp64);
+/* The descriptors: per contract, one for matrices with regular rows (the longest at most twice the mean
+ * + 16) and one for irregular ones, tuned on matrices of that kind. */
+extern const rcl_tune_kernel rcl__tk_spmv_regular_ordered, rcl__tk_spmv_regular_exact, rcl__tk_spmv_irregular_ordered,
+    rcl__tk_spmv_irregular_exact;
+RCL_INTERNAL const rcl_tune_kernel *rcl__spmv_tune_kernel(int exact, int irregular);
+RCL_INTERNAL const rcl_tune_kernel *rcl__spmv_tune_kernel_of(const rcl_spmv_matrix *M, int exact);
+
+/* What a call launches (the validity predicate runs this: the same planner as a call). */
+typedef struct {
+  rcl_spmv_variant variant;
+  size_t W, WL, L, B, C, T, window; /* variant and long-row work-group sizes, lanes, block, slice, threshold */
+  int has_long;                     /* the matrix has rows longer than T (the long-row path runs) */
+} rcl_spmv_launch;
+/* The launch of opts on M, soft (RCL_SP_P_*, 0: none; or NULL) filling what opts leaves at 0 as tuned
+ * values do (clamped, never refused); RCL_ERR_INVALID_ARG for options the device cannot launch. */
+RCL_INTERNAL int rcl__spmv_resolve(rcl_spmv_launch *out, rcl_spmv_matrix *M, const rcl_spmv_options *opts,
+                                   const size_t *soft);
+/* rcl_spmv_enqueue with the soft values given instead of looked up (NULL: built-in defaults only). */
+RCL_INTERNAL int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alpha, cl_mem x,
+                                        size_t xoff, const void *beta, const rcl_spmv_options *opts, const size_t *soft,
+                                        const rcl_queue_args *q);
+
+/* The tuning problem at problem size n (non-zeros), shared with the tests: regular, the 2D Poisson matrix
+ * on a side of floor(sqrt(n / 5)) (at least 2); irregular, power-law rows rcl_csr_powerlaw(max(64, n / 24)
+ * rows and columns, min_len 2, seed RCL_SPMV_TUNE_SEED). x = rcl_generate(RCL_GEN_UNIFORM,
+ * RCL_SPMV_TUNE_SEED + 1); y = 1 * A x + 0 * y. */
+#define RCL_SPMV_TUNE_SEED 0x5e7a
+RCL_INTERNAL int rcl__spmv_tune_matrix(rcl_csr **out, int irregular, rcl_dtype dtype, size_t n);
+
+#endif
