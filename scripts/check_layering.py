@@ -15,8 +15,8 @@ or a higher row:
 
 Two graphs are checked:
   * includes: every `#include "folder/..."` of a file in src/ (the CLI may include only public headers);
-  * symbols: which object file defines each `rcl__*` / `rcl_*` symbol and which uses it (`nm` over the
-    library's objects in a build directory), so a call through any header, or a local declaration, counts.
+  * symbols: which object file defines each global symbol and which uses it (`nm` over the library's objects
+    in a build directory), so a call through any header, or a local declaration, counts.
 And within each folder, the files' symbol graph must have no cycle (a knot between two files is a design
 bug: the shared piece belongs in a third file below both).
 
@@ -88,9 +88,9 @@ def nm_symbols(obj):
     defined, used = set(), set()
     for line in out.splitlines():
         p = line.split()
-        if len(p) == 3 and p[1] in "TDRBGS" and p[2].startswith("rcl"):
+        if len(p) == 3 and p[1] in "TDRBGSCV":
             defined.add(p[2])
-        elif len(p) == 2 and p[0] == "U" and p[1].startswith("rcl"):
+        elif len(p) == 2 and p[0] == "U":
             used.add(p[1])
     return defined, used
 
