@@ -1,5 +1,6 @@
 /* Internals shared by the sparse modules (sparse_csr.c, mmio.c, hbio.c, sparse_gen.c, spmv*.c, cg.c).
- * Not installed. */
+ * Not installed. Dependencies run one way: cg.c -> spmv.c (the front) -> spmv_tune.c -> spmv_launch.c ->
+ * spmv_matrix.c -> sparse_csr.c; the readers and generators use sparse_csr.c and sparse_text.c. */
 #ifndef REPROCL_SPARSE_INTERNAL_H
 #define REPROCL_SPARSE_INTERNAL_H
 #include "tune/tune_internal.h"
@@ -48,11 +49,12 @@ typedef struct {
 RCL_INTERNAL int rcl__locale_begin(rcl_locale_guard *g);
 RCL_INTERNAL void rcl__locale_end(rcl_locale_guard *g);
 
-/* The Jacobi preconditioner of A as a diagonal matrix: entry (i, i) = 1 / d_i rounded in dtype, where d_i
- * is the sum (in stored order) of row i's diagonal entries. RCL_ERR_BREAKDOWN names the first row whose
- * d_i is missing, not positive or NaN. A must be square. */
+/* (sparse_csr.c) The Jacobi preconditioner of A as a diagonal matrix: entry (i, i) = 1 / d_i rounded in dtype, where
+ * d_i is the sum (in stored order) of row i's diagonal entries. RCL_ERR_BREAKDOWN names the first row whose d_i is
+ * missing, not positive or NaN. A must be square. */
 RCL_INTERNAL int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
-/* The same for a matrix on a device (its arrays are read back once); the result lives on A's context. */
+/* (spmv_matrix.c) The same for a matrix on a device (its arrays are read back once); the result lives on A's context.
+ */
 RCL_INTERNAL int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
 /* A's Jacobi preconditioner, built once and kept with A (borrowed: freed with A). */
 RCL_INTERNAL int rcl__spmv_jacobi_of(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
