@@ -3,6 +3,8 @@
  * spmv_matrix.c -> sparse_csr.c; the readers and generators use sparse_csr.c and sparse_text.c. */
 #ifndef REPROCL_SPARSE_INTERNAL_H
 #define REPROCL_SPARSE_INTERNAL_H
+#include <string.h>
+
 #include "tune/tune_internal.h"
 #include "reprocl/sparse.h"
 
@@ -33,6 +35,18 @@ RCL_INTERNAL int rcl__csr_from_coo(rcl_csr **out, const rcl_coo *c, size_t nrows
 static inline int rcl__rows_justified(uint64_t nrows, uint64_t input_bytes) {
   uint64_t need = (nrows + 2) * 8; /* nrows <= RCL_CSR_MAX_DIM: no overflow */
   return need <= RCL_READER_FREE_ROW_BYTES || need / RCL_READER_ROW_BYTES_PER_INPUT_BYTE <= input_bytes;
+}
+
+/* Whether a dtype value is +0 or -0, by its bits (how the SpMV launches and the reference test beta). */
+static inline int rcl__real_is_zero(const void *v, rcl_dtype dt) {
+  if (dt == RCL_F32) {
+    uint32_t u;
+    memcpy(&u, v, 4);
+    return (u << 1) == 0;
+  }
+  uint64_t u;
+  memcpy(&u, v, 8);
+  return (u << 1) == 0;
 }
 
 /* Reads a whole file into a NUL-terminated buffer (rcl__free it). Errors name the file. */

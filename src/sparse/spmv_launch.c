@@ -657,16 +657,6 @@ static int launch_long(rcl_chain *ch, const plan *p, const call *c, kentry *k1, 
   return rc;
 }
 
-static int is_zero(const void *v, rcl_dtype dt) {
-  if (dt == RCL_F32) {
-    uint32_t u;
-    memcpy(&u, v, 4);
-    return (u << 1) == 0;
-  }
-  uint64_t u;
-  memcpy(&u, v, 8);
-  return (u << 1) == 0;
-}
 int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void *alpha, cl_mem x, size_t xoff,
                            const void *beta, const rcl_spmv_options *opts, const size_t *soft,
                            const rcl_queue_args *q) {
@@ -694,7 +684,7 @@ int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const void
   rc = make_plan(&p, M, opts, soft, &kv, &k1, &k2);
   cl_mem tmp[2] = {NULL, NULL};
   if (!rc && M->nrows > 0) { /* (no rows: nothing to compute; the caller's event follows its wait list) */
-    call c = {M, y, x, yoff, xoff, alpha, beta, (cl_uint)is_zero(beta, M->dtype), (cl_uint)M->nrows, p.T};
+    call c = {M, y, x, yoff, xoff, alpha, beta, (cl_uint)rcl__real_is_zero(beta, M->dtype), (cl_uint)M->nrows, p.T};
     if (M->ncols == 0) c.x = M->va; /* never read: no row has an entry; any valid buffer will do */
     rc = launch_variant(&ch, &p, &c, kv);
     if (!rc) rc = launch_long(&ch, &p, &c, k1, k2, tmp);
@@ -773,7 +763,7 @@ int rcl_spmv_baseline_enqueue(cl_mem y, size_t yoff, rcl_spmv_matrix *M, const v
               xoff,
               alpha,
               beta,
-              (cl_uint)is_zero(beta, M->dtype),
+              (cl_uint)rcl__real_is_zero(beta, M->dtype),
               (cl_uint)M->nrows,
               (cl_ulong)-1};
     cl_uint Lu = (cl_uint)L;
