@@ -88,7 +88,7 @@ enum {
   RCL_SP_NPARAMS
 };
 
-/* The extra build defines of the SpMV program for a contract and row-pointer width (what spmv.c builds,
+/* The extra build defines of the SpMV program for a contract and row-pointer width (what spmv_launch.c builds,
  * what the descriptors and bundles name). */
 RCL_INTERNAL const char *rcl__spmv_defines(int exact, int rp64);
 /* The descriptors: per contract, one for matrices with regular rows (the longest at most twice the mean
