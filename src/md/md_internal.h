@@ -1,5 +1,12 @@
-/* Internals of the molecular-dynamics family shared by md.c (the public API and the step loop),
- * md_device.c (the OpenCL backend), md_ref.c (the host C reference of the contract) and md_io.c. */
+/* Internals of the molecular-dynamics family. Its files, each using only those below it:
+ *   md.c         the public front: rcl_md_create (checks, the tuner's launch values, the simulation)
+ *   md_tune.c    the tuner's descriptors (they create and run simulations through md_sim.c)
+ *   md_sim.c     the simulation: checks, coefficient tables, creation with explicit launch values, the
+ *                step loop, thermo quantities, accessors
+ *   md_device.c  the OpenCL backend and its launch planner; md_ref.c the host C reference backend
+ *   md_io.c      readers (LAMMPS data, extended XYZ), the lattice generator, XYZ output
+ *   md_fixed.c   exact fixed-point totals and the status-bit errors (the simulation and both backends)
+ *   md_system.c  the names of MD's enumerations, the system object and LJ pair coefficients */
 #ifndef REPROCL_MD_INTERNAL_H
 #define REPROCL_MD_INTERNAL_H
 #include <string.h>
@@ -26,15 +33,15 @@
 #define MD_C_MASS(nt) (5 * (nt) * (nt))
 #define MD_C_DTFM(nt) (5 * (nt) * (nt) + (nt))
 
-/* An exact fixed-point total: hi * 2^32 + lo, with lo in [0, 2^32) after md_sum_normalize. */
+/* An exact fixed-point total: hi * 2^32 + lo, with lo in [0, 2^32) after md_sum_normalize (md_fixed.c). */
 typedef struct {
   int64_t hi;
   int64_t lo;
 } md_sum;
-void md_sum_add(md_sum *s, int64_t q);        /* s += q */
-void md_sum_normalize(md_sum *s);              /* carries lo into hi */
-double md_sum_to_double(md_sum s, int bits);   /* correctly rounded (s * 2^-bits) */
-int md_sum_halve(md_sum *s);                   /* s /= 2; 0 if s was odd (a broken invariant) */
+void md_sum_add(md_sum *s, int64_t q);       /* s += q */
+void md_sum_normalize(md_sum *s);            /* carries lo into hi */
+double md_sum_to_double(md_sum s, int bits); /* correctly rounded (s * 2^-bits) */
+int md_sum_halve(md_sum *s);                 /* s /= 2; 0 if s was odd (a broken invariant) */
 
 /* The thermo sums of one step, each pair counted once (contract md.thermo). */
 typedef struct {
@@ -46,7 +53,7 @@ typedef struct {
 typedef struct md_backend md_backend;
 
 struct rcl_md {
-  rcl_context *ctx; /* NULL: host reference */
+  rcl_context *ctx;       /* NULL: host reference */
   cl_command_queue queue; /* the queue of every command (the tuner's profiling queue); NULL: the context's */
   rcl_dtype dtype;
   int bits; /* fixed-point scale */
@@ -146,7 +153,18 @@ RCL_INTERNAL const rcl_tune_kernel *rcl__md_tune_kernel(rcl_md_path path);
 #define RCL_MD_TUNE_DT 0.005
 RCL_INTERNAL int rcl__md_tune_system(rcl_md_system **sys, rcl_md_lj *lj, size_t n);
 
-/* Error text for a status word of the kernels at a step. */
+/* Error text for a status word of the kernels at a step (md_fixed.c). */
 int md_status_error(const rcl_md *md, unsigned bits, const char *where);
+
+/* ---- creation (md_sim.c), in two steps so that the front (md.c) can consult the tuner between them ---- */
+
+/* The argument checks of rcl_md_create (messages name it): *out = NULL, then o = *opts (or the defaults)
+ * with the skin (0: 0.3) and the path (AUTO: gather) filled in. */
+RCL_INTERNAL int rcl__md_prepare(rcl_md_options *o, rcl_md **out, rcl_context *ctx, rcl_dtype dtype,
+                                 const rcl_md_system *sys, const rcl_md_lj *lj, const rcl_md_options *opts);
+/* The simulation of prepared options o: on a device the launch planned (rcl__md_plan) from o and soft
+ * (NULL: none), on queue q (NULL: the context's); the tables, the backend and the first forces. */
+RCL_INTERNAL int rcl__md_build(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype,
+                               const rcl_md_system *sys, const rcl_md_lj *lj, rcl_md_options o, const size_t *soft);
 
 #endif

@@ -127,11 +127,27 @@ static int cmp_atom(const void *a, const void *b) {
 
 static const char *const sections[] = {"Atoms", "Velocities", "Masses", "Pair Coeffs", "PairIJ Coeffs", NULL};
 /* Sections of other atom styles and of molecular topology: named in the error. */
-static const char *const foreign_sections[] = {
-    "Bonds", "Angles", "Dihedrals", "Impropers", "Ellipsoids", "Lines", "Triangles", "Bodies", "Bond Coeffs",
-    "Angle Coeffs", "Dihedral Coeffs", "Improper Coeffs", "BondBond Coeffs", "BondAngle Coeffs",
-    "MiddleBondTorsion Coeffs", "EndBondTorsion Coeffs", "AngleTorsion Coeffs", "AngleAngleTorsion Coeffs",
-    "BondBond13 Coeffs", "AngleAngle Coeffs", NULL};
+static const char *const foreign_sections[] = {"Bonds",
+                                               "Angles",
+                                               "Dihedrals",
+                                               "Impropers",
+                                               "Ellipsoids",
+                                               "Lines",
+                                               "Triangles",
+                                               "Bodies",
+                                               "Bond Coeffs",
+                                               "Angle Coeffs",
+                                               "Dihedral Coeffs",
+                                               "Improper Coeffs",
+                                               "BondBond Coeffs",
+                                               "BondAngle Coeffs",
+                                               "MiddleBondTorsion Coeffs",
+                                               "EndBondTorsion Coeffs",
+                                               "AngleTorsion Coeffs",
+                                               "AngleAngleTorsion Coeffs",
+                                               "BondBond13 Coeffs",
+                                               "AngleAngle Coeffs",
+                                               NULL};
 
 /* Which section a (comment-stripped) line starts, or -1. */
 static int section_of(const char *s, const char *const *names) {
@@ -143,68 +159,86 @@ static int section_of(const char *s, const char *const *names) {
   return -1;
 }
 
-static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
-  long long natoms = -1, ntypes = -1;
-  int have_box[3] = {0, 0, 0};
-  double lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, mass[RCL_MD_MAX_TYPES];
-  int have_mass[RCL_MD_MAX_TYPES] = {0};
-  raw_atom *atoms = NULL;
-  int have_atoms = 0, have_vel = 0, rc = 0, got;
-  char *tok[12];
-  rcl_md_lj pair = RCL_MD_LJ_INIT;
-  int have_pair = 0;
-  /* header: the first line is a title; then counts and box bounds until the first section */
+/* What a LAMMPS data file has declared and given so far. */
+typedef struct {
+  long long natoms, ntypes; /* -1: not declared */
+  int have_box[3];
+  double lo[3], hi[3], mass[RCL_MD_MAX_TYPES];
+  int have_mass[RCL_MD_MAX_TYPES];
+  raw_atom *atoms; /* natoms, in file order until the Atoms section ends, then sorted by ID */
+  int have_atoms, have_vel, have_pair;
+  rcl_md_lj pair; /* Pair Coeffs and PairIJ Coeffs */
+} lammps;
+
+/* One header line (comment stripped, not blank): a count, the box bounds of one axis, or a zero count of
+ * molecular topology. */
+static int header_line(lammps *L, reader *r) {
+  char *tok[12], line[256];
+  snprintf(line, sizeof line, "%s", r->buf);
+  int nt = tokens(r->buf, tok, 8), rc;
+  if (nt == 2 && !strcmp(tok[1], "atoms")) {
+    rc = parse_ll(&L->natoms, r, tok[0], "the atom count");
+    if (!rc && L->natoms < 0)
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the header declares %lld atoms", r->path, r->line, L->natoms);
+  } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
+    rc = parse_ll(&L->ntypes, r, tok[0], "the atom type count");
+  } else if (nt == 4 && tok[2][0] >= 'x' && tok[2][0] <= 'z' && !strcmp(tok[2] + 1, "lo") && tok[3][0] == tok[2][0] &&
+             !strcmp(tok[3] + 1, "hi")) {
+    int d = tok[2][0] - 'x';
+    rc = parse_double(&L->lo[d], r, tok[0], "the lower box bound");
+    if (!rc) rc = parse_double(&L->hi[d], r, tok[1], "the upper box bound");
+    L->have_box[d] = 1;
+  } else if (nt == 6 && !strcmp(tok[3], "xy")) {
+    rc = rcl__fail(RCL_ERR_PARSE,
+                   "%s:%zu: triclinic boxes (xy xz yz) are not supported; reprocl needs an orthorhombic box", r->path,
+                   r->line);
+  } else if ((nt == 2 || nt == 3) &&
+             (!strcmp(tok[1], "bonds") || !strcmp(tok[1], "angles") || !strcmp(tok[1], "dihedrals") ||
+              !strcmp(tok[1], "impropers") || !strcmp(tok[1], "extra") || (nt == 3 && !strcmp(tok[2], "types")))) {
+    long long v;
+    rc = parse_ll(&v, r, tok[0], "a count");
+    if (!rc && v != 0 && strcmp(tok[1], "extra"))
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%s\": molecular topology is not supported (atom_style atomic only)",
+                     r->path, r->line, line);
+  } else {
+    rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown header line \"%s\"", r->path, r->line, line);
+  }
+  return rc;
+}
+
+/* The header: the first line is a title; then counts and box bounds until the first section, whose line
+ * is left in r->buf (*pending = 1). */
+static int read_header(lammps *L, reader *r, int *pending) {
+  int got;
   if ((got = next_line(r, 0)) <= 0) return got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s: the file is empty", r->path);
-  int pending = 0; /* a section line already read */
   while ((got = next_line(r, 1)) > 0) {
     if (blank(r->buf)) continue;
     if (section_of(r->buf, sections) >= 0 || section_of(r->buf, foreign_sections) >= 0) {
-      pending = 1;
-      break;
+      *pending = 1;
+      return 0;
     }
-    char line[256];
-    snprintf(line, sizeof line, "%s", r->buf);
-    int nt = tokens(r->buf, tok, 8);
-    if (nt == 2 && !strcmp(tok[1], "atoms")) {
-      rc = parse_ll(&natoms, r, tok[0], "the atom count");
-      if (!rc && natoms < 0)
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the header declares %lld atoms", r->path, r->line, natoms);
-    } else if (nt == 3 && !strcmp(tok[1], "atom") && !strcmp(tok[2], "types")) {
-      rc = parse_ll(&ntypes, r, tok[0], "the atom type count");
-    } else if (nt == 4 && tok[2][0] >= 'x' && tok[2][0] <= 'z' && !strcmp(tok[2] + 1, "lo") && tok[3][0] == tok[2][0] &&
-               !strcmp(tok[3] + 1, "hi")) {
-      int d = tok[2][0] - 'x';
-      rc = parse_double(&lo[d], r, tok[0], "the lower box bound");
-      if (!rc) rc = parse_double(&hi[d], r, tok[1], "the upper box bound");
-      have_box[d] = 1;
-    } else if (nt == 6 && !strcmp(tok[3], "xy")) {
-      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: triclinic boxes (xy xz yz) are not supported; reprocl needs an orthorhombic box",
-                     r->path, r->line);
-    } else if ((nt == 2 || nt == 3) && (!strcmp(tok[1], "bonds") || !strcmp(tok[1], "angles") ||
-                                        !strcmp(tok[1], "dihedrals") || !strcmp(tok[1], "impropers") ||
-                                        !strcmp(tok[1], "extra") || (nt == 3 && !strcmp(tok[2], "types")))) {
-      long long v;
-      rc = parse_ll(&v, r, tok[0], "a count");
-      if (!rc && v != 0 && strcmp(tok[1], "extra"))
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%s\": molecular topology is not supported (atom_style atomic only)",
-                       r->path, r->line, line);
-    } else {
-      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown header line \"%s\"", r->path, r->line, line);
-    }
+    int rc = header_line(L, r);
     if (rc) return rc;
   }
-  if (got < 0) return got;
+  return got < 0 ? got : 0;
+}
+
+/* What the header must declare, checked before anything is allocated for it. */
+static int check_header(const lammps *L, const reader *r) {
+  long long natoms = L->natoms, ntypes = L->ntypes;
   if (natoms < 0) return rcl__fail(RCL_ERR_PARSE, "%s: the header has no \"N atoms\" line", r->path);
   if (natoms == 0) return rcl__fail(RCL_ERR_PARSE, "%s: the file declares 0 atoms", r->path);
-  if (natoms > (1ll << 30)) return rcl__fail(RCL_ERR_PARSE, "%s: %lld atoms are more than reprocl supports (2^30)", r->path, natoms);
+  if (natoms > (1ll << 30))
+    return rcl__fail(RCL_ERR_PARSE, "%s: %lld atoms are more than reprocl supports (2^30)", r->path, natoms);
   if (ntypes < 1 || ntypes > RCL_MD_MAX_TYPES)
     return rcl__fail(RCL_ERR_PARSE, "%s: the header declares %lld atom types; reprocl supports 1..%d", r->path, ntypes,
                      RCL_MD_MAX_TYPES);
   for (int d = 0; d < 3; d++) {
-    if (!have_box[d])
+    if (!L->have_box[d])
       return rcl__fail(RCL_ERR_PARSE, "%s: the header has no \"%clo %chi\" line", r->path, 'x' + d, 'x' + d);
-    if (!(hi[d] > lo[d]))
-      return rcl__fail(RCL_ERR_PARSE, "%s: box %clo %.17g is not below %chi %.17g", r->path, 'x' + d, lo[d], 'x' + d, hi[d]);
+    if (!(L->hi[d] > L->lo[d]))
+      return rcl__fail(RCL_ERR_PARSE, "%s: box %clo %.17g is not below %chi %.17g", r->path, 'x' + d, L->lo[d], 'x' + d,
+                       L->hi[d]);
   }
   /* Nothing is allocated beyond what the input can hold: each Atoms line needs at least "1 1 0 0 0\n"
    * (10 bytes; the last one may lack its newline), and the section line already read is behind us.
@@ -216,211 +250,262 @@ static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
                      "%s: the header declares %lld atoms but only %lld bytes follow it (an Atoms line "
                      "needs at least 10): truncated file or wrong count",
                      r->path, natoms, left);
-  atoms = rcl__calloc((size_t)natoms, sizeof *atoms);
-  if (!atoms) return RCL_ERR_OUT_OF_MEMORY;
-  /* sections */
-  while (!rc && pending) {
-    pending = 0;
-    int sec = section_of(r->buf, sections);
-    if (sec < 0) {
-      char *s = r->buf;
-      while (isspace((unsigned char)*s)) s++;
-      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: section \"%s\" is not supported (atom_style atomic: Atoms, Velocities, "
-                     "Masses, Pair Coeffs, PairIJ Coeffs)", r->path, r->line, s);
-      break;
-    }
-    size_t header_line = r->line;
-    if (sec == 0) { /* a style hint after '#' must name atomic */
-      char hint[64], *t[2];
-      snprintf(hint, sizeof hint, "%s", r->comment);
-      if (tokens(hint, t, 1) == 1 && strcmp(t[0], "atomic")) {
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: Atoms section of atom_style \"%s\": reprocl reads atom_style atomic",
-                       r->path, r->line, t[0]);
-        break;
-      }
-    }
-    long long want = sec <= 1 ? natoms : sec == 4 ? ntypes * (ntypes + 1) / 2 : ntypes;
-    int *seen = sec == 1 ? rcl__calloc((size_t)natoms, sizeof *seen) : NULL;
-    if (sec == 1 && !seen) {
-      rc = RCL_ERR_OUT_OF_MEMORY;
-      break;
-    }
-    if (sec == 0) have_atoms = 1;
-    if (sec == 1) have_vel = 1;
-    if (sec >= 3) have_pair = 1;
-    long long done = 0;
-    while (!rc && done < want) {
-      got = next_line(r, 1);
-      if (got < 0) {
-        rc = got;
-        break;
-      }
-      if (got == 0) {
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the file ends inside section \"%s\" (line %zu) after %lld of %lld lines",
-                       r->path, r->line, sections[sec], header_line, done, want);
-        break;
-      }
-      if (blank(r->buf)) continue;
-      if (section_of(r->buf, sections) >= 0 || section_of(r->buf, foreign_sections) >= 0) {
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: section \"%s\" (line %zu) has %lld lines; it needs %lld", r->path,
-                       r->line, sections[sec], header_line, done, want);
-        break;
-      }
-      int nt = tokens(r->buf, tok, 10);
-      long long id, ti, tj;
-      double v[4];
-      switch (sec) {
-      case 0: /* Atoms: id type x y z [ix iy iz] */
-        if (nt != 5 && nt != 8) {
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: an Atoms line of atom_style atomic has 5 or 8 columns (id type x y z "
-                         "[ix iy iz]), this one has %d", r->path, r->line, nt > 10 ? 11 : nt);
-          break;
-        }
-        rc = parse_ll(&id, r, tok[0], "the atom ID");
-        if (!rc) rc = parse_ll(&ti, r, tok[1], "the atom type");
-        for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&atoms[done].x[d], r, tok[2 + d], "the coordinate");
-        for (int d = 5; d < nt && !rc; d++) rc = parse_ll(&tj, r, tok[d], "the image flag");
-        if (!rc && id < 1) rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom ID %lld is not positive", r->path, r->line, id);
-        if (!rc && (ti < 1 || ti > ntypes))
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld has type %lld; the header declares %lld types", r->path,
-                         r->line, id, ti, ntypes);
-        for (int d = 0; d < 3 && !rc; d++)
-          if (atoms[done].x[d] < lo[d] || atoms[done].x[d] > hi[d])
-            rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
-                           r->path, r->line, id, 'x' + d, atoms[done].x[d], lo[d], hi[d]);
-        if (!rc) {
-          atoms[done].id = id;
-          atoms[done].type = (int)ti;
-          atoms[done].line = r->line;
-        }
-        break;
-      case 1: { /* Velocities: id vx vy vz (matched after sorting) */
-        if (nt != 4) {
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a Velocities line has 4 columns (id vx vy vz), this one has %d",
-                         r->path, r->line, nt > 10 ? 11 : nt);
-          break;
-        }
-        rc = parse_ll(&id, r, tok[0], "the atom ID");
-        for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&v[d], r, tok[1 + d], "the velocity");
-        if (rc) break;
-        if (!have_atoms) {
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: Velocities must follow the Atoms section", r->path, r->line);
-          break;
-        }
-        raw_atom key = {id, 0, {0, 0, 0}, {0, 0, 0}, 0};
-        raw_atom *a = bsearch(&key, atoms, (size_t)natoms, sizeof *atoms, cmp_atom);
-        if (!a) {
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: velocity for atom %lld, which the Atoms section does not have", r->path,
-                         r->line, id);
-          break;
-        }
-        if (seen[a - atoms]++) {
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a second velocity for atom %lld", r->path, r->line, id);
-          break;
-        }
-        memcpy(a->v, v, sizeof a->v);
-        break;
-      }
-      case 2: /* Masses: type mass */
-        if (nt != 2) {
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a Masses line has 2 columns (type mass), this one has %d", r->path,
-                         r->line, nt > 10 ? 11 : nt);
-          break;
-        }
-        rc = parse_ll(&ti, r, tok[0], "the type");
-        if (!rc) rc = parse_double(&v[0], r, tok[1], "the mass");
-        if (!rc && (ti < 1 || ti > ntypes))
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: mass for type %lld; the header declares %lld types", r->path, r->line,
-                         ti, ntypes);
-        if (!rc && !(v[0] > 0))
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the mass of type %lld is %g; it must be positive", r->path, r->line, ti,
-                         v[0]);
-        if (!rc) {
-          mass[ti - 1] = v[0];
-          have_mass[ti - 1] = 1;
-        }
-        break;
-      default: { /* Pair Coeffs: type eps sigma [cut]; PairIJ Coeffs: i j eps sigma [cut] */
-        int ij = sec == 4, base = ij ? 2 : 1;
-        if (nt != base + 2 && nt != base + 3) {
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: a %s line has %d or %d columns (%s epsilon sigma [cutoff]), this one "
-                         "has %d", r->path, r->line, sections[sec], base + 2, base + 3, ij ? "i j" : "type",
-                         nt > 10 ? 11 : nt);
-          break;
-        }
-        rc = parse_ll(&ti, r, tok[0], "the type");
-        tj = ti;
-        if (!rc && ij) rc = parse_ll(&tj, r, tok[1], "the type");
-        if (!rc) rc = parse_double(&v[0], r, tok[base], "epsilon");
-        if (!rc) rc = parse_double(&v[1], r, tok[base + 1], "sigma");
-        if (!rc && (ti < 1 || ti > ntypes || tj < 1 || tj > ntypes))
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: coefficients for type %lld %lld; the header declares %lld types",
-                         r->path, r->line, ti, tj, ntypes);
-        if (!rc && (!(v[0] >= 0) || !(v[1] > 0)))
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: epsilon %g and sigma %g: epsilon must be >= 0 and sigma > 0", r->path,
-                         r->line, v[0], v[1]);
-        if (rc) break;
-        if (ij) {
-          rcl_md_lj_set_pair(&pair, (int)ti, (int)tj, v[0], v[1]);
-        } else {
-          pair.epsilon[ti - 1] = v[0];
-          pair.sigma[ti - 1] = v[1];
-        }
-        break;
-      }
-      }
-      done++;
-    }
-    if (!rc && sec == 0) {
-      qsort(atoms, (size_t)natoms, sizeof *atoms, cmp_atom);
-      for (long long i = 1; i < natoms && !rc; i++)
-        if (atoms[i].id == atoms[i - 1].id)
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom ID %lld appears twice (also line %zu)", r->path,
-                         atoms[i].line > atoms[i - 1].line ? atoms[i].line : atoms[i - 1].line, atoms[i].id,
-                         atoms[i].line < atoms[i - 1].line ? atoms[i].line : atoms[i - 1].line);
-    }
-    if (!rc && sec == 1)
-      for (long long i = 0; i < natoms && !rc; i++)
-        if (!seen[i])
-          rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the Velocities section has no line for atom %lld", r->path,
-                         header_line, atoms[i].id);
-    rcl__free(seen);
-    if (rc) break;
-    /* the next section, if any */
-    while ((got = next_line(r, 1)) > 0 && blank(r->buf)) {}
-    if (got < 0) rc = got;
-    else if (got > 0) pending = 1;
-  }
-  if (!rc && !have_atoms) rc = rcl__fail(RCL_ERR_PARSE, "%s: the file has no Atoms section", r->path);
-  for (int t = 0; t < ntypes && !rc; t++)
-    if (!have_mass[t]) rc = rcl__fail(RCL_ERR_PARSE, "%s: no mass for atom type %d (a Masses section is needed)", r->path, t + 1);
-  rcl_md_system *s = NULL;
-  if (!rc) rc = rcl_md_system_alloc(&s, (size_t)natoms, (int)ntypes);
+  return 0;
+}
+
+/* An Atoms line: id type x y z [ix iy iz] (the image flags are checked, not kept), into *a. */
+static int atoms_line(raw_atom *a, const lammps *L, const reader *r, char **tok, int nt) {
+  long long id, ti, tj;
+  if (nt != 5 && nt != 8)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s:%zu: an Atoms line of atom_style atomic has 5 or 8 columns (id type x y z "
+                     "[ix iy iz]), this one has %d",
+                     r->path, r->line, nt > 10 ? 11 : nt);
+  int rc = parse_ll(&id, r, tok[0], "the atom ID");
+  if (!rc) rc = parse_ll(&ti, r, tok[1], "the atom type");
+  for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&a->x[d], r, tok[2 + d], "the coordinate");
+  for (int d = 5; d < nt && !rc; d++) rc = parse_ll(&tj, r, tok[d], "the image flag");
+  if (!rc && id < 1) rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom ID %lld is not positive", r->path, r->line, id);
+  if (!rc && (ti < 1 || ti > L->ntypes))
+    rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld has type %lld; the header declares %lld types", r->path, r->line,
+                   id, ti, L->ntypes);
+  for (int d = 0; d < 3 && !rc; d++)
+    if (a->x[d] < L->lo[d] || a->x[d] > L->hi[d])
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
+                     r->path, r->line, id, 'x' + d, a->x[d], L->lo[d], L->hi[d]);
   if (!rc) {
-    for (int d = 0; d < 3; d++) {
-      s->lo[d] = lo[d];
-      s->hi[d] = hi[d];
-      s->periodic[d] = 1;
-    }
-    for (int t = 0; t < ntypes; t++) s->mass[t] = mass[t];
-    for (size_t i = 0; i < (size_t)natoms; i++) {
-      s->id[i] = atoms[i].id;
-      s->type[i] = atoms[i].type;
-      for (int d = 0; d < 3; d++) {
-        s->pos[3 * i + d] = atoms[i].x[d];
-        s->vel[3 * i + d] = have_vel ? atoms[i].v[d] : 0.0;
-      }
-    }
-    if (lj && have_pair) {
-      memcpy(lj->epsilon, pair.epsilon, sizeof lj->epsilon);
-      memcpy(lj->sigma, pair.sigma, sizeof lj->sigma);
-      memcpy(lj->pair_epsilon, pair.pair_epsilon, sizeof lj->pair_epsilon);
-      memcpy(lj->pair_sigma, pair.pair_sigma, sizeof lj->pair_sigma);
-      memcpy(lj->pair_set, pair.pair_set, sizeof lj->pair_set);
-    }
-    *out = s;
+    a->id = id;
+    a->type = (int)ti;
+    a->line = r->line;
   }
-  rcl__free(atoms);
+  return rc;
+}
+
+/* A Velocities line: id vx vy vz, matched to the (sorted) atoms; seen counts each atom's lines. */
+static int velocities_line(lammps *L, const reader *r, char **tok, int nt, int *seen) {
+  long long id;
+  double v[4];
+  if (nt != 4)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: a Velocities line has 4 columns (id vx vy vz), this one has %d", r->path,
+                     r->line, nt > 10 ? 11 : nt);
+  int rc = parse_ll(&id, r, tok[0], "the atom ID");
+  for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&v[d], r, tok[1 + d], "the velocity");
+  if (rc) return rc;
+  if (!L->have_atoms)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: Velocities must follow the Atoms section", r->path, r->line);
+  raw_atom key = {id, 0, {0, 0, 0}, {0, 0, 0}, 0};
+  raw_atom *a = bsearch(&key, L->atoms, (size_t)L->natoms, sizeof *L->atoms, cmp_atom);
+  if (!a)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: velocity for atom %lld, which the Atoms section does not have", r->path,
+                     r->line, id);
+  if (seen[a - L->atoms]++)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: a second velocity for atom %lld", r->path, r->line, id);
+  memcpy(a->v, v, sizeof a->v);
+  return 0;
+}
+
+/* A Masses line: type mass. */
+static int masses_line(lammps *L, const reader *r, char **tok, int nt) {
+  long long ti;
+  double m;
+  if (nt != 2)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: a Masses line has 2 columns (type mass), this one has %d", r->path,
+                     r->line, nt > 10 ? 11 : nt);
+  int rc = parse_ll(&ti, r, tok[0], "the type");
+  if (!rc) rc = parse_double(&m, r, tok[1], "the mass");
+  if (!rc && (ti < 1 || ti > L->ntypes))
+    rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: mass for type %lld; the header declares %lld types", r->path, r->line, ti,
+                   L->ntypes);
+  if (!rc && !(m > 0))
+    rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the mass of type %lld is %g; it must be positive", r->path, r->line, ti, m);
+  if (!rc) {
+    L->mass[ti - 1] = m;
+    L->have_mass[ti - 1] = 1;
+  }
+  return rc;
+}
+
+/* A Pair Coeffs line (type eps sigma [cut]) or, ij, a PairIJ Coeffs line (i j eps sigma [cut]). */
+static int coeffs_line(lammps *L, const reader *r, char **tok, int nt, int ij) {
+  long long ti, tj;
+  double v[2];
+  int base = ij ? 2 : 1;
+  if (nt != base + 2 && nt != base + 3)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s:%zu: a %s line has %d or %d columns (%s epsilon sigma [cutoff]), this one "
+                     "has %d",
+                     r->path, r->line, sections[ij ? 4 : 3], base + 2, base + 3, ij ? "i j" : "type",
+                     nt > 10 ? 11 : nt);
+  int rc = parse_ll(&ti, r, tok[0], "the type");
+  tj = ti;
+  if (!rc && ij) rc = parse_ll(&tj, r, tok[1], "the type");
+  if (!rc) rc = parse_double(&v[0], r, tok[base], "epsilon");
+  if (!rc) rc = parse_double(&v[1], r, tok[base + 1], "sigma");
+  if (!rc && (ti < 1 || ti > L->ntypes || tj < 1 || tj > L->ntypes))
+    rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: coefficients for type %lld %lld; the header declares %lld types", r->path,
+                   r->line, ti, tj, L->ntypes);
+  if (!rc && (!(v[0] >= 0) || !(v[1] > 0)))
+    rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: epsilon %g and sigma %g: epsilon must be >= 0 and sigma > 0", r->path,
+                   r->line, v[0], v[1]);
+  if (rc) return rc;
+  if (ij) {
+    rcl_md_lj_set_pair(&L->pair, (int)ti, (int)tj, v[0], v[1]);
+  } else {
+    L->pair.epsilon[ti - 1] = v[0];
+    L->pair.sigma[ti - 1] = v[1];
+  }
+  return 0;
+}
+
+/* The want lines of section sec (blank lines skipped; another section's line before them is an error). */
+static int section_lines(lammps *L, reader *r, int sec, size_t header_line, long long want, int *seen) {
+  char *tok[12];
+  for (long long done = 0; done < want;) {
+    int got = next_line(r, 1), rc;
+    if (got < 0) return got;
+    if (got == 0)
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: the file ends inside section \"%s\" (line %zu) after %lld of %lld lines",
+                       r->path, r->line, sections[sec], header_line, done, want);
+    if (blank(r->buf)) continue;
+    if (section_of(r->buf, sections) >= 0 || section_of(r->buf, foreign_sections) >= 0)
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: section \"%s\" (line %zu) has %lld lines; it needs %lld", r->path,
+                       r->line, sections[sec], header_line, done, want);
+    int nt = tokens(r->buf, tok, 10);
+    switch (sec) {
+    case 0:
+      rc = atoms_line(&L->atoms[done], L, r, tok, nt);
+      break;
+    case 1:
+      rc = velocities_line(L, r, tok, nt, seen);
+      break;
+    case 2:
+      rc = masses_line(L, r, tok, nt);
+      break;
+    default:
+      rc = coeffs_line(L, r, tok, nt, sec == 4);
+    }
+    if (rc) return rc;
+    done++;
+  }
+  return 0;
+}
+
+/* After the Atoms section: the atoms sorted by ID, each ID once. */
+static int sort_atoms(lammps *L, const reader *r) {
+  raw_atom *atoms = L->atoms;
+  qsort(atoms, (size_t)L->natoms, sizeof *atoms, cmp_atom);
+  for (long long i = 1; i < L->natoms; i++)
+    if (atoms[i].id == atoms[i - 1].id)
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom ID %lld appears twice (also line %zu)", r->path,
+                       atoms[i].line > atoms[i - 1].line ? atoms[i].line : atoms[i - 1].line, atoms[i].id,
+                       atoms[i].line < atoms[i - 1].line ? atoms[i].line : atoms[i - 1].line);
+  return 0;
+}
+
+/* An Atoms section's style hint after '#' (on its section line) must name atomic. */
+static int check_atom_style(const reader *r) {
+  char hint[64], *t[2];
+  snprintf(hint, sizeof hint, "%s", r->comment);
+  if (tokens(hint, t, 1) == 1 && strcmp(t[0], "atomic"))
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: Atoms section of atom_style \"%s\": reprocl reads atom_style atomic",
+                     r->path, r->line, t[0]);
+  return 0;
+}
+
+/* One section, its section line in r->buf: Atoms, Velocities (a line for every atom), Masses, Pair Coeffs
+ * or PairIJ Coeffs. */
+static int read_section(lammps *L, reader *r) {
+  int sec = section_of(r->buf, sections);
+  if (sec < 0) {
+    char *s = r->buf;
+    while (isspace((unsigned char)*s)) s++;
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s:%zu: section \"%s\" is not supported (atom_style atomic: Atoms, Velocities, "
+                     "Masses, Pair Coeffs, PairIJ Coeffs)",
+                     r->path, r->line, s);
+  }
+  size_t header_line = r->line;
+  int rc = sec == 0 ? check_atom_style(r) : 0;
+  if (rc) return rc;
+  long long natoms = L->natoms, ntypes = L->ntypes;
+  long long want = sec <= 1 ? natoms : sec == 4 ? ntypes * (ntypes + 1) / 2 : ntypes;
+  int *seen = sec == 1 ? rcl__calloc((size_t)natoms, sizeof *seen) : NULL;
+  if (sec == 1 && !seen) return RCL_ERR_OUT_OF_MEMORY;
+  if (sec == 0) L->have_atoms = 1;
+  if (sec == 1) L->have_vel = 1;
+  if (sec >= 3) L->have_pair = 1;
+  rc = section_lines(L, r, sec, header_line, want, seen);
+  if (!rc && sec == 0) rc = sort_atoms(L, r);
+  if (!rc && sec == 1)
+    for (long long i = 0; i < natoms && !rc; i++)
+      if (!seen[i])
+        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: the Velocities section has no line for atom %lld", r->path, header_line,
+                       L->atoms[i].id);
+  rcl__free(seen);
+  return rc;
+}
+
+/* The sections, from the one whose line read_header left in r->buf (pending) to the end of the file. */
+static int read_sections(lammps *L, reader *r, int pending) {
+  for (int got = pending; got > 0;) {
+    int rc = read_section(L, r);
+    if (rc) return rc;
+    while ((got = next_line(r, 1)) > 0 && blank(r->buf)) {
+    }
+    if (got < 0) return got;
+  }
+  if (!L->have_atoms) return rcl__fail(RCL_ERR_PARSE, "%s: the file has no Atoms section", r->path);
+  for (int t = 0; t < L->ntypes; t++)
+    if (!L->have_mass[t])
+      return rcl__fail(RCL_ERR_PARSE, "%s: no mass for atom type %d (a Masses section is needed)", r->path, t + 1);
+  return 0;
+}
+
+/* The system of what was read, and into lj the pair coefficients if the file has any. */
+static int make_system(rcl_md_system **out, rcl_md_lj *lj, const lammps *L) {
+  rcl_md_system *s = NULL;
+  int rc = rcl_md_system_alloc(&s, (size_t)L->natoms, (int)L->ntypes);
+  if (rc) return rc;
+  for (int d = 0; d < 3; d++) {
+    s->lo[d] = L->lo[d];
+    s->hi[d] = L->hi[d];
+    s->periodic[d] = 1;
+  }
+  for (int t = 0; t < L->ntypes; t++) s->mass[t] = L->mass[t];
+  for (size_t i = 0; i < (size_t)L->natoms; i++) {
+    const raw_atom *a = &L->atoms[i];
+    s->id[i] = a->id;
+    s->type[i] = a->type;
+    for (int d = 0; d < 3; d++) {
+      s->pos[3 * i + d] = a->x[d];
+      s->vel[3 * i + d] = L->have_vel ? a->v[d] : 0.0;
+    }
+  }
+  if (lj && L->have_pair) {
+    memcpy(lj->epsilon, L->pair.epsilon, sizeof lj->epsilon);
+    memcpy(lj->sigma, L->pair.sigma, sizeof lj->sigma);
+    memcpy(lj->pair_epsilon, L->pair.pair_epsilon, sizeof lj->pair_epsilon);
+    memcpy(lj->pair_sigma, L->pair.pair_sigma, sizeof lj->pair_sigma);
+    memcpy(lj->pair_set, L->pair.pair_set, sizeof lj->pair_set);
+  }
+  *out = s;
+  return 0;
+}
+
+static int read_lammps(rcl_md_system **out, rcl_md_lj *lj, reader *r) {
+  lammps L;
+  memset(&L, 0, sizeof L);
+  L.natoms = L.ntypes = -1;
+  L.pair = (rcl_md_lj)RCL_MD_LJ_INIT;
+  int pending = 0;
+  int rc = read_header(&L, r, &pending);
+  if (!rc) rc = check_header(&L, r);
+  if (rc) return rc;
+  L.atoms = rcl__calloc((size_t)L.natoms, sizeof *L.atoms);
+  if (!L.atoms) return RCL_ERR_OUT_OF_MEMORY;
+  rc = read_sections(&L, r, pending);
+  if (!rc) rc = make_system(out, lj, &L);
+  rcl__free(L.atoms);
   return rc;
 }
 
@@ -459,7 +544,8 @@ static int read_xyz(rcl_md_system **out, reader *r) {
   if (tokens(r->buf, tok, 2) != 1 || parse_ll(&n, r, tok[0], "the atom count"))
     return rcl__fail(RCL_ERR_PARSE, "%s:1: an XYZ file starts with the number of atoms, not \"%s\"", r->path, first);
   if (n <= 0) return rcl__fail(RCL_ERR_PARSE, "%s:1: the file declares %lld atoms", r->path, n);
-  if (n > (1ll << 30)) return rcl__fail(RCL_ERR_PARSE, "%s:1: %lld atoms are more than reprocl supports (2^30)", r->path, n);
+  if (n > (1ll << 30))
+    return rcl__fail(RCL_ERR_PARSE, "%s:1: %lld atoms are more than reprocl supports (2^30)", r->path, n);
   if ((got = next_line(r, 0)) <= 0)
     return got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s:2: the file ends before the comment line", r->path);
   /* Nothing is allocated beyond what the input can hold: an atom line needs at least "H 0 0 0\n" (8 bytes;
@@ -484,8 +570,10 @@ static int read_xyz(rcl_md_system **out, reader *r) {
       if (parse_double(&m[i], r, t[i], "a Lattice entry")) return RCL_ERR_PARSE;
     for (int i = 0; i < 9; i++)
       if (i % 4 != 0 && m[i] != 0)
-        return rcl__fail(RCL_ERR_PARSE, "%s:2: the Lattice is not orthorhombic (off-diagonal entry %g); reprocl needs "
-                         "an orthorhombic box", r->path, m[i]);
+        return rcl__fail(RCL_ERR_PARSE,
+                         "%s:2: the Lattice is not orthorhombic (off-diagonal entry %g); reprocl needs "
+                         "an orthorhombic box",
+                         r->path, m[i]);
     for (int d = 0; d < 3; d++) {
       len[d] = m[4 * d];
       if (!(len[d] > 0)) return rcl__fail(RCL_ERR_PARSE, "%s:2: Lattice length %g is not positive", r->path, len[d]);
@@ -500,7 +588,8 @@ static int read_xyz(rcl_md_system **out, reader *r) {
     for (int d = 0; d < 3; d++)
       if (parse_double(&lo[d], r, t[d], "an Origin entry")) return RCL_ERR_PARSE;
   }
-  if ((k = xyz_key(comment, "pbc", val, sizeof val)) < 0) return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed pbc=\"...\"", r->path);
+  if ((k = xyz_key(comment, "pbc", val, sizeof val)) < 0)
+    return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed pbc=\"...\"", r->path);
   if (k > 0) {
     char *t[4];
     if (tokens(val, t, 3) != 3) return rcl__fail(RCL_ERR_PARSE, "%s:2: pbc needs 3 flags (T or F)", r->path);
@@ -515,7 +604,8 @@ static int read_xyz(rcl_md_system **out, reader *r) {
   if ((k = xyz_key(comment, "Properties", val, sizeof val)) < 0)
     return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed Properties=...", r->path);
   if (k > 0) {
-    if (!strcmp(val, "species:S:1:pos:R:3:vel:R:3")) with_vel = 1;
+    if (!strcmp(val, "species:S:1:pos:R:3:vel:R:3"))
+      with_vel = 1;
     else if (strcmp(val, "species:S:1:pos:R:3"))
       return rcl__fail(RCL_ERR_PARSE, "%s:2: Properties=%s: reprocl reads species:S:1:pos:R:3[:vel:R:3]", r->path, val);
   }
@@ -534,7 +624,8 @@ static int read_xyz(rcl_md_system **out, reader *r) {
   for (long long i = 0; i < n && !rc; i++) {
     got = next_line(r, 0);
     if (got <= 0) {
-      rc = got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s:%zu: the file ends after %lld of %lld atoms", r->path, r->line, i, n);
+      rc = got < 0 ? got
+                   : rcl__fail(RCL_ERR_PARSE, "%s:%zu: the file ends after %lld of %lld atoms", r->path, r->line, i, n);
       break;
     }
     int want = with_vel ? 7 : 4, nt = tokens(r->buf, tok, 10);
@@ -682,11 +773,16 @@ int rcl_md_lattice(rcl_md_system **out, const char *kind, size_t cells, double d
   static const double sc[1][3] = {{0, 0, 0}};
   const double(*basis)[3];
   int nb;
-  if (!strcasecmp(kind, "fcc")) basis = fcc, nb = 4;
-  else if (!strcasecmp(kind, "bcc")) basis = bcc, nb = 2;
-  else if (!strcasecmp(kind, "sc")) basis = sc, nb = 1;
-  else return rcl__fail(RCL_ERR_INVALID_ARG, "unknown lattice \"%s\" (expected fcc, bcc or sc)", kind);
-  if (cells < 1 || cells > 600) return rcl__fail(RCL_ERR_INVALID_ARG, "%zu unit cells per side: expected 1..600", cells);
+  if (!strcasecmp(kind, "fcc"))
+    basis = fcc, nb = 4;
+  else if (!strcasecmp(kind, "bcc"))
+    basis = bcc, nb = 2;
+  else if (!strcasecmp(kind, "sc"))
+    basis = sc, nb = 1;
+  else
+    return rcl__fail(RCL_ERR_INVALID_ARG, "unknown lattice \"%s\" (expected fcc, bcc or sc)", kind);
+  if (cells < 1 || cells > 600)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "%zu unit cells per side: expected 1..600", cells);
   if (!(density >= 1e-6 && density <= 1e3))
     return rcl__fail(RCL_ERR_INVALID_ARG, "density %g is outside [1e-6, 1000] (atoms per sigma^3)", density);
   if (!(temperature >= 0 && temperature <= 1e6))
@@ -758,8 +854,9 @@ int rcl_md_write_xyz(FILE *f, const rcl_md_system *sys, rcl_dtype dt, const void
   if (!f || !sys || !pos) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_write_xyz: NULL argument");
   if (rcl_dtype_size(dt) == 0) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_write_xyz: unknown dtype %d", (int)dt);
   const char *fmt = dt == RCL_F32 ? " %.9g" : " %.17g";
-  int ok = fprintf(f, "%zu\nLattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" Origin=\"%.17g %.17g %.17g\" "
-                      "Properties=species:S:1:pos:R:3%s Time=%.17g Step=%zu pbc=\"%c %c %c\"\n",
+  int ok = fprintf(f,
+                   "%zu\nLattice=\"%.17g 0 0 0 %.17g 0 0 0 %.17g\" Origin=\"%.17g %.17g %.17g\" "
+                   "Properties=species:S:1:pos:R:3%s Time=%.17g Step=%zu pbc=\"%c %c %c\"\n",
                    sys->natoms, sys->hi[0] - sys->lo[0], sys->hi[1] - sys->lo[1], sys->hi[2] - sys->lo[2], sys->lo[0],
                    sys->lo[1], sys->lo[2], vel ? ":vel:R:3" : "", time, step, sys->periodic[0] ? 'T' : 'F',
                    sys->periodic[1] ? 'T' : 'F', sys->periodic[2] ? 'T' : 'F') > 0;

@@ -150,7 +150,7 @@ static int md_digest(void *p, cl_command_queue q, char hex[RCL_SHA256_HEX_SIZE])
   size_t n3 = 3 * s->sys->natoms, es = rcl_dtype_size(s->dt);
   unsigned char *h = rcl__malloc(n3 * (2 * es + 8));
   if (!h) return RCL_ERR_OUT_OF_MEMORY;
-  int native = rcl_context_mode(s->ctx) == RCL_MODE_NATIVE;
+  int native = s->ctx->mode == RCL_MODE_NATIVE;
   int rc = rcl_md_get_state(s->md, h, h + n3 * es);
   if (!rc)
     rc = native ? rcl_md_get_forces(s->md, h + 2 * n3 * es, NULL)

@@ -305,7 +305,19 @@ static int val_item(void *vc, const hb_reader *r, size_t k, const char *s, size_
   return 0;
 }
 
-static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
+/* What the header (lines 1 to 5) declares. */
+typedef struct {
+  uint64_t cards[5]; /* TOTCRD PTRCRD INDCRD VALCRD RHSCRD */
+  size_t cards_line; /* the line of the card counts (for messages) */
+  char type[4];      /* e.g. "RUA" */
+  char sym;          /* 'U', 'S', 'Z' */
+  int pattern;
+  uint64_t nrow, ncol, nnz;
+  hb_format fp, fi, fv; /* the pointer, index and value formats */
+} hb_header;
+
+/* Lines 1 and 2: the title, then TOTCRD PTRCRD INDCRD VALCRD [RHSCRD] (TOTCRD the sum of the others). */
+static int read_card_counts(hb_header *h, hb_reader *r) {
   char b[48];
   const char *bad;
   size_t badlen;
@@ -314,7 +326,7 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
     return herr(r, RCL_ERR_PARSE, "empty input: no Harwell-Boeing title line");
   }
   if (!hb_next(r)) return herr(r, RCL_ERR_PARSE, "the input ends before the card counts (line 2)");
-  uint64_t cards[5] = {0, 0, 0, 0, 0};
+  uint64_t *cards = h->cards;
   int n = header_ints(r, 0, cards, 5, &bad, &badlen);
   if (n < 0)
     return herr(r, RCL_ERR_PARSE, "\"%s\" is not a card count (line 2 holds TOTCRD PTRCRD INDCRD VALCRD [RHSCRD])",
@@ -324,9 +336,14 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
   if (cards[3] > UINT64_MAX - sum || cards[4] > UINT64_MAX - sum - cards[3] || sum < cards[1] ||
       cards[0] != sum + cards[3] + cards[4])
     return herr(r, RCL_ERR_PARSE, "TOTCRD %llu is not PTRCRD + INDCRD + VALCRD + RHSCRD", (unsigned long long)cards[0]);
-  size_t cards_line = r->line;
-  if (!hb_next(r)) return herr(r, RCL_ERR_PARSE, "the input ends before the matrix type line (line 3)");
-  char type[4] = {0, 0, 0, 0};
+  h->cards_line = r->line;
+  return 0;
+}
+
+/* The first three characters of line 3: a real or pattern, unsymmetric (or rectangular), symmetric or
+ * skew-symmetric, assembled matrix. */
+static int matrix_type(hb_header *h, const hb_reader *r) {
+  char b[48], *type = h->type;
   for (int i = 0; i < 3; i++) type[i] = r->ls + i < r->le ? (char)toupper((unsigned char)r->ls[i]) : ' ';
   if (!type[0] || !type[1] || !type[2] || !strchr("RPCI", type[0]) || !strchr("SUHZR", type[1]) ||
       !strchr("AE", type[2]))
@@ -335,22 +352,34 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
   if (type[0] == 'C') return herr(r, RCL_ERR_UNSUPPORTED, "complex matrices (type %s) are not supported", type);
   if (type[1] == 'H') return herr(r, RCL_ERR_UNSUPPORTED, "hermitian matrices (type %s) are not supported", type);
   if (type[2] == 'E') return herr(r, RCL_ERR_UNSUPPORTED, "elemental matrices (type %s) are not supported", type);
+  h->sym = type[1] == 'R' ? 'U' : type[1];
+  h->pattern = type[0] == 'P';
+  return 0;
+}
+
+/* Line 3: the type, then NROW NCOL NNZERO [NELTVL], checked against reprocl's limits and the symmetry,
+ * then against the bytes that follow: every pointer, index and value takes at least one character, so
+ * claims beyond the input are refused before anything is allocated. */
+static int read_type_line(hb_header *h, hb_reader *r) {
+  char b[48];
+  const char *bad;
+  size_t badlen;
+  if (!hb_next(r)) return herr(r, RCL_ERR_PARSE, "the input ends before the matrix type line (line 3)");
+  int rc = matrix_type(h, r);
+  if (rc) return rc;
   uint64_t dims[4] = {0, 0, 0, 0};
-  n = header_ints(r, 3, dims, 4, &bad, &badlen);
+  int n = header_ints(r, 3, dims, 4, &bad, &badlen);
   if (n < 0)
     return herr(r, RCL_ERR_PARSE, "\"%s\" is not a size (line 3 holds TYPE NROW NCOL NNZERO [NELTVL])",
                 show(b, bad, badlen));
   if (n < 3) return herr(r, RCL_ERR_PARSE, "line 3 needs NROW NCOL NNZERO after the type, found %d number(s)", n);
-  uint64_t nrow = dims[0], ncol = dims[1], nnz = dims[2];
+  uint64_t nrow = h->nrow = dims[0], ncol = h->ncol = dims[1], nnz = h->nnz = dims[2];
   if (nrow > RCL_CSR_MAX_DIM || ncol > RCL_CSR_MAX_DIM)
     return herr(r, RCL_ERR_UNSUPPORTED, "a %llu x %llu matrix exceeds reprocl's limit of %u rows and columns",
                 (unsigned long long)nrow, (unsigned long long)ncol, RCL_CSR_MAX_DIM);
-  char sym = type[1] == 'R' ? 'U' : type[1];
-  if (sym != 'U' && nrow != ncol)
+  if (h->sym != 'U' && nrow != ncol)
     return herr(r, RCL_ERR_PARSE, "a %s matrix must be square, this one is %llu x %llu",
-                sym == 'S' ? "symmetric" : "skew-symmetric", (unsigned long long)nrow, (unsigned long long)ncol);
-  /* Every pointer, index and value takes at least one character: claims beyond the input are refused
-   * before anything is allocated. */
+                h->sym == 'S' ? "symmetric" : "skew-symmetric", (unsigned long long)nrow, (unsigned long long)ncol);
   uint64_t rest = (uint64_t)(r->end - r->p);
   if (nnz > rest || ncol + 1 > rest)
     return herr(r, RCL_ERR_PARSE, "the header claims %llu columns and %llu entries but only %llu bytes follow",
@@ -360,9 +389,13 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
                 "%llu rows need a %llu-byte row-pointer array, more than %llu bytes of input can justify (at "
                 "most 256 MiB, or 64 bytes per input byte): refused as implausible",
                 (unsigned long long)nrow, (unsigned long long)(nrow + 2) * 8, (unsigned long long)rest);
-  size_t type_line = r->line;
+  return 0;
+}
+
+/* Line 4: PTRFMT INDFMT [VALFMT [RHSFMT]], blank-separated; integer pointer and index formats, a real
+ * value format (none for a pattern). */
+static int read_format_line(hb_header *h, hb_reader *r) {
   if (!hb_next(r)) return herr(r, RCL_ERR_PARSE, "the input ends before the format line (line 4)");
-  /* Formats: PTRFMT INDFMT [VALFMT [RHSFMT]], blank-separated. */
   const char *fs[4];
   size_t fl[4];
   int nf = 0;
@@ -374,58 +407,59 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
     fs[nf] = s;
     fl[nf++] = (size_t)(p - s);
   }
-  int pattern = type[0] == 'P';
+  int pattern = h->pattern;
   if (nf < (pattern ? 2 : 3))
     return herr(r, RCL_ERR_PARSE, "line 4 needs the pointer, index%s formats, found %d", pattern ? "" : " and value",
                 nf);
-  hb_format fp, fi, fv;
-  int rc = parse_format(&fp, r, fs[0], fl[0], "pointer");
-  if (!rc) rc = parse_format(&fi, r, fs[1], fl[1], "index");
-  if (!rc && !pattern) rc = parse_format(&fv, r, fs[2], fl[2], "value");
+  int rc = parse_format(&h->fp, r, fs[0], fl[0], "pointer");
+  if (!rc) rc = parse_format(&h->fi, r, fs[1], fl[1], "index");
+  if (!rc && !pattern) rc = parse_format(&h->fv, r, fs[2], fl[2], "value");
   if (rc) return rc;
-  if (fp.kind != 'I' || fi.kind != 'I')
-    return herr(r, RCL_ERR_PARSE, "pointer and index formats must be integer (I), found %s and %s", fp.text, fi.text);
-  if (!pattern && fv.kind != 'R') return herr(r, RCL_ERR_PARSE, "the value format %s is not a real format", fv.text);
-  /* Each section must fill exactly its declared number of lines. */
+  if (h->fp.kind != 'I' || h->fi.kind != 'I')
+    return herr(r, RCL_ERR_PARSE, "pointer and index formats must be integer (I), found %s and %s", h->fp.text,
+                h->fi.text);
+  if (!pattern && h->fv.kind != 'R')
+    return herr(r, RCL_ERR_PARSE, "the value format %s is not a real format", h->fv.text);
+  return 0;
+}
+
+/* Each section must fill exactly its declared number of lines (messages name the card-count line); then
+ * the right-hand side line (line 5) where RHSCRD > 0. */
+static int check_card_layout(const hb_header *h, hb_reader *r) {
   struct {
     const char *name, *card;
     uint64_t cards, items;
     unsigned per;
-  } sec[3] = {{"column pointer", "PTRCRD", cards[1], ncol + 1, fp.repeat},
-              {"row index", "INDCRD", cards[2], nnz, fi.repeat},
-              {"value", "VALCRD", cards[3], pattern ? 0 : nnz, pattern ? 1 : fv.repeat}};
+  } sec[3] = {{"column pointer", "PTRCRD", h->cards[1], h->ncol + 1, h->fp.repeat},
+              {"row index", "INDCRD", h->cards[2], h->nnz, h->fi.repeat},
+              {"value", "VALCRD", h->cards[3], h->pattern ? 0 : h->nnz, h->pattern ? 1 : h->fv.repeat}};
   for (int s = 0; s < 3; s++) {
     uint64_t need = (sec[s].items + sec[s].per - 1) / sec[s].per;
     if (sec[s].cards != need) {
-      r->line = cards_line;
+      r->line = h->cards_line;
       return herr(r, RCL_ERR_PARSE, "%s is %llu, but %llu %s values in %u per line take %llu lines", sec[s].card,
                   (unsigned long long)sec[s].cards, (unsigned long long)sec[s].items, sec[s].name, sec[s].per,
                   (unsigned long long)need);
     }
   }
-  if (cards[4] > 0 && !hb_next(r))
+  if (h->cards[4] > 0 && !hb_next(r))
     return herr(r, RCL_ERR_PARSE, "the input ends before the right-hand side line (line 5)");
-  (void)type_line;
-  hb_ctx c = {0};
-  c.ncol = (size_t)ncol;
-  c.nnz = (size_t)nnz;
-  c.nrow = (size_t)nrow;
-  c.dt = dt;
-  c.fmt = &fv;
-  c.sym = sym;
-  size_t es = rcl_dtype_size(dt);
-  c.colptr = rcl__malloc((size_t)(ncol + 1) * sizeof *c.colptr);
-  c.rowind = c.colptr ? rcl__malloc((size_t)(nnz ? nnz : 1) * sizeof *c.rowind) : NULL;
-  c.vals = c.rowind ? rcl__malloc((size_t)(nnz ? nnz : 1) * es) : NULL;
-  if (!c.vals) rc = RCL_ERR_OUT_OF_MEMORY;
-  if (!rc) rc = read_section(r, cards[1], &fp, (size_t)ncol + 1, "column pointer", ptr_item, &c);
-  if (!rc) rc = read_section(r, cards[2], &fi, (size_t)nnz, "row index", ind_item, &c);
-  if (!rc && !pattern) rc = read_section(r, cards[3], &fv, (size_t)nnz, "value", val_item, &c);
-  if (!rc && pattern) {
-    for (size_t k = 0; k < nnz; k++) {
+  return 0;
+}
+
+/* The sections into c: column pointers, row indices and values (a pattern's are 1, its value cards, if
+ * any, skipped); the right-hand sides skipped; after them only blank lines. */
+static int read_data(hb_ctx *c, const hb_header *h, hb_reader *r) {
+  const uint64_t *cards = h->cards;
+  size_t es = rcl_dtype_size(c->dt);
+  int rc = read_section(r, cards[1], &h->fp, (size_t)h->ncol + 1, "column pointer", ptr_item, c);
+  if (!rc) rc = read_section(r, cards[2], &h->fi, (size_t)h->nnz, "row index", ind_item, c);
+  if (!rc && !h->pattern) rc = read_section(r, cards[3], &h->fv, (size_t)h->nnz, "value", val_item, c);
+  if (!rc && h->pattern) {
+    for (size_t k = 0; k < h->nnz; k++) {
       float one32 = 1.0f;
       double one64 = 1.0;
-      memcpy(c.vals + k * es, dt == RCL_F32 ? (void *)&one32 : (void *)&one64, es);
+      memcpy(c->vals + k * es, c->dt == RCL_F32 ? (void *)&one32 : (void *)&one64, es);
     }
     /* A pattern file may still carry value cards (VALCRD > 0): skip them. */
     for (uint64_t k = 0; k < cards[3] && !rc; k++)
@@ -439,25 +473,54 @@ static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
     if (p < r->le)
       rc = herr(r, RCL_ERR_PARSE, "unexpected data after the %llu declared lines", (unsigned long long)cards[0]);
   }
+  return rc;
+}
+
+/* CSR of the columns read, a symmetric or skew-symmetric file's entries mirrored above the diagonal
+ * (negated for skew). */
+static int assemble(rcl_csr **out, const hb_ctx *c) {
+  size_t es = rcl_dtype_size(c->dt);
   rcl_coo coo;
-  int have_coo = 0;
-  if (!rc) {
-    rc = rcl__coo_init(&coo, dt, (size_t)nnz * (sym != 'U' ? 2 : 1));
-    have_coo = !rc;
-  }
-  for (size_t j = 0; j < ncol && !rc; j++)
-    for (uint64_t k = c.colptr[j] - 1; k < c.colptr[j + 1] - 1 && !rc; k++) {
-      unsigned char *v = c.vals + k * es;
-      rc = rcl__coo_push(&coo, c.rowind[k], (uint32_t)j, v);
-      if (!rc && sym != 'U' && c.rowind[k] != j) {
+  int rc = rcl__coo_init(&coo, c->dt, c->nnz * (c->sym != 'U' ? 2 : 1));
+  if (rc) return rc;
+  for (size_t j = 0; j < c->ncol && !rc; j++)
+    for (uint64_t k = c->colptr[j] - 1; k < c->colptr[j + 1] - 1 && !rc; k++) {
+      unsigned char *v = c->vals + k * es;
+      rc = rcl__coo_push(&coo, c->rowind[k], (uint32_t)j, v);
+      if (!rc && c->sym != 'U' && c->rowind[k] != j) {
         unsigned char m[8];
         memcpy(m, v, es);
-        if (sym == 'Z') m[es - 1] ^= 0x80;
-        rc = rcl__coo_push(&coo, (uint32_t)j, c.rowind[k], m);
+        if (c->sym == 'Z') m[es - 1] ^= 0x80;
+        rc = rcl__coo_push(&coo, (uint32_t)j, c->rowind[k], m);
       }
     }
-  if (!rc) rc = rcl__csr_from_coo(out, &coo, (size_t)nrow, (size_t)ncol);
-  if (have_coo) rcl__coo_free(&coo);
+  if (!rc) rc = rcl__csr_from_coo(out, &coo, c->nrow, c->ncol);
+  rcl__coo_free(&coo);
+  return rc;
+}
+
+static int parse(rcl_csr **out, hb_reader *r, rcl_dtype dt) {
+  hb_header h;
+  memset(&h, 0, sizeof h);
+  int rc = read_card_counts(&h, r);
+  if (!rc) rc = read_type_line(&h, r);
+  if (!rc) rc = read_format_line(&h, r);
+  if (!rc) rc = check_card_layout(&h, r);
+  if (rc) return rc;
+  hb_ctx c = {0};
+  c.ncol = (size_t)h.ncol;
+  c.nnz = (size_t)h.nnz;
+  c.nrow = (size_t)h.nrow;
+  c.dt = dt;
+  c.fmt = &h.fv;
+  c.sym = h.sym;
+  size_t es = rcl_dtype_size(dt);
+  c.colptr = rcl__malloc((size_t)(h.ncol + 1) * sizeof *c.colptr);
+  c.rowind = c.colptr ? rcl__malloc((size_t)(h.nnz ? h.nnz : 1) * sizeof *c.rowind) : NULL;
+  c.vals = c.rowind ? rcl__malloc((size_t)(h.nnz ? h.nnz : 1) * es) : NULL;
+  if (!c.vals) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) rc = read_data(&c, &h, r);
+  if (!rc) rc = assemble(out, &c);
   rcl__free(c.colptr);
   rcl__free(c.rowind);
   rcl__free(c.vals);

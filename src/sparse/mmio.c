@@ -128,9 +128,51 @@ static int parse_value(void *v, const reader *r, token t, int field, rcl_dtype d
 
 static void negate(void *v, rcl_dtype dt) { ((unsigned char *)v)[rcl_dtype_size(dt) - 1] ^= 0x80; }
 
-static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
+/* What the banner and the size line declare. */
+typedef struct {
+  int array, field, sym;
+  uint64_t M, N;    /* rows and columns */
+  uint64_t expect;  /* entries the file holds */
+  size_t size_line; /* the line number of the size line (for messages) */
+} mm_header;
+
+/* The banner's field word. */
+static int banner_field(int *field, const reader *r, token t) {
+  char b[48];
+  if (tok_is(t, "real") || tok_is(t, "double"))
+    *field = F_REAL;
+  else if (tok_is(t, "integer"))
+    *field = F_INTEGER;
+  else if (tok_is(t, "pattern"))
+    *field = F_PATTERN;
+  else if (tok_is(t, "complex"))
+    return perr(r, RCL_ERR_UNSUPPORTED, "complex matrices are not supported (real, integer or pattern only)");
+  else
+    return perr(r, RCL_ERR_PARSE, "unknown field \"%s\" (expected real, integer, pattern or complex)", show(b, t));
+  return 0;
+}
+
+/* The banner's symmetry word. */
+static int banner_symmetry(int *sym, const reader *r, token t) {
+  char b[48];
+  if (tok_is(t, "general"))
+    *sym = S_GENERAL;
+  else if (tok_is(t, "symmetric"))
+    *sym = S_SYMMETRIC;
+  else if (tok_is(t, "skew-symmetric"))
+    *sym = S_SKEW;
+  else if (tok_is(t, "hermitian"))
+    return perr(r, RCL_ERR_UNSUPPORTED, "hermitian matrices are complex and not supported");
+  else
+    return perr(r, RCL_ERR_PARSE, "unknown symmetry \"%s\" (expected general, symmetric or skew-symmetric)",
+                show(b, t));
+  return 0;
+}
+
+/* The first line: "%%MatrixMarket matrix FORMAT FIELD SYMMETRY". */
+static int read_banner(mm_header *h, reader *r) {
   token t[6];
-  char b1[48], b2[48];
+  char b[48];
   if (!next_line(r)) {
     r->line = 1;
     return perr(r, RCL_ERR_PARSE, "empty input: no Matrix Market banner (%%%%MatrixMarket matrix ...)");
@@ -144,168 +186,192 @@ static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
                 "the banner needs 4 words after %%%%MatrixMarket (object format field symmetry), found %d",
                 nt > 5 ? 5 : nt - 1);
   if (!tok_is(t[1], "matrix"))
-    return perr(r, RCL_ERR_UNSUPPORTED, "object \"%s\" is not supported (only \"matrix\")", show(b1, t[1]));
-  int array;
+    return perr(r, RCL_ERR_UNSUPPORTED, "object \"%s\" is not supported (only \"matrix\")", show(b, t[1]));
   if (tok_is(t[2], "coordinate"))
-    array = 0;
+    h->array = 0;
   else if (tok_is(t[2], "array"))
-    array = 1;
+    h->array = 1;
   else
-    return perr(r, RCL_ERR_PARSE, "unknown format \"%s\" (expected coordinate or array)", show(b1, t[2]));
-  int field;
-  if (tok_is(t[3], "real") || tok_is(t[3], "double"))
-    field = F_REAL;
-  else if (tok_is(t[3], "integer"))
-    field = F_INTEGER;
-  else if (tok_is(t[3], "pattern"))
-    field = F_PATTERN;
-  else if (tok_is(t[3], "complex"))
-    return perr(r, RCL_ERR_UNSUPPORTED, "complex matrices are not supported (real, integer or pattern only)");
-  else
-    return perr(r, RCL_ERR_PARSE, "unknown field \"%s\" (expected real, integer, pattern or complex)", show(b1, t[3]));
-  int sym;
-  if (tok_is(t[4], "general"))
-    sym = S_GENERAL;
-  else if (tok_is(t[4], "symmetric"))
-    sym = S_SYMMETRIC;
-  else if (tok_is(t[4], "skew-symmetric"))
-    sym = S_SKEW;
-  else if (tok_is(t[4], "hermitian"))
-    return perr(r, RCL_ERR_UNSUPPORTED, "hermitian matrices are complex and not supported");
-  else
-    return perr(r, RCL_ERR_PARSE, "unknown symmetry \"%s\" (expected general, symmetric or skew-symmetric)",
-                show(b1, t[4]));
-  if (array && field == F_PATTERN) return perr(r, RCL_ERR_PARSE, "\"array pattern\" is not a valid Matrix Market type");
+    return perr(r, RCL_ERR_PARSE, "unknown format \"%s\" (expected coordinate or array)", show(b, t[2]));
+  int rc = banner_field(&h->field, r, t[3]);
+  if (!rc) rc = banner_symmetry(&h->sym, r, t[4]);
+  if (!rc && h->array && h->field == F_PATTERN)
+    rc = perr(r, RCL_ERR_PARSE, "\"array pattern\" is not a valid Matrix Market type");
+  return rc;
+}
 
-  /* The size line: the first line that is neither blank nor a comment. */
+/* The size line, the first line that is neither blank nor a comment: "rows columns" (array) or "rows
+ * columns entries" (coordinate). */
+static int read_size_line(mm_header *h, reader *r) {
+  token t[6];
+  char b[48];
   do {
     if (!next_line(r)) return perr(r, RCL_ERR_PARSE, "the input ends before the size line");
   } while (skippable(r));
-  size_t size_line = r->line;
-  int want = array ? 2 : 3;
-  nt = split(r, t, want);
+  h->size_line = r->line;
+  int want = h->array ? 2 : 3;
+  int nt = split(r, t, want);
   if (nt != want)
     return perr(r, RCL_ERR_PARSE, "the size line needs %s, found %s%d word(s)",
-                array ? "2 integers (rows columns)" : "3 integers (rows columns entries)",
+                h->array ? "2 integers (rows columns)" : "3 integers (rows columns entries)",
                 nt > want ? "more than " : "", nt > want ? want : nt);
   uint64_t dims[3] = {0, 0, 0};
   static const char *const dname[] = {"row count", "column count", "entry count"};
   for (int i = 0; i < want; i++) {
     int e = parse_u64(&dims[i], t[i]);
-    if (e == -1) return perr(r, RCL_ERR_PARSE, "%s \"%s\" is not a non-negative integer", dname[i], show(b1, t[i]));
-    if (e == -2) return perr(r, RCL_ERR_PARSE, "%s %s does not fit in 64 bits", dname[i], show(b1, t[i]));
+    if (e == -1) return perr(r, RCL_ERR_PARSE, "%s \"%s\" is not a non-negative integer", dname[i], show(b, t[i]));
+    if (e == -2) return perr(r, RCL_ERR_PARSE, "%s %s does not fit in 64 bits", dname[i], show(b, t[i]));
   }
-  uint64_t M = dims[0], N = dims[1], expect;
-  if (array) {
-    if (M != 0 && N > UINT64_MAX / M)
-      return perr(r, RCL_ERR_PARSE, "the array size %llu x %llu overflows 64 bits", (unsigned long long)M,
-                  (unsigned long long)N);
-    expect = M * N;
-  } else {
-    expect = dims[2];
+  h->M = dims[0];
+  h->N = dims[1];
+  if (!h->array) {
+    h->expect = dims[2];
+    return 0;
   }
+  if (h->M != 0 && h->N > UINT64_MAX / h->M)
+    return perr(r, RCL_ERR_PARSE, "the array size %llu x %llu overflows 64 bits", (unsigned long long)h->M,
+                (unsigned long long)h->N);
+  h->expect = h->M * h->N;
+  return 0;
+}
+
+/* The header's claims against reprocl's limits and the symmetry, then against the bytes that follow (a
+ * claim the rest of the input cannot hold is refused before anything is allocated for it). An array
+ * file of a symmetric matrix holds only the lower triangle, a skew-symmetric one the strict lower. */
+static int check_claims(mm_header *h, const reader *r) {
+  uint64_t M = h->M, N = h->N;
   if (M > RCL_CSR_MAX_DIM || N > RCL_CSR_MAX_DIM)
     return perr(r, RCL_ERR_UNSUPPORTED, "a %llu x %llu matrix exceeds reprocl's limit of %u rows and columns",
                 (unsigned long long)M, (unsigned long long)N, RCL_CSR_MAX_DIM);
-  if (sym != S_GENERAL && M != N)
+  if (h->sym != S_GENERAL && M != N)
     return perr(r, RCL_ERR_PARSE, "a %s matrix must be square, this one is %llu x %llu",
-                sym == S_SYMMETRIC ? "symmetric" : "skew-symmetric", (unsigned long long)M, (unsigned long long)N);
-  if (array && sym == S_SYMMETRIC) expect = N * (N + 1) / 2; /* N < 2^32: no overflow */
-  if (array && sym == S_SKEW) expect = N ? N * (N - 1) / 2 : 0;
-  /* Each entry needs at least "i j v\n" (6 bytes), "i j\n" (4) or "v\n" (2): a claim the rest of the input
-   * cannot hold is refused before anything is allocated for it. */
-  uint64_t minb = array ? 2 : field == F_PATTERN ? 4 : 6, rest = (uint64_t)(r->end - r->p);
-  if (expect > (rest + 1) / minb)
+                h->sym == S_SYMMETRIC ? "symmetric" : "skew-symmetric", (unsigned long long)M, (unsigned long long)N);
+  if (h->array && h->sym == S_SYMMETRIC) h->expect = N * (N + 1) / 2; /* N < 2^32: no overflow */
+  if (h->array && h->sym == S_SKEW) h->expect = N ? N * (N - 1) / 2 : 0;
+  /* Each entry needs at least "i j v\n" (6 bytes), "i j\n" (4) or "v\n" (2). */
+  uint64_t minb = h->array ? 2 : h->field == F_PATTERN ? 4 : 6, rest = (uint64_t)(r->end - r->p);
+  if (h->expect > (rest + 1) / minb)
     return perr(r, RCL_ERR_PARSE,
                 "the size line claims %llu entries but only %llu bytes follow (each entry needs at least %llu): "
                 "the input is truncated or the count is wrong",
-                (unsigned long long)expect, (unsigned long long)rest, (unsigned long long)minb);
+                (unsigned long long)h->expect, (unsigned long long)rest, (unsigned long long)minb);
   if (!rcl__rows_justified(M, rest))
     return perr(r, RCL_ERR_PARSE,
                 "%llu rows need a %llu-byte row-pointer array, more than %llu bytes of input can justify (at "
                 "most 256 MiB, or 64 bytes per input byte): refused as implausible",
                 (unsigned long long)M, (unsigned long long)(M + 2) * 8, (unsigned long long)rest);
-  rcl_coo coo;
-  int rc = rcl__coo_init(&coo, dt, (size_t)expect * (sym != S_GENERAL ? 2 : 1));
-  if (rc) return rc;
+  return 0;
+}
+
+/* One entry of the file: its 1-based row and column, and its value (dtype bytes). */
+typedef struct {
+  uint64_t i, j;
   unsigned char v[8];
-  uint64_t got = 0;
-  /* Array order: column-major; symmetric: the lower triangle of each column, skew: below the diagonal. */
-  uint64_t ai = 1, aj = 1;
-  if (array && sym == S_SKEW) ai = 2;
-  while (!rc && got < expect) {
-    if (!next_line(r)) {
-      rc = perr(r, RCL_ERR_PARSE, "the input ends after %llu of the %llu entries declared on line %zu",
-                (unsigned long long)got, (unsigned long long)expect, size_line);
-      break;
-    }
+} mm_entry;
+
+/* An array file's value line. Positions run column-major (symmetric: the lower triangle of each column,
+ * skew: below the diagonal); *ai, *aj is this line's, advanced to the next. */
+static int array_entry(mm_entry *e, const reader *r, const mm_header *h, rcl_dtype dt, uint64_t *ai, uint64_t *aj) {
+  token t[3];
+  char b[48];
+  if (split(r, t, 2) > 1)
+    return perr(r, RCL_ERR_PARSE, "unexpected \"%s\" after the value (array files hold one value per line)",
+                show(b, t[1]));
+  int rc = parse_value(e->v, r, t[0], h->field, dt);
+  if (rc) return rc;
+  e->i = *ai;
+  e->j = *aj;
+  if (++*ai > h->M) { /* next column */
+    ++*aj;
+    *ai = h->sym == S_GENERAL ? 1 : h->sym == S_SYMMETRIC ? *aj : *aj + 1;
+  }
+  return 0;
+}
+
+/* A coordinate file's entry line: "row column value", or "row column" (pattern: the value is 1). A
+ * symmetric file stores only the lower triangle, a skew-symmetric one the strict lower. */
+static int coordinate_entry(mm_entry *e, const reader *r, const mm_header *h, rcl_dtype dt) {
+  token t[4];
+  char b1[48], b2[48];
+  int need = h->field == F_PATTERN ? 2 : 3;
+  int nt = split(r, t, need), rc;
+  if (nt < need)
+    return perr(r, RCL_ERR_PARSE, "expected %s, found %d word(s)",
+                need == 2 ? "row and column (pattern)" : "row, column and value", nt);
+  if (nt > need) {
+    token extra[4];
+    split(r, extra, 4);
+    return perr(r, RCL_ERR_PARSE, "unexpected \"%s\" after the %s", show(b1, extra[need]),
+                need == 2 ? "column (the field is pattern)" : "value");
+  }
+  if ((rc = parse_index(&e->i, r, t[0], "row", h->M)) != 0 || (rc = parse_index(&e->j, r, t[1], "column", h->N)) != 0)
+    return rc;
+  if (h->sym == S_SYMMETRIC && e->i < e->j)
+    return perr(r, RCL_ERR_PARSE,
+                "entry (%s, %s) lies above the diagonal: a symmetric Matrix Market file stores only the lower "
+                "triangle",
+                show(b1, t[0]), show(b2, t[1]));
+  if (h->sym == S_SKEW && e->i <= e->j)
+    return perr(r, RCL_ERR_PARSE,
+                "entry (%s, %s) is not below the diagonal: a skew-symmetric file stores only the strict lower "
+                "triangle",
+                show(b1, t[0]), show(b2, t[1]));
+  if (h->field != F_PATTERN) return parse_value(e->v, r, t[2], h->field, dt);
+  double one = 1.0;
+  float onef = 1.0f;
+  memcpy(e->v, dt == RCL_F32 ? (void *)&onef : (void *)&one, rcl_dtype_size(dt));
+  return 0;
+}
+
+/* Adds an entry (0-based), and for a symmetric or skew-symmetric file its mirror above the diagonal
+ * (negated for skew). */
+static int push_entry(rcl_coo *coo, const mm_header *h, mm_entry *e, rcl_dtype dt) {
+  int rc = rcl__coo_push(coo, (uint32_t)(e->i - 1), (uint32_t)(e->j - 1), e->v);
+  if (!rc && h->sym != S_GENERAL && e->i != e->j) {
+    if (h->sym == S_SKEW) negate(e->v, dt);
+    rc = rcl__coo_push(coo, (uint32_t)(e->j - 1), (uint32_t)(e->i - 1), e->v);
+  }
+  return rc;
+}
+
+/* The declared entries (blank and comment lines between them skipped). */
+static int read_entries(rcl_coo *coo, reader *r, const mm_header *h, rcl_dtype dt) {
+  mm_entry e;
+  uint64_t got = 0, ai = h->array && h->sym == S_SKEW ? 2 : 1, aj = 1;
+  int rc = 0;
+  while (!rc && got < h->expect) {
+    if (!next_line(r))
+      return perr(r, RCL_ERR_PARSE, "the input ends after %llu of the %llu entries declared on line %zu",
+                  (unsigned long long)got, (unsigned long long)h->expect, h->size_line);
     if (skippable(r)) continue;
-    uint64_t i, j;
-    if (array) {
-      nt = split(r, t, 2);
-      if (nt > 1) {
-        rc = perr(r, RCL_ERR_PARSE, "unexpected \"%s\" after the value (array files hold one value per line)",
-                  show(b1, t[1]));
-        break;
-      }
-      if ((rc = parse_value(v, r, t[0], field, dt)) != 0) break;
-      i = ai;
-      j = aj;
-      if (++ai > M) { /* next column */
-        aj++;
-        ai = sym == S_GENERAL ? 1 : sym == S_SYMMETRIC ? aj : aj + 1;
-      }
-    } else {
-      int need = field == F_PATTERN ? 2 : 3;
-      nt = split(r, t, need);
-      if (nt < need) {
-        rc = perr(r, RCL_ERR_PARSE, "expected %s, found %d word(s)",
-                  need == 2 ? "row and column (pattern)" : "row, column and value", nt);
-        break;
-      }
-      if (nt > need) {
-        token extra[4];
-        split(r, extra, 4);
-        rc = perr(r, RCL_ERR_PARSE, "unexpected \"%s\" after the %s", show(b1, extra[need]),
-                  need == 2 ? "column (the field is pattern)" : "value");
-        break;
-      }
-      if ((rc = parse_index(&i, r, t[0], "row", M)) != 0 || (rc = parse_index(&j, r, t[1], "column", N)) != 0) break;
-      if (sym == S_SYMMETRIC && i < j) {
-        rc = perr(r, RCL_ERR_PARSE,
-                  "entry (%s, %s) lies above the diagonal: a symmetric Matrix Market file stores only the lower "
-                  "triangle",
-                  show(b1, t[0]), show(b2, t[1]));
-        break;
-      }
-      if (sym == S_SKEW && i <= j) {
-        rc = perr(r, RCL_ERR_PARSE,
-                  "entry (%s, %s) is not below the diagonal: a skew-symmetric file stores only the strict lower "
-                  "triangle",
-                  show(b1, t[0]), show(b2, t[1]));
-        break;
-      }
-      if (field == F_PATTERN) {
-        double one = 1.0;
-        float onef = 1.0f;
-        memcpy(v, dt == RCL_F32 ? (void *)&onef : (void *)&one, rcl_dtype_size(dt));
-      } else if ((rc = parse_value(v, r, t[2], field, dt)) != 0) {
-        break;
-      }
-    }
-    rc = rcl__coo_push(&coo, (uint32_t)(i - 1), (uint32_t)(j - 1), v);
-    if (!rc && sym != S_GENERAL && i != j) {
-      if (sym == S_SKEW) negate(v, dt);
-      rc = rcl__coo_push(&coo, (uint32_t)(j - 1), (uint32_t)(i - 1), v);
-    }
+    rc = h->array ? array_entry(&e, r, h, dt, &ai, &aj) : coordinate_entry(&e, r, h, dt);
+    if (!rc) rc = push_entry(coo, h, &e, dt);
     got++;
   }
-  /* Only blank and comment lines may follow. */
-  while (!rc && next_line(r))
+  return rc;
+}
+
+/* After the declared entries only blank and comment lines may follow. */
+static int read_trailer(reader *r, const mm_header *h) {
+  while (next_line(r))
     if (!skippable(r))
-      rc = perr(r, RCL_ERR_PARSE, "more entries than the %llu declared on line %zu", (unsigned long long)expect,
-                size_line);
-  if (!rc) rc = rcl__csr_from_coo(out, &coo, (size_t)M, (size_t)N);
+      return perr(r, RCL_ERR_PARSE, "more entries than the %llu declared on line %zu", (unsigned long long)h->expect,
+                  h->size_line);
+  return 0;
+}
+
+static int parse(rcl_csr **out, reader *r, rcl_dtype dt) {
+  mm_header h;
+  memset(&h, 0, sizeof h);
+  int rc = read_banner(&h, r);
+  if (!rc) rc = read_size_line(&h, r);
+  if (!rc) rc = check_claims(&h, r);
+  if (rc) return rc;
+  rcl_coo coo;
+  if ((rc = rcl__coo_init(&coo, dt, (size_t)h.expect * (h.sym != S_GENERAL ? 2 : 1))) != 0) return rc;
+  rc = read_entries(&coo, r, &h, dt);
+  if (!rc) rc = read_trailer(r, &h);
+  if (!rc) rc = rcl__csr_from_coo(out, &coo, (size_t)h.M, (size_t)h.N);
   rcl__coo_free(&coo);
   return rc;
 }

@@ -1,5 +1,5 @@
 /* CSR matrices on the host: creation with validation, assembly from entries in file order (sorting and
- * duplicate summation in a fixed order), and digests. */
+ * duplicate summation in a fixed order), digests, and the Jacobi preconditioner CG uses. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -235,5 +235,44 @@ int rcl__csr_from_coo(rcl_csr **out, const rcl_coo *c, size_t nrows, size_t ncol
   rcl__free(rp);
   rcl__free(keys);
   *out = A;
+  return 0;
+}
+
+/* ---- the Jacobi preconditioner (for CG) ------------------------------------------------------------------ */
+
+int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A) {
+  *out = NULL;
+  if (A->nrows != A->ncols)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "Jacobi: the matrix is %zu x %zu, not square", A->nrows, A->ncols);
+  rcl_csr *D;
+  int rc = rcl_csr_alloc(&D, A->dtype, A->nrows, A->ncols, A->nrows);
+  if (rc) return rc;
+  for (size_t i = 0; i < A->nrows; i++) {
+    double d = 0;
+    float df = 0;
+    int have = 0;
+    for (uint64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) {
+      if (A->col_idx[k] != i) continue;
+      if (A->dtype == RCL_F32)
+        df = have ? df + ((const float *)A->values)[k] : ((const float *)A->values)[k];
+      else
+        d = have ? d + ((const double *)A->values)[k] : ((const double *)A->values)[k];
+      have = 1;
+    }
+    if (A->dtype == RCL_F32) d = df;
+    if (!have || !(d > 0)) {
+      rcl_csr_free(D);
+      return rcl__fail(RCL_ERR_BREAKDOWN, "Jacobi: row %zu has %s diagonal%s: the matrix is not positive definite", i,
+                       have ? "a non-positive" : "no", have ? " entry" : " entry (a zero diagonal)");
+    }
+    D->row_ptr[i] = i;
+    D->col_idx[i] = (uint32_t)i;
+    if (A->dtype == RCL_F32)
+      ((float *)D->values)[i] = 1.0f / df; /* one correctly rounded division */
+    else
+      ((double *)D->values)[i] = 1.0 / d;
+  }
+  D->row_ptr[A->nrows] = A->nrows;
+  *out = D;
   return 0;
 }

@@ -1,7 +1,10 @@
 /* Internals shared by the sparse modules (sparse_csr.c, mmio.c, hbio.c, sparse_gen.c, spmv*.c, cg.c).
- * Not installed. */
+ * Not installed. Dependencies run one way: cg.c -> spmv.c (the front) -> spmv_tune.c -> spmv_launch.c ->
+ * spmv_matrix.c -> sparse_csr.c; the readers and generators use sparse_csr.c and sparse_text.c. */
 #ifndef REPROCL_SPARSE_INTERNAL_H
 #define REPROCL_SPARSE_INTERNAL_H
+#include <string.h>
+
 #include "tune/tune_internal.h"
 #include "reprocl/sparse.h"
 
@@ -34,6 +37,18 @@ static inline int rcl__rows_justified(uint64_t nrows, uint64_t input_bytes) {
   return need <= RCL_READER_FREE_ROW_BYTES || need / RCL_READER_ROW_BYTES_PER_INPUT_BYTE <= input_bytes;
 }
 
+/* Whether a dtype value is +0 or -0, by its bits (how the SpMV launches and the reference test beta). */
+static inline int rcl__real_is_zero(const void *v, rcl_dtype dt) {
+  if (dt == RCL_F32) {
+    uint32_t u;
+    memcpy(&u, v, 4);
+    return (u << 1) == 0;
+  }
+  uint64_t u;
+  memcpy(&u, v, 8);
+  return (u << 1) == 0;
+}
+
 /* Reads a whole file into a NUL-terminated buffer (rcl__free it). Errors name the file. */
 RCL_INTERNAL int rcl__read_file(char **buf, size_t *len, const char *path);
 
@@ -48,11 +63,12 @@ typedef struct {
 RCL_INTERNAL int rcl__locale_begin(rcl_locale_guard *g);
 RCL_INTERNAL void rcl__locale_end(rcl_locale_guard *g);
 
-/* The Jacobi preconditioner of A as a diagonal matrix: entry (i, i) = 1 / d_i rounded in dtype, where d_i
- * is the sum (in stored order) of row i's diagonal entries. RCL_ERR_BREAKDOWN names the first row whose
- * d_i is missing, not positive or NaN. A must be square. */
+/* (sparse_csr.c) The Jacobi preconditioner of A as a diagonal matrix: entry (i, i) = 1 / d_i rounded in dtype, where
+ * d_i is the sum (in stored order) of row i's diagonal entries. RCL_ERR_BREAKDOWN names the first row whose d_i is
+ * missing, not positive or NaN. A must be square. */
 RCL_INTERNAL int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
-/* The same for a matrix on a device (its arrays are read back once); the result lives on A's context. */
+/* (spmv_matrix.c) The same for a matrix on a device (its arrays are read back once); the result lives on A's context.
+ */
 RCL_INTERNAL int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
 /* A's Jacobi preconditioner, built once and kept with A (borrowed: freed with A). */
 RCL_INTERNAL int rcl__spmv_jacobi_of(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
@@ -72,7 +88,7 @@ enum {
   RCL_SP_NPARAMS
 };
 
-/* The extra build defines of the SpMV program for a contract and row-pointer width (what spmv.c builds,
+/* The extra build defines of the SpMV program for a contract and row-pointer width (what spmv_launch.c builds,
  * what the descriptors and bundles name). */
 RCL_INTERNAL const char *rcl__spmv_defines(int exact, int rp64);
 /* The descriptors: per contract, one for matrices with regular rows (the longest at most twice the mean

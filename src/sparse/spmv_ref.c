@@ -9,17 +9,6 @@
 
 #include "sparse/sparse_internal.h"
 
-static int is_zero_bits(const void *v, rcl_dtype dt) {
-  if (dt == RCL_F32) {
-    uint32_t u;
-    memcpy(&u, v, 4);
-    return (u << 1) == 0;
-  }
-  uint64_t u;
-  memcpy(&u, v, 8);
-  return (u << 1) == 0;
-}
-
 /* Carry-normalises digits (each < 2^32, the top one signed) so any number of terms fits. */
 static void normalize(rcl_i64 *s, int nd) {
   rcl_i64 carry = 0;
@@ -70,7 +59,7 @@ int rcl_ref_spmv(void *y, const rcl_csr *A, rcl_spmv_contract contract, const vo
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_ref_spmv: NULL y, x, alpha or beta");
   if (contract != RCL_SPMV_ORDERED && contract != RCL_SPMV_EXACT)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_ref_spmv: unknown contract %d", (int)contract);
-  int bz = is_zero_bits(beta, A->dtype);
+  int bz = rcl__real_is_zero(beta, A->dtype);
   rcl_i64 *s = NULL;
   if (contract == RCL_SPMV_EXACT && !(s = rcl__malloc(RCL_XACC_MAX_DIGITS * sizeof *s))) return RCL_ERR_OUT_OF_MEMORY;
   if (A->dtype == RCL_F32) {

@@ -2,7 +2,7 @@
  * y = alpha*A*x + beta*y — variant (scalar, vector, adaptive, sliced ELL, task), work-group size, vector
  * lanes, adaptive block size, ELL slice height and the long-row threshold — per contract, for matrices
  * with regular rows and for irregular ones (the best variant depends on the row-length spread). The
- * validity predicate is the launch planner of spmv.c; runs use a scratch matrix and vectors of
+ * validity predicate is the launch planner of spmv_launch.c; runs use a scratch matrix and vectors of
  * deterministic data. CG uses these choices through its SpMVs (and the reductions' through its dots). */
 #include <math.h>
 #include <stdlib.h>
