@@ -1,5 +1,6 @@
-/* Internals of the reduction family shared by reduce.c (the launchers) and reduce_tune.c (its tuner
- * plug-in). Not installed. */
+/* Internals of the reduction family. Its files depend one way: reduce.c (the public front: checks, the
+ * configuration of a call from the tuner) uses reduce_tune.c (the tuner plug-in: descriptors), and both use
+ * reduce_launch.c (plans and enqueues with an explicit configuration), which uses neither. Not installed. */
 #ifndef REPROCL_REDUCE_INTERNAL_H
 #define REPROCL_REDUCE_INTERNAL_H
 #include "tune/tune_internal.h"
@@ -25,6 +26,8 @@ typedef struct {
   rcl_context *ctx;
 } rcl_red_plan;
 
+/* ---- the launch layer (reduce_launch.c) ------------------------------------------------------------- */
+
 RCL_INTERNAL int rcl__reduce_plan(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode,
                                   rcl_dtype dt, size_t n, const rcl_red_cfg *cfg);
 RCL_INTERNAL void rcl__reduce_plan_release(rcl_red_plan *pl);
@@ -32,13 +35,15 @@ RCL_INTERNAL void rcl__reduce_plan_release(rcl_red_plan *pl);
 RCL_INTERNAL int rcl__reduce_enqueue_cfg(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_op op,
                                          rcl_reduce_mode mode, rcl_dtype dtype, size_t n, cl_mem x, size_t xoff,
                                          cl_mem y, size_t yoff, const rcl_red_cfg *cfg, const rcl_queue_args *q);
-/* axpy (is_axpy) or scal with an explicit work-group size (0: tuned or default). */
-RCL_INTERNAL int rcl__blas1_enqueue(int is_axpy, cl_mem y, size_t yoff, rcl_context *ctx, rcl_dtype dt, size_t n,
-                                    const void *alpha, cl_mem x, size_t xoff, size_t local, const rcl_queue_args *q);
+/* axpy (is_axpy) or scal on queue (arguments already validated) with the work-group size local (strict:
+ * refused when the kernel or device cannot launch it), or if 0 with soft clamped to the kernel's limit. */
+RCL_INTERNAL int rcl__blas1_launch(int is_axpy, cl_command_queue queue, cl_mem y, size_t yoff, rcl_context *ctx,
+                                   rcl_dtype dt, size_t n, const void *alpha, cl_mem x, size_t xoff, size_t local,
+                                   size_t soft, const rcl_queue_args *q);
 /* CL_KERNEL_WORK_GROUP_SIZE of rcl_axpy / rcl_scal. */
 RCL_INTERNAL int rcl__blas1_kmax(size_t *kmax, rcl_context *ctx, rcl_dtype dt, int is_axpy);
 
-/* The tuner descriptors (reduce_tune.c). */
+/* ---- the tuner descriptors (reduce_tune.c) ---------------------------------------------------------- */
 RCL_INTERNAL const rcl_tune_kernel *rcl__reduce_tune_kernel(rcl_reduce_op op, rcl_reduce_mode mode);
 extern const rcl_tune_kernel rcl__tk_reduce_sum_ordered, rcl__tk_reduce_dot_ordered, rcl__tk_reduce_nrm2_ordered,
     rcl__tk_reduce_sum_exact, rcl__tk_reduce_dot_exact, rcl__tk_reduce_nrm2_exact, rcl__tk_reduce_axpy,

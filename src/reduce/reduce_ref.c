@@ -23,28 +23,28 @@ static uint64_t canon_f64(double x) {
 }
 
 /* The ordered contract for one element type: lane sums, then the level-by-level pairwise tree. */
-#define ORDERED_REF(NAME, T)                                                                          \
-  static int NAME(T *out, size_t n, const T *x, const T *y) {                                         \
-    size_t rest = n % RED_B, nleaves = (n / RED_B) * RED_L + (rest < RED_L ? rest : RED_L);          \
-    if (n == 0) {                                                                                     \
-      *out = (T)0;                                                                                    \
-      return 0;                                                                                       \
-    }                                                                                                 \
-    T *s = rcl__malloc(nleaves * sizeof(T));                                                          \
-    if (!s) return RCL_ERR_OUT_OF_MEMORY;                                                             \
-    size_t leaf = 0;                                                                                  \
-    for (size_t b = 0; b * RED_B < n; b++)                                                            \
-      for (size_t l = 0; l < RED_L && b * RED_B + l < n; l++) {                                       \
-        size_t end = (b + 1) * RED_B < n ? (b + 1) * RED_B : n, i = b * RED_B + l;                    \
-        T acc = y ? x[i] * y[i] : x[i];                                                               \
-        for (i += RED_L; i < end; i += RED_L) acc = acc + (y ? x[i] * y[i] : x[i]);                   \
-        s[leaf++] = acc;                                                                              \
-      }                                                                                               \
-    for (size_t m = nleaves; m > 1; m = (m + 1) / 2)                                                  \
-      for (size_t k = 0; k < m / 2 + m % 2; k++) s[k] = 2 * k + 1 < m ? s[2 * k] + s[2 * k + 1] : s[2 * k]; \
-    *out = s[0];                                                                                      \
-    rcl__free(s);                                                                                     \
-    return 0;                                                                                         \
+#define ORDERED_REF(NAME, T)                                                                                           \
+  static int NAME(T *out, size_t n, const T *x, const T *y) {                                                          \
+    size_t rest = n % RED_B, nleaves = (n / RED_B) * RED_L + (rest < RED_L ? rest : RED_L);                            \
+    if (n == 0) {                                                                                                      \
+      *out = (T)0;                                                                                                     \
+      return 0;                                                                                                        \
+    }                                                                                                                  \
+    T *s = rcl__malloc(nleaves * sizeof(T));                                                                           \
+    if (!s) return RCL_ERR_OUT_OF_MEMORY;                                                                              \
+    size_t leaf = 0;                                                                                                   \
+    for (size_t b = 0; b * RED_B < n; b++)                                                                             \
+      for (size_t l = 0; l < RED_L && b * RED_B + l < n; l++) {                                                        \
+        size_t end = (b + 1) * RED_B < n ? (b + 1) * RED_B : n, i = b * RED_B + l;                                     \
+        T acc = y ? x[i] * y[i] : x[i];                                                                                \
+        for (i += RED_L; i < end; i += RED_L) acc = acc + (y ? x[i] * y[i] : x[i]);                                    \
+        s[leaf++] = acc;                                                                                               \
+      }                                                                                                                \
+    for (size_t m = nleaves; m > 1; m = (m + 1) / 2)                                                                   \
+      for (size_t k = 0; k < m / 2 + m % 2; k++) s[k] = 2 * k + 1 < m ? s[2 * k] + s[2 * k + 1] : s[2 * k];            \
+    *out = s[0];                                                                                                       \
+    rcl__free(s);                                                                                                      \
+    return 0;                                                                                                          \
   }
 ORDERED_REF(ordered_f32, float)
 ORDERED_REF(ordered_f64, double)
@@ -95,7 +95,8 @@ static int exact_ref(void *out, rcl_dtype dt, int dot, size_t n, const void *x, 
   }
   normalize(s, nd);
   rcl_u64 bits = rcl_xacc_result_bits(s, nd, base, flags, is64);
-  if (is64) memcpy(out, &bits, 8);
+  if (is64)
+    memcpy(out, &bits, 8);
   else {
     rcl_u32 b32 = (rcl_u32)bits;
     memcpy(out, &b32, 4);

@@ -1,5 +1,5 @@
 /* The reduction family's tuner plug-in: the tunables of each reduction and of axpy/scal, the validity
- * predicate (the launch planner of reduce.c, after the programs are built) and the run/digest callbacks
+ * predicate (the launch planner of reduce_launch.c, after the programs are built) and the run/digest callbacks
  * on scratch buffers of deterministic data. See docs/tuning.md, "Plugging a family in". */
 #include <stdlib.h>
 #include <string.h>
@@ -110,8 +110,10 @@ static int red_check(void *st, rcl_tune_point *p, int is_default, char *why, siz
     /* Record what the default really launches: a platform default larger than the device allows (256
      * for exact f64 sums on a GPU with 48 KiB of local memory) is clamped by the planner, and a choice
      * handed back by rcl_tune_get must be valid when passed explicitly. */
-    if (!pl.task) p->v[RCL_RED_P_LOCAL] = pl.W;
-    else if (!p->v[RCL_RED_P_LOCAL]) p->v[RCL_RED_P_LOCAL] = 256;
+    if (!pl.task)
+      p->v[RCL_RED_P_LOCAL] = pl.W;
+    else if (!p->v[RCL_RED_P_LOCAL])
+      p->v[RCL_RED_P_LOCAL] = 256;
     if (!p->v[RCL_RED_P_GPC]) p->v[RCL_RED_P_GPC] = s->mode == RCL_REDUCE_ORDERED ? 32 : 4;
   }
   rcl__reduce_plan_release(&pl);
@@ -178,7 +180,7 @@ static int blas1_run(void *st, const rcl_tune_point *p, cl_command_queue q) {
   double a64 = -1.0 / 3.0;
   float a32 = (float)a64;
   const void *alpha = s->dt == RCL_F32 ? (const void *)&a32 : (const void *)&a64;
-  return rcl__blas1_enqueue(s->blas1 == 1, s->r, 0, s->ctx, s->dt, s->n, alpha, s->x, 0, p->eff[0], &qa);
+  return rcl__blas1_launch(s->blas1 == 1, q, s->r, 0, s->ctx, s->dt, s->n, alpha, s->x, 0, p->eff[0], 256, &qa);
 }
 
 static int blas1_digest(void *st, cl_command_queue q, char hex[RCL_SHA256_HEX_SIZE]) {

@@ -1,7 +1,7 @@
 /* The stencil family's tuner plug-in (docs/tuning.md, "Plugging a family in"): the tunables of the
  * nine-point, general (3x3 and 5x5: one program each) and SOR kernels — variant, work-group shape and
- * points per work-item — the validity predicate (the launch planner of stencil.c, after the program is
- * built) and run/digest callbacks on scratch grids of deterministic data. SOR sweeps in place, so its
+ * points per work-item — the validity predicate (the launch planner of stencil_launch.c, after the program
+ * is built) and run/digest callbacks on scratch grids of deterministic data. SOR sweeps in place, so its
  * scratch grid is restored from a pristine copy before every launch: tuning never touches a caller's grid. */
 #include <math.h>
 #include <stdlib.h>
@@ -189,9 +189,10 @@ static int st_run(void *p, const rcl_tune_point *pt, cl_command_queue q) {
   rcl_stencil_options o = opts_of(v);
   rcl_queue_args qa = RCL_QUEUE_ARGS_INIT;
   qa.queue = q;
-  if (s->kind == RCL_STK_SOR)
-    return rcl_sor_enqueue(s->out, 0, 0, s->ctx, &s->sor, s->dt, s->w, s->h, 1, NULL, 0, 0, &o, &qa);
-  return rcl_stencil_enqueue(s->out, 0, 0, s->ctx, &s->st, s->dt, s->w, s->h, 1, s->in, 0, 0, NULL, &o, &qa);
+  /* The grids the setup created: offset 0, rows of width w; SOR without a right-hand side. */
+  const rcl__grid_ref in = {s->in, 0, s->w}, out = {s->out, 0, s->w}, none = {NULL, 0, 0};
+  if (s->kind == RCL_STK_SOR) return rcl__sor_run(q, s->ctx, &s->sor, s->dt, s->w, s->h, 1, &out, &none, &o, NULL, &qa);
+  return rcl__stencil_run(q, s->ctx, &s->st, s->radius, s->dt, s->w, s->h, 1, &in, &out, NULL, &o, NULL, &qa);
 }
 
 static int st_digest(void *p, cl_command_queue q, char hex[RCL_SHA256_HEX_SIZE]) {
