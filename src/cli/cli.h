@@ -101,6 +101,8 @@ json_t *cli_profile_json(const rcl_device_profile *p);
  * 0 or the status of the first verdict that could not be had (shown as "error"). */
 int cli_verdicts_print(rcl_context *ctx);
 int cli_verdicts_json(json_t **out, rcl_context *ctx);
+/* dir and name joined by exactly one '/' ("src/" or "src" with "manifest.txt": "src/manifest.txt"). */
+void cli_path_join(char *buf, size_t size, const char *dir, const char *name);
 /* Writes raw bytes to a file; errors name the file. Returns 0 or an exit status. */
 int cli_write_file(const char *path, const void *data, size_t bytes);
 

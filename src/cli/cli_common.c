@@ -334,6 +334,12 @@ json_t *cli_profile_json(const rcl_device_profile *p) {
                    "fp32_div_sqrt", p->fp32_emulate_div_sqrt, "profile_version", "1", "support", support);
 }
 
+void cli_path_join(char *buf, size_t size, const char *dir, const char *name) {
+  size_t l = strlen(dir);
+  while (l > 1 && dir[l - 1] == '/') l--;
+  snprintf(buf, size, "%.*s%s%s", (int)l, dir, l == 0 || dir[l - 1] == '/' ? "" : "/", name);
+}
+
 int cli_write_file(const char *path, const void *data, size_t bytes) {
   FILE *f = fopen(path, "wb");
   if (!f) return cli_error("cannot open %s for writing: %s", path, strerror(errno));

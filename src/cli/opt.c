@@ -8,7 +8,7 @@
 static const cli_opt help_opt = {CLI_OPT_FLAG, "help", 'h', NULL, NULL, NULL, "show this help"};
 
 static int is_option(const cli_opt *o) {
-  return o->kind == CLI_OPT_FLAG || o->kind == CLI_OPT_STRING || o->kind == CLI_OPT_PARSE;
+  return o->kind == CLI_OPT_FLAG || o->kind == CLI_OPT_STRING || o->kind == CLI_OPT_PARSE || o->kind == CLI_OPT_REJECT;
 }
 
 static const cli_opt *find_long(const cli_opt *opts, const char *name, size_t len) {
@@ -44,18 +44,25 @@ static size_t distance(const char *a, const char *b, size_t bl) {
   return row[bl];
 }
 
-static int unknown(const cli_cmd_spec *cmd, const char *arg, const char *name, size_t len) {
-  const cli_opt *best = NULL;
+const char *cli_opt_nearest(const char *word, size_t len, const char *const *names, size_t n) {
+  const char *best = NULL;
   size_t bd = 3;
-  for (const cli_opt *o = cmd->opts; o && o->kind != CLI_OPT_END; o++) {
-    if (!is_option(o)) continue;
-    size_t d = distance(o->name, name, len);
-    int prefix = len >= 2 && !strncmp(o->name, name, len);
-    if (prefix) d = 1;
-    if (d < bd) bd = d, best = o;
+  for (size_t i = 0; i < n; i++) {
+    size_t d = distance(names[i], word, len);
+    if (len >= 2 && !strncmp(names[i], word, len)) d = 1; /* a prefix, as getopt took it before */
+    if (d < bd) bd = d, best = names[i];
   }
+  return best;
+}
+
+static int unknown(const cli_cmd_spec *cmd, const char *arg, const char *name, size_t len) {
+  const char *names[128];
+  size_t n = 0;
+  for (const cli_opt *o = cmd->opts; o && o->kind != CLI_OPT_END && n < 128; o++)
+    if (is_option(o)) names[n++] = o->name;
+  const char *best = cli_opt_nearest(name, len, names, n);
   if (best)
-    return cli_error("unknown option %s (did you mean --%s?); `reprocl %s --help` lists the options", arg, best->name,
+    return cli_error("unknown option %s (did you mean --%s?); `reprocl %s --help` lists the options", arg, best,
                      cmd->name);
   return cli_error("unknown option %s; `reprocl %s --help` lists the options", arg, cmd->name);
 }
@@ -101,14 +108,16 @@ int cli_opt_parse(const cli_cmd_spec *cmd, int argc, char **argv, const char **a
       if (!(o = find_long(cmd->opts, name, len))) return unknown(cmd, a, name, len);
       snprintf(spelled, sizeof spelled, "--%s", o->name);
       if (eq) {
-        if (o->kind == CLI_OPT_FLAG) return cli_error("%s takes no value (got \"%s\")", spelled, a);
+        if (o->kind == CLI_OPT_FLAG || o->kind == CLI_OPT_REJECT)
+          return cli_error("%s takes no value (got \"%s\")", spelled, a);
         value = eq + 1;
       }
     } else {
       if (!(o = find_short(cmd->opts, a[1]))) return unknown(cmd, a, a + 1, strlen(a + 1));
       snprintf(spelled, sizeof spelled, "-%c", a[1]);
       if (a[2]) {
-        if (o->kind == CLI_OPT_FLAG) return cli_error("unknown option %s (%s takes no value)", a, spelled);
+        if (o->kind == CLI_OPT_FLAG || o->kind == CLI_OPT_REJECT)
+          return cli_error("unknown option %s (%s takes no value)", a, spelled);
         value = a + 2;
       }
     }
@@ -116,7 +125,8 @@ int cli_opt_parse(const cli_cmd_spec *cmd, int argc, char **argv, const char **a
       cli_opt_help(stdout, cmd);
       return CLI_OPT_HELP;
     }
-    if (o->kind != CLI_OPT_FLAG && !value) {
+    if (o->kind == CLI_OPT_REJECT) return cli_error("%s does not apply to reprocl %s: %s", spelled, cmd->name, o->help);
+    if (o->kind != CLI_OPT_FLAG && o->kind != CLI_OPT_REJECT && !value) {
       if (i + 1 >= argc) return cli_error("%s needs a value (%s)", spelled, o->value_name ? o->value_name : "VALUE");
       value = argv[++i];
     }
@@ -160,17 +170,14 @@ void cli_opt_help(FILE *f, const cli_cmd_spec *cmd) {
       fprintf(f, "\n%*s", col, "");
     else
       fprintf(f, "%*s", col - w, "");
+    if (p->kind == CLI_OPT_REJECT) fputs("does not apply here: ", f);
     put_indented(f, p->help ? p->help : "", col);
     fputc('\n', f);
     if (p == &help_opt) break;
   }
-  if (cmd->finding)
-    fprintf(f,
-            "\nexit status: 0 success, every result agrees; 1 %s; 2 bad usage or input; 3 could not run\n"
-            "(docs/cli.md)\n",
-            cmd->finding);
-  else
-    fprintf(f, "\nexit status: 0 success; 2 bad usage or input; 3 could not run (docs/cli.md)\n");
+  fprintf(f, "\nexit status: 0 success%s; ", cmd->finding ? ", every result agrees" : "");
+  if (cmd->finding) fprintf(f, "1 %s; ", cmd->finding);
+  fprintf(f, "2 bad usage or input; 3 could not run\n(docs/cli.md)\n");
 }
 
 int cli_opt_dtype(void *target, const char *opt, const char *value) {

@@ -13,7 +13,8 @@ typedef enum {
   CLI_OPT_FLAG,    /* no value: sets *(int *)target to 1 */
   CLI_OPT_STRING,  /* a value: *(const char **)target = the argument (last one wins) */
   CLI_OPT_PARSE,   /* a value, given to fn(target, "--name", value) at each occurrence */
-  CLI_OPT_SECTION  /* no option: a heading in the help ("tunables:") */
+  CLI_OPT_SECTION, /* no option: a heading in the help ("tunables:") */
+  CLI_OPT_REJECT   /* a common option that does not apply to this command: an error saying why (the help) */
 } cli_opt_kind;
 
 /* Parses value for option `opt` ("--dtype") into target; returns 0 or an exit status (cli_error's 2). */
@@ -40,6 +41,9 @@ typedef struct {
   { CLI_OPT_FLAG, name, c, NULL, target, NULL, help }
 #define CLI_STR_S(c, name, target, value_name, help)                                                                   \
   { CLI_OPT_STRING, name, c, value_name, target, NULL, help }
+/* A common option this command refuses, and why (shown in the help and in the error). */
+#define CLI_NOT_HERE(name, why)                                                                                        \
+  { CLI_OPT_REJECT, name, 0, NULL, NULL, NULL, why }
 #define CLI_SECTION(title)                                                                                             \
   { CLI_OPT_SECTION, title, 0, NULL, NULL, NULL, NULL }
 #define CLI_END                                                                                                        \
@@ -55,6 +59,8 @@ typedef struct {
 #define CLI_OPT_NATIVE(target)                                                                                         \
   CLI_FLAG("native", target, "also run the vendor-default (native) build and show how far it drifts")
 #define CLI_OPT_OUT(target, what) CLI_STR("out", target, "FILE", what)
+/* The output file of the commands that write one document (bench, compile, fingerprint): -o, --output. */
+#define CLI_OPT_OUTPUT(target, what) CLI_STR_S('o', "output", target, "FILE", what)
 
 /* A command: its name as typed ("spmv", "run reduce"), the rest of its usage line, what it does, its options,
  * and what exit status 1 means for it (NULL: the command has no finding, so never exits 1). Positional
@@ -92,5 +98,9 @@ int cli_opt_repeats(void *target, const char *opt, const char *value);
 int cli_opt_size(void *target, const char *opt, const char *value);
 int cli_opt_double(void *target, const char *opt, const char *value);
 int cli_opt_u64(void *target, const char *opt, const char *value);
+
+/* The name in names[0..n) nearest to word[0..len) by edit distance (at most 2 edits, or word a prefix of
+ * it), or NULL: the suggestion in "unknown option --dtyp (did you mean --dtype?)" and for commands. */
+const char *cli_opt_nearest(const char *word, size_t len, const char *const *names, size_t n);
 
 #endif
