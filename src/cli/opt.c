@@ -125,7 +125,13 @@ int cli_opt_parse(const cli_cmd_spec *cmd, int argc, char **argv, const char **a
       cli_opt_help(stdout, cmd);
       return CLI_OPT_HELP;
     }
-    if (o->kind == CLI_OPT_REJECT) return cli_error("%s does not apply to reprocl %s: %s", spelled, cmd->name, o->help);
+    if (o->kind == CLI_OPT_REJECT) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", o->help);
+      for (char *p = why; *p; p++)
+        if (*p == '\n') *p = ' ';
+      return cli_error("%s does not apply to reprocl %s: %s", spelled, cmd->name, why);
+    }
     if (o->kind != CLI_OPT_FLAG && o->kind != CLI_OPT_REJECT && !value) {
       if (i + 1 >= argc) return cli_error("%s needs a value (%s)", spelled, o->value_name ? o->value_name : "VALUE");
       value = argv[++i];
@@ -175,9 +181,13 @@ void cli_opt_help(FILE *f, const cli_cmd_spec *cmd) {
     fputc('\n', f);
     if (p == &help_opt) break;
   }
-  fprintf(f, "\nexit status: 0 success%s; ", cmd->finding ? ", every result agrees" : "");
-  if (cmd->finding) fprintf(f, "1 %s; ", cmd->finding);
-  fprintf(f, "2 bad usage or input; 3 could not run\n(docs/cli.md)\n");
+  fprintf(f, "\nexit status: 0 success%s\n", cmd->finding ? ", every result agrees" : "");
+  if (cmd->finding) {
+    fprintf(f, "             1 ");
+    put_indented(f, cmd->finding, 15);
+    fputc('\n', f);
+  }
+  fprintf(f, "             2 bad usage or input\n             3 could not run\n(docs/cli.md)\n");
 }
 
 int cli_opt_dtype(void *target, const char *opt, const char *value) {
