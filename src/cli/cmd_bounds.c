@@ -143,6 +143,72 @@ static json_t *num_json(const void *v, rcl_dtype dt) {
 static json_t *ulps_json(double u) { return isnan(u) ? json_null() : json_real(u); }
 
 /* Prints the report (text or JSON); returns the exit status. */
+/* The text header: the interval, its endpoints and whether it is tight. */
+static void print_interval(const report *r, const char *title, const rcl_bounds_options *o, const char *slo,
+                           const char *xlo, const char *shi, const char *xhi, double width) {
+  const rcl_bounds *b = &r->b;
+  const char *orders = b->order == RCL_BOUNDS_ANY_ORDER ? "any order (re-association and commutativity)"
+                                                        : "re-association of the written order";
+  size_t limit = b->order == RCL_BOUNDS_ANY_ORDER ? (o->max_any ? o->max_any : RCL_BOUNDS_ANY_DEFAULT)
+                                                  : (o->max_assoc ? o->max_assoc : RCL_BOUNDS_ASSOC_DEFAULT);
+  printf("%s\n", title);
+  printf("evaluations: %s, %s\n", orders, b->fma ? "any FMA contraction" : "no FMA contraction");
+  if (b->has_value) {
+    printf("  lo     %-26s %s\n  hi     %-26s %s\n", slo, xlo, shi, xhi);
+    printf("  width  %.0f ulps\n", width);
+  } else {
+    printf("  every evaluation gives NaN\n");
+  }
+  if (b->may_be_nan && b->has_value) printf("  NaN    some evaluations give NaN\n");
+  if (b->tight)
+    printf("  tight  yes: lo and hi are each the value of some evaluation (exact DP; largest sum %zu terms)\n",
+           b->largest_sum);
+  else if (b->enclosed_sums)
+    printf("  tight  no: a rigorous enclosure; a sum of %zu terms exceeds the exact %s-order limit of %zu\n"
+           "         (raise --max-%s up to %u%s; see docs/bounds.md)\n",
+           b->largest_sum, rcl_bounds_order_name(b->order), limit, rcl_bounds_order_name(b->order),
+           b->order == RCL_BOUNDS_ANY_ORDER ? RCL_BOUNDS_ANY_LIMIT : RCL_BOUNDS_ASSOC_LIMIT,
+           b->order == RCL_BOUNDS_ANY_ORDER ? ", or use --order assoc" : "");
+  else
+    printf("  tight  no: a rigorous enclosure (an infinity may meet a zero in a product; see docs/bounds.md)\n");
+  printf("\n  %-36s %-32s %-*s %-22s %s\n", "where", "evaluation", r->dt == RCL_F32 ? 15 : 23, "value", "position",
+         "ulps from lo / to hi");
+}
+
+/* One evaluation against the interval, as a table row or into jrows. Returns 1 when it counts as a
+ * failure (covered but outside, or differing from its reference); *shown counts the rows with values. */
+static int print_row(json_t *jrows, const report *r, const row *w, double width, int json, size_t *shown) {
+  int vw = r->dt == RCL_F32 ? 15 : 23; /* the value column: %.9g / %.17g */
+  char val[64], bar[32];
+  if (w->unsupported) {
+    if (!json)
+      printf("  %-44.44s unsupported: %s\n", w->where, w->note);
+    else
+      json_array_append_new(
+          jrows, json_pack("{s:s,s:s,s:s}", "where", w->where, "evaluation", "unsupported", "note", w->note));
+    return 0;
+  }
+  double from, to;
+  int inside = rcl_bounds_locate(&r->b, w->value, &from, &to);
+  cli_format_value(val, sizeof val, w->value, r->dt);
+  ruler(bar, inside, from, width);
+  (*shown)++;
+  const char *verdict = inside ? "inside" : w->covered ? "OUTSIDE" : "outside";
+  if (!json) {
+    printf("  %-36.36s %-32.32s %-*s %s", w->where, w->what, vw, val, bar);
+    if (!isnan(from)) printf(" %.0f / %.0f", from, to);
+    printf("  %s%s%s\n", verdict, *w->note ? ": " : "", w->note);
+  } else {
+    json_t *jr = json_pack("{s:s,s:s,s:o,s:b,s:b,s:o,s:o}", "where", w->where, "evaluation", w->what, "value",
+                           num_json(w->value, r->dt), "inside", inside, "covered", w->covered, "ulps_from_lo",
+                           ulps_json(from), "ulps_to_hi", ulps_json(to));
+    if (*w->note) json_object_set_new(jr, "note", json_string(w->note));
+    if (w->mismatch) json_object_set_new(jr, "matches_reference", json_false());
+    json_array_append_new(jrows, jr);
+  }
+  return (w->covered && !inside) || w->mismatch;
+}
+
 static int print_report(const report *r, const char *title, json_t *desc, const rcl_bounds_options *o, int json) {
   const rcl_bounds *b = &r->b;
   unsigned char lo[8], hi[8];
@@ -155,66 +221,9 @@ static int print_report(const report *r, const char *title, json_t *desc, const 
   cli_format_value(shi, sizeof shi, hi, r->dt);
   hex_of(xlo, sizeof xlo, lo, r->dt);
   hex_of(xhi, sizeof xhi, hi, r->dt);
-  const char *orders = b->order == RCL_BOUNDS_ANY_ORDER ? "any order (re-association and commutativity)"
-                                                        : "re-association of the written order";
   json_t *jrows = json_array();
-  int vw = r->dt == RCL_F32 ? 15 : 23; /* the value column: %.9g / %.17g */
-  size_t limit = b->order == RCL_BOUNDS_ANY_ORDER ? (o->max_any ? o->max_any : RCL_BOUNDS_ANY_DEFAULT)
-                                                  : (o->max_assoc ? o->max_assoc : RCL_BOUNDS_ASSOC_DEFAULT);
-  if (!json) {
-    printf("%s\n", title);
-    printf("evaluations: %s, %s\n", orders, b->fma ? "any FMA contraction" : "no FMA contraction");
-    if (b->has_value) {
-      printf("  lo     %-26s %s\n  hi     %-26s %s\n", slo, xlo, shi, xhi);
-      printf("  width  %.0f ulps\n", width);
-    } else {
-      printf("  every evaluation gives NaN\n");
-    }
-    if (b->may_be_nan && b->has_value) printf("  NaN    some evaluations give NaN\n");
-    if (b->tight)
-      printf("  tight  yes: lo and hi are each the value of some evaluation (exact DP; largest sum %zu terms)\n",
-             b->largest_sum);
-    else if (b->enclosed_sums)
-      printf("  tight  no: a rigorous enclosure; a sum of %zu terms exceeds the exact %s-order limit of %zu\n"
-             "         (raise --max-%s up to %u%s; see docs/bounds.md)\n",
-             b->largest_sum, rcl_bounds_order_name(b->order), limit, rcl_bounds_order_name(b->order),
-             b->order == RCL_BOUNDS_ANY_ORDER ? RCL_BOUNDS_ANY_LIMIT : RCL_BOUNDS_ASSOC_LIMIT,
-             b->order == RCL_BOUNDS_ANY_ORDER ? ", or use --order assoc" : "");
-    else
-      printf("  tight  no: a rigorous enclosure (an infinity may meet a zero in a product; see docs/bounds.md)\n");
-    printf("\n  %-36s %-32s %-*s %-22s %s\n", "where", "evaluation", vw, "value", "position", "ulps from lo / to hi");
-  }
-  for (size_t i = 0; i < r->nrows; i++) {
-    const row *w = &r->rows[i];
-    char val[64], bar[32];
-    if (w->unsupported) {
-      if (!json)
-        printf("  %-44.44s unsupported: %s\n", w->where, w->note);
-      else
-        json_array_append_new(
-            jrows, json_pack("{s:s,s:s,s:s}", "where", w->where, "evaluation", "unsupported", "note", w->note));
-      continue;
-    }
-    double from, to;
-    int inside = rcl_bounds_locate(b, w->value, &from, &to);
-    cli_format_value(val, sizeof val, w->value, r->dt);
-    ruler(bar, inside, from, width);
-    if ((w->covered && !inside) || w->mismatch) bad++;
-    shown++;
-    const char *verdict = inside ? "inside" : w->covered ? "OUTSIDE" : "outside";
-    if (!json) {
-      printf("  %-36.36s %-32.32s %-*s %s", w->where, w->what, vw, val, bar);
-      if (!isnan(from)) printf(" %.0f / %.0f", from, to);
-      printf("  %s%s%s\n", verdict, *w->note ? ": " : "", w->note);
-    } else {
-      json_t *jr = json_pack("{s:s,s:s,s:o,s:b,s:b,s:o,s:o}", "where", w->where, "evaluation", w->what, "value",
-                             num_json(w->value, r->dt), "inside", inside, "covered", w->covered, "ulps_from_lo",
-                             ulps_json(from), "ulps_to_hi", ulps_json(to));
-      if (*w->note) json_object_set_new(jr, "note", json_string(w->note));
-      if (w->mismatch) json_object_set_new(jr, "matches_reference", json_false());
-      json_array_append_new(jrows, jr);
-    }
-  }
+  if (!json) print_interval(r, title, o, slo, xlo, shi, xhi, width);
+  for (size_t i = 0; i < r->nrows; i++) bad += (size_t)print_row(jrows, r, &r->rows[i], width, json, &shown);
   if (json) {
     json_t *jb = json_pack("{s:o,s:o,s:s,s:s,s:b,s:b,s:b,s:s,s:b,s:o,s:I,s:I}", "lo",
                            b->has_value ? num_json(lo, r->dt) : json_null(), "hi",
@@ -237,7 +246,7 @@ static int print_report(const report *r, const char *title, json_t *desc, const 
     else
       printf("INSIDE: every value whose evaluation the interval covers lies inside it (%zu shown)\n", shown);
   }
-  return bad ? 1 : 0;
+  return bad ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }
 
 /* ---- devices ------------------------------------------------------------------------------------------ */
