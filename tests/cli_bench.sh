@@ -82,9 +82,16 @@ grep -q '"record": "measurement"' "$tmp/budget.json" && fail "a size was measure
 grep -q 'time budget: ' "$tmp/budget.json" || fail "no size recorded as skipped for the time budget"
 "$py" "$src/scripts/bench_table.py" --validate "$tmp/budget.json" >/dev/null || fail "schema of the budget run"
 
+# ---- --json: the document on stdout as well as in -o's file -----------------------------------------------
+"$cli" bench --quick --family reduce --device 0 --max-seconds 1e-9 -o "$tmp/both.json" --json >"$tmp/both.out" \
+  2>"$tmp/both.err" || fail "bench --json -o: exit status $?"
+"$py" -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2]))
+assert a == b and a["command"] == "bench", "stdout and file differ"' "$tmp/both.out" "$tmp/both.json" ||
+  fail "bench --json prints the document -o writes"
+
 # ---- bad options: exit 2 with a message naming the problem ------------------------------------------------
 for args in "--max-seconds -1" "--max-seconds abc" "--family nosuch" "--repeats 0" "stray" "--skip-peer nosuch" \
-  "--skip-peer nosuch:viennacl" "--skip-peer cg:nosuch"; do
+  "--skip-peer nosuch:viennacl" "--skip-peer cg:nosuch" "--max 5" "--json=1" "--device 99"; do
   # shellcheck disable=SC2086
   "$cli" bench --quick $args >"$tmp/bad.out" 2>&1
   st=$?

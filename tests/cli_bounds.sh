@@ -49,7 +49,7 @@ python3 -c 'import json,sys; b=json.load(open(sys.argv[1]))["bounds"]; assert no
 expect 0 "n=300 written order: exact" -- "$CLI" bounds --kind dot --dtype f64 --n 300 --order assoc --device all
 contains "$TMP/out" "tight  yes" "n=300 in written order is exact"
 contains "$TMP/out" "--order assoc does not cover it" "the strided contract is marked as not covered"
-expect 1 "exact-only refuses n=17" -- "$CLI" bounds --kind sum --n 17 --exact-only --device none
+expect 2 "exact-only refuses n=17" -- "$CLI" bounds --kind sum --n 17 --exact-only --device none
 contains "$TMP/err" "a sum of 17 terms exceeds the exact any-order limit of 16" "the refusal names size and limit"
 expect 0 "--max-any 17" -- "$CLI" bounds --kind sum --n 17 --max-any 17 --exact-only --device none
 expect 0 "--no-fma" -- "$CLI" bounds --kind dot --n 8 --no-fma --device none
@@ -94,7 +94,7 @@ ok_alloc=1; k=1
 while [ $k -le 200 ]; do
   REPROCL_FAIL_ALLOC=$k "$CLI" bounds --kind dot --n 20 --device none >"$TMP/out" 2>"$TMP/err"; st=$?
   if [ $st = 0 ]; then break; fi
-  if [ $st != 1 ] || ! grep -q "out of host memory" "$TMP/err"; then ok_alloc=0; echo "     allocation $k: exit $st"; sed 's/^/     /' "$TMP/err" | head -3; break; fi
+  if [ $st != 2 ] || ! grep -q "out of host memory" "$TMP/err"; then ok_alloc=0; echo "     allocation $k: exit $st"; sed 's/^/     /' "$TMP/err" | head -3; break; fi
   k=$((k + 1))
 done
 [ $ok_alloc = 1 ] && [ $k -gt 5 ] && [ $k -le 200 ] && pass "each of $((k - 1)) failing allocations gives a clean error" || fail "failing allocations (stopped at $k)"
@@ -111,6 +111,6 @@ expect 2 "n=0" -- "$CLI" bounds --n 0
 contains "$TMP/err" "--n must be at least 1" "n=0 is explained"
 expect 2 "bad dtype" -- "$CLI" bounds --dtype f16
 expect 2 "stray argument" -- "$CLI" bounds extra
-expect 1 "unknown device" -- "$CLI" bounds --device no-such-device
+expect 2 "unknown device" -- "$CLI" bounds --device no-such-device
 contains "$TMP/err" "no OpenCL device matches \"no-such-device\"" "the unknown device is named"
 finish

@@ -8,6 +8,14 @@ REF="$SRC/tests/data/reference-fingerprint.json"
 cd "$SRC" || exit 1
 
 expect 0 "check --help" -- "$CLI" check --help
+contains "$TMP/out" "Suites: full (the default)" "check --help names the default suite"
+for fam in reduce stencil spmv md; do
+  grep -q "^Families (--family, default all):.* $fam" "$TMP/out" && pass "check --help lists --family $fam" ||
+    fail "check --help lacks --family $fam"
+done
+contains "$TMP/out" "exit status: 0 success" "check --help states the exit statuses"
+expect 0 "fingerprint --help" -- "$CLI" fingerprint --help
+contains "$TMP/out" "Families (--family, default all):" "fingerprint --help lists the families"
 expect 0 "check quick suite on all devices, with HTML report" -- "$CLI" check --suite quick --report "$TMP/report.html"
 contains "$TMP/out" "AGREE:" "check agrees"
 contains "$TMP/out" "native (vendor default options)" "check shows native drift"
@@ -20,6 +28,11 @@ json_ok "$TMP/out" "check --json is JSON"
 
 expect 0 "fingerprint" -- "$CLI" fingerprint --suite quick -o "$TMP/fp.json"
 json_ok "$TMP/fp.json" "fingerprint is JSON"
+expect 0 "fingerprint --json (stdout)" -- "$CLI" fingerprint --suite quick --family reduce --device 0 --json
+json_ok "$TMP/out" "fingerprint --json is JSON"
+contains "$TMP/out" '"format": "reprocl-fingerprint"' "fingerprint --json prints the fingerprint"
+expect 0 "check --native (its default, explicit)" -- "$CLI" check --suite quick --family reduce --device 0 --native
+contains "$TMP/out" "native (vendor default options)" "check --native shows native drift"
 expect 0 "compare with the checked-in PoCL reference fingerprint" -- "$CLI" compare "$REF" "$TMP/fp.json"
 contains "$TMP/out" " 0 differ" "no case differs from the reference fingerprint"
 python3 - "$TMP/fp.json" <<'PY' && pass "the MD cases ran (the LAMMPS data file was found)" || fail "MD cases missing or skipped"

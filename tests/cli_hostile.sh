@@ -63,30 +63,31 @@ contains "$TMP/err" "unknown family \"nosuch\"" "C26 message"
 expect 2 "C27 unexpected positional argument" -- "$CLI" run reduce --n 10 extra
 contains "$TMP/err" "unexpected argument \"extra\"" "C27 message"
 expect 2 "C28 unknown option" -- "$CLI" devices --bogus
+contains "$TMP/err" "unknown option --bogus; \`reprocl devices --help\` lists the options" "C28 message"
 expect 2 "C29 unknown command with non-UTF-8 bytes" -- "$CLI" "$nonutf8"
 
 # ---- devices: --device, REPROCL_DEVICE ----------------------------------------------------------------
-expect 1 "C30 --device with non-UTF-8 bytes" -- "$CLI" run reduce --n 10 --device "$nonutf8"
+expect 2 "C30 --device with non-UTF-8 bytes" -- "$CLI" run reduce --n 10 --device "$nonutf8"
 contains "$TMP/err" "no OpenCL device matches" "C30 message"
-expect 1 "C31 --device with a 100 kB name" -- "$CLI" run reduce --n 10 --device "$long"
+expect 2 "C31 --device with a 100 kB name" -- "$CLI" run reduce --n 10 --device "$long"
 contains "$TMP/err" "no OpenCL device matches" "C31 message"
-expect 1 "C32 --device 99999999999999999999999 (index overflow)" -- "$CLI" run reduce --n 10 --device 99999999999999999999999
-expect 1 "C33 REPROCL_DEVICE names no device" -- env REPROCL_DEVICE="$nonutf8" "$CLI" run reduce --n 10
+expect 2 "C32 --device 99999999999999999999999 (index overflow)" -- "$CLI" run reduce --n 10 --device 99999999999999999999999
+expect 2 "C33 REPROCL_DEVICE names no device" -- env REPROCL_DEVICE="$nonutf8" "$CLI" run reduce --n 10
 contains "$TMP/err" "(from REPROCL_DEVICE)" "C33 says where the spec came from"
 
 # ---- environment: REPROCL_TUNING, REPROCL_KERNEL_DIR --------------------------------------------------
-expect 1 "C34 REPROCL_TUNING=sometimes" -- env REPROCL_TUNING=sometimes "$CLI" run reduce --n 10
+expect 2 "C34 REPROCL_TUNING=sometimes" -- env REPROCL_TUNING=sometimes "$CLI" run reduce --n 10
 contains "$TMP/err" "REPROCL_TUNING=\"sometimes\"" "C34 message"
-expect 1 "C35 REPROCL_KERNEL_DIR does not exist" -- env REPROCL_KERNEL_DIR=/nonexistent/kernels "$CLI" run reduce --n 10
+expect 2 "C35 REPROCL_KERNEL_DIR does not exist" -- env REPROCL_KERNEL_DIR=/nonexistent/kernels "$CLI" run reduce --n 10
 contains "$TMP/err" "/nonexistent/kernels/" "C35 names the file"
 mkdir -p "$TMP/kd/prelude.cl"
 cp "$SRC"/cl/*.cl "$TMP/kd/" 2>/dev/null || true
-expect 1 "C36 REPROCL_KERNEL_DIR holds a directory named like a kernel file" -- \
+expect 2 "C36 REPROCL_KERNEL_DIR holds a directory named like a kernel file" -- \
   env REPROCL_KERNEL_DIR="$TMP/kd" "$CLI" run reduce --n 10
 contains "$TMP/err" "error reading kernel source" "C36 message"
 rm -rf "$TMP/kd" && mkdir -p "$TMP/kd" && cp "$SRC"/cl/*.cl "$TMP/kd/"
 printf '__kernel void rcl_ordered_sum_pass1( {\n' >"$TMP/kd/reduce.cl"
-expect 1 "C37 REPROCL_KERNEL_DIR holds a kernel that does not compile" -- \
+expect 3 "C37 REPROCL_KERNEL_DIR holds a kernel that does not compile" -- \
   env REPROCL_KERNEL_DIR="$TMP/kd" "$CLI" run reduce --n 10 --device 0
 contains "$TMP/err" "building reduce.cl" "C37 names the file"
 contains "$TMP/err" "build log" "C37 includes the build log"
@@ -197,4 +198,38 @@ expect 2 "C77 md --mixing harmonic" -- "$CLI" md "${lat[@]}" --mixing harmonic
 contains "$TMP/err" "unknown mixing rule \"harmonic\"" "C77 message"
 expect 2 "C78 md --steps -1" -- "$CLI" md --lattice fcc --cells 3 --density 0.8442 --temp 1.0 --steps -1
 contains "$TMP/err" "--steps expects a non-negative integer" "C78 message"
+
+# ---- the option tables (src/cli/opt.h) and the exit-status rule (docs/cli.md) ------------------------
+expect 2 "C79 a prefix is no longer an option: --dtyp" -- "$CLI" bounds --dtyp f64 --device none
+contains "$TMP/err" "unknown option --dtyp (did you mean --dtype?)" "C79 suggests --dtype"
+expect 2 "C80 a misspelt option: --devcie" -- "$CLI" check --devcie 0
+contains "$TMP/err" "unknown option --devcie (did you mean --device?)" "C80 suggests --device"
+expect 0 "C81 --name=VALUE" -- "$CLI" bounds --kind=dot --n=4 --dtype=f64 --device=none
+contains "$TMP/out" "bounds: dot" "C81 the values were taken"
+expect 2 "C82 a flag given a value" -- "$CLI" compare --json=yes "$ref" "$ref"
+contains "$TMP/err" "--json takes no value" "C82 message"
+expect 2 "C83 an option without its value" -- "$CLI" check --family
+contains "$TMP/err" "--family needs a value" "C83 message"
+expect 2 "C84 unknown command: the nearest is suggested" -- "$CLI" fingerprnt
+contains "$TMP/err" "unknown command \"fingerprnt\" (did you mean fingerprint?)" "C84 message"
+expect 2 "C85 help for an unknown command" -- "$CLI" help nosuch
+contains "$TMP/err" "unknown command \"nosuch\"" "C85 message"
+expect 0 "C86 help CMD is CMD --help" -- "$CLI" help compare
+contains "$TMP/out" "usage: reprocl compare" "C86 the usage"
+contains "$TMP/out" "exit status: 0 success" "C86 the exit statuses"
+expect 0 "C87 the top-level usage states the exit statuses" -- "$CLI" --help
+contains "$TMP/out" "2 bad usage or input; 3 could not run" "C87 message"
+# --device naming no device is bad input (2) on every command that takes it, not "devices disagree" (1).
+for cmd in "check --suite quick" "fingerprint --json" "bounds" "tune" "cache list" "compile -o $TMP/x.bundle" \
+  "audit" "bench --quick" "devices"; do
+  # shellcheck disable=SC2086
+  expect 2 "C88 $cmd --device 99" -- "$CLI" $cmd --device 99
+  contains "$TMP/err" "no OpenCL device matches \"99\"" "C88 $cmd names the device"
+done
+expect 2 "C89 fingerprint --native does not apply" -- "$CLI" fingerprint --json --native
+contains "$TMP/err" "--native does not apply to reprocl fingerprint: " "C89 says why"
+expect 2 "C90 check --native with --no-native" -- "$CLI" check --native --no-native
+contains "$TMP/err" "contradict" "C90 message"
+expect 2 "C91 fingerprint with neither -o nor --json" -- "$CLI" fingerprint --suite quick
+contains "$TMP/err" "-o FILE.json (or --json) is required" "C91 message"
 finish

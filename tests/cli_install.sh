@@ -10,6 +10,9 @@ done
 libdir=$(ls -d "$prefix"/lib*/ | head -1)
 ls "$libdir"libreprocl.so.0* >/dev/null 2>&1 && pass "versioned soname installed" || fail "no libreprocl.so.0"
 [ -f "$libdir/pkgconfig/reprocl.pc" ] && pass "reprocl.pc installed" || fail "no reprocl.pc"
+# The installed tool runs from the prefix (the README's examples call it as `reprocl`, on PATH).
+expect 0 "installed reprocl --help" -- env PATH="$prefix/bin:$PATH" LD_LIBRARY_PATH="$libdir" reprocl --help
+contains "$TMP/out" "exit status: 0 success" "installed reprocl states the exit statuses"
 
 mkdir -p "$TMP/consumer"
 cat >"$TMP/consumer/main.c" <<'C'

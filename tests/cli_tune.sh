@@ -52,10 +52,14 @@ for args in "stencil --kind general --weights 0,.25,0,.25,0,.25,0,.25,0 --grid 4
 done
 "$cli" compile --device 0 --emit-source "$work/src" | grep -q "manifest.txt" || fail "compile --emit-source"
 [ "$(ls "$work/src"/*.cl | wc -l)" -ge 1 ] || fail "no sources emitted"
+# A directory given with a trailing '/' names its manifest without a doubled '/'.
+out=$("$cli" compile --device 0 --emit-source "$work/src2/")
+echo "$out" | grep -qF "(see $work/src2/manifest.txt)" && ! echo "$out" | grep -qF "//" ||
+  fail "compile --emit-source DIR/: $out"
 set +e
 out=$(REPROCL_BINARIES="$work/missing.bundle" "$cli" run reduce --n 10 --device 0 2>&1); rc=$?
 set -e
-[ $rc = 1 ] && echo "$out" | grep -q "missing.bundle does not exist" || fail "a missing bundle: $rc $out"
+[ $rc = 2 ] && echo "$out" | grep -q "missing.bundle does not exist" || fail "a missing bundle: $rc $out"
 
 # Every family tunes from the command line into the cache.
 "$cli" tune --kernel stencil.nine,spmv.regular.ordered --device 0 --dtype f32 --size 2^16 --budget-ms 400 --json \
@@ -106,4 +110,22 @@ set +e
 out=$("$cli" tune --budget-ms -5 2>&1); rc=$?
 set -e
 [ $rc = 2 ] && echo "$out" | grep -q -- "--budget-ms" || fail "tune --budget-ms -5: $rc $out"
+set +e
+out=$("$cli" tune --native 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q -- "--native does not apply to reprocl tune: " || fail "tune --native: $rc $out"
+set +e
+out=$("$cli" tune --budget 5 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q -- "unknown option --budget (did you mean --budget-ms?)" ||
+  fail "tune --budget (a prefix is no longer taken): $rc $out"
+set +e
+out=$("$cli" cache 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q -- "missing argument: usage: reprocl cache path|list|clear" ||
+  fail "cache without an action: $rc $out"
+set +e
+out=$("$cli" compile --device all -o "$work/x.bundle" 2>&1); rc=$?
+set -e
+[ $rc = 2 ] && echo "$out" | grep -q -- "a bundle is for one device" || fail "compile --device all: $rc $out"
 echo "cli_tune: ok"

@@ -30,12 +30,24 @@ int cmd_compile(int argc, char **argv);
 int cmd_md(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 
+/* ---- exit status: one rule for every command (docs/cli.md, `--help` of each) --------------------------- */
+enum {
+  CLI_EXIT_OK = 0,      /* ran; every result agrees (or the command has nothing to compare) */
+  CLI_EXIT_FINDING = 1, /* ran; a reproducible result disagrees (or the command's finding: an audit hit, ...) */
+  CLI_EXIT_USAGE = 2,   /* bad usage or input: option, value, file, device spec, a problem too large */
+  CLI_EXIT_FAILED = 3   /* could not run: OpenCL or build failure, unsupported device, internal error */
+};
+/* The exit status of a failed library call, by its status: input problems (invalid argument, not found, I/O,
+ * parse, policy, overflow, out of host memory) are 2, a MISMATCH is 1, everything else 3. */
+int cli_exit_status(int rcl_status);
+
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */
 extern const char *cli_progname;
 /* "reprocl <cmd>: error: ..." on stderr; returns the exit status 2 (usage/input error). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-/* The same for a failed library call: appends rcl_error_last(). Returns 1. */
+/* The same for a failed library call: appends rcl_error_last(). Returns cli_exit_status() of
+ * rcl_error_last_status(). */
 int cli_fail(const char *what, ...) __attribute__((format(printf, 1, 2)));
 
 /* ---- option parsing ------------------------------------------------------------------------------ */
@@ -89,6 +101,8 @@ json_t *cli_profile_json(const rcl_device_profile *p);
  * 0 or the status of the first verdict that could not be had (shown as "error"). */
 int cli_verdicts_print(rcl_context *ctx);
 int cli_verdicts_json(json_t **out, rcl_context *ctx);
+/* dir and name joined by exactly one '/' ("src/" or "src" with "manifest.txt": "src/manifest.txt"). */
+void cli_path_join(char *buf, size_t size, const char *dir, const char *name);
 /* Writes raw bytes to a file; errors name the file. Returns 0 or an exit status. */
 int cli_write_file(const char *path, const void *data, size_t bytes);
 

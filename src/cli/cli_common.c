@@ -29,7 +29,26 @@ int cli_fail(const char *what, ...) {
   vfprintf(stderr, what, ap);
   va_end(ap);
   fprintf(stderr, ": %s\n", rcl_error_last());
-  return 1;
+  return cli_exit_status(rcl_error_last_status());
+}
+
+int cli_exit_status(int rcl_status) {
+  switch (rcl_status) {
+  case RCL_OK:
+    return CLI_EXIT_OK;
+  case RCL_ERR_INVALID_ARG:
+  case RCL_ERR_OUT_OF_MEMORY:
+  case RCL_ERR_NOT_FOUND:
+  case RCL_ERR_IO:
+  case RCL_ERR_PARSE:
+  case RCL_ERR_POLICY:
+  case RCL_ERR_OVERFLOW:
+    return CLI_EXIT_USAGE;
+  case RCL_ERR_MISMATCH:
+    return CLI_EXIT_FINDING;
+  default:
+    return CLI_EXIT_FAILED;
+  }
 }
 
 /* strtoull/strtol/strtod skip leading blanks and accept a sign, so " -5" would parse as 2^64 - 5:
@@ -37,7 +56,8 @@ int cli_fail(const char *what, ...) {
 int cli_parse_u64(uint64_t *out, const char *opt, const char *s) {
   char *end;
   errno = 0;
-  if (!s || !isdigit((unsigned char)*s)) return cli_error("%s expects a non-negative integer, got \"%s\"", opt, s ? s : "");
+  if (!s || !isdigit((unsigned char)*s))
+    return cli_error("%s expects a non-negative integer, got \"%s\"", opt, s ? s : "");
   unsigned long long v = strtoull(s, &end, 10);
   if (errno == ERANGE) return cli_error("%s value \"%s\" is too large", opt, s);
   /* Accept binary suffixes and powers of two written as 2^k, handy for sizes. */
@@ -45,7 +65,8 @@ int cli_parse_u64(uint64_t *out, const char *opt, const char *s) {
     char *e2;
     errno = 0;
     unsigned long k = isdigit((unsigned char)end[1]) ? strtoul(end + 1, &e2, 10) : 64;
-    if (k > 63 || errno == ERANGE || *e2) return cli_error("%s value \"%s\" is not a number (2^k needs k <= 63)", opt, s);
+    if (k > 63 || errno == ERANGE || *e2)
+      return cli_error("%s value \"%s\" is not a number (2^k needs k <= 63)", opt, s);
     v = 1ull << k;
     end = e2;
   } else if ((*end == 'k' || *end == 'K' || *end == 'M' || *end == 'G') && end[1] == '\0') {
@@ -199,9 +220,7 @@ void cli_digest(char hex[RCL_SHA256_HEX_SIZE], const void *data, size_t bytes) {
 
 /* Maps a float's bits onto a line where adjacent floats differ by 1, across zero too. */
 static int64_t ordered_f32(uint32_t u) { return (u & 0x80000000u) ? -(int64_t)(u & 0x7fffffffu) : (int64_t)u; }
-static int64_t ordered_f64(uint64_t u) {
-  return (u >> 63) ? -(int64_t)(u & 0x7fffffffffffffffu) : (int64_t)u;
-}
+static int64_t ordered_f64(uint64_t u) { return (u >> 63) ? -(int64_t)(u & 0x7fffffffffffffffu) : (int64_t)u; }
 /* |a - b| on that line, exact up to 2^53 ulps: the subtraction happens in integers (a double conversion
  * first would quantise 64-bit keys to steps of ~1024), and only keys of opposite sign, whose distance can
  * exceed int64, are added as doubles. */
@@ -253,7 +272,9 @@ void cli_drift_compute(cli_drift *out, const void *a, const void *b, size_t n, r
   }
 }
 
-static json_t *json_real_or_null(double v) { return isfinite(v) ? json_real(v) : json_string(isnan(v) ? "nan" : "inf"); }
+static json_t *json_real_or_null(double v) {
+  return isfinite(v) ? json_real(v) : json_string(isnan(v) ? "nan" : "inf");
+}
 
 json_t *cli_drift_json(const cli_drift *d) {
   return json_pack("{s:I,s:I,s:o,s:o,s:o}", "values", (json_int_t)d->n, "differing", (json_int_t)d->differing,
@@ -293,22 +314,30 @@ json_t *cli_profile_json(const rcl_device_profile *p) {
       snprintf(key, sizeof key, "%s/%s", rcl_family_name((rcl_family)f), rcl_dtype_name(dts[d]));
       json_object_set_new(support, key, json_pack("{s:s,s:s}", "support", rcl_support_name(s), "reason", why));
     }
-  const char *type = (p->type & CL_DEVICE_TYPE_GPU) ? "gpu" : (p->type & CL_DEVICE_TYPE_CPU) ? "cpu"
-                     : (p->type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator" : "other";
-  return json_pack(
-      "{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,"
-      "s:{s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:I},s:{s:b,s:b},s:s,s:o}",
-      "platform", p->platform_name, "platform_version", p->platform_version, "vendor", p->device_vendor, "device",
-      p->device_name, "device_version", p->device_version, "driver_version", p->driver_version, "opencl_c_version",
-      p->opencl_c_version, "type", type, "fingerprint", p->fingerprint, "compute_units", (json_int_t)p->compute_units,
-      "max_work_group_size", (json_int_t)p->max_work_group_size, "local_mem_size", (json_int_t)p->local_mem_size,
-      "global_mem_size", (json_int_t)p->global_mem_size, "max_mem_alloc_size", (json_int_t)p->max_mem_alloc_size,
-      "guarantees", "fp32_denormals", p->fp32_denormals, "fp32_correctly_rounded_div_sqrt",
-      p->fp32_correctly_rounded_div_sqrt, "fp32_fma", p->fp32_fma, "fp64", p->fp64, "fp64_denormals",
-      p->fp64_denormals, "fp64_fma", p->fp64_fma, "int64_atomics", p->int64_atomics, "little_endian",
-      p->little_endian, "loop_iteration_limit", (json_int_t)p->loop_iteration_limit, "emulation",
-      "fp32_subnormals", p->fp32_emulate_subnormals, "fp32_div_sqrt", p->fp32_emulate_div_sqrt, "profile_version",
-      "1", "support", support);
+  const char *type = (p->type & CL_DEVICE_TYPE_GPU)           ? "gpu"
+                     : (p->type & CL_DEVICE_TYPE_CPU)         ? "cpu"
+                     : (p->type & CL_DEVICE_TYPE_ACCELERATOR) ? "accelerator"
+                                                              : "other";
+  return json_pack("{s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,"
+                   "s:{s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:b,s:I},s:{s:b,s:b},s:s,s:o}",
+                   "platform", p->platform_name, "platform_version", p->platform_version, "vendor", p->device_vendor,
+                   "device", p->device_name, "device_version", p->device_version, "driver_version", p->driver_version,
+                   "opencl_c_version", p->opencl_c_version, "type", type, "fingerprint", p->fingerprint,
+                   "compute_units", (json_int_t)p->compute_units, "max_work_group_size",
+                   (json_int_t)p->max_work_group_size, "local_mem_size", (json_int_t)p->local_mem_size,
+                   "global_mem_size", (json_int_t)p->global_mem_size, "max_mem_alloc_size",
+                   (json_int_t)p->max_mem_alloc_size, "guarantees", "fp32_denormals", p->fp32_denormals,
+                   "fp32_correctly_rounded_div_sqrt", p->fp32_correctly_rounded_div_sqrt, "fp32_fma", p->fp32_fma,
+                   "fp64", p->fp64, "fp64_denormals", p->fp64_denormals, "fp64_fma", p->fp64_fma, "int64_atomics",
+                   p->int64_atomics, "little_endian", p->little_endian, "loop_iteration_limit",
+                   (json_int_t)p->loop_iteration_limit, "emulation", "fp32_subnormals", p->fp32_emulate_subnormals,
+                   "fp32_div_sqrt", p->fp32_emulate_div_sqrt, "profile_version", "1", "support", support);
+}
+
+void cli_path_join(char *buf, size_t size, const char *dir, const char *name) {
+  size_t l = strlen(dir);
+  while (l > 1 && dir[l - 1] == '/') l--;
+  snprintf(buf, size, "%.*s%s%s", (int)l, dir, l == 0 || dir[l - 1] == '/' ? "" : "/", name);
 }
 
 int cli_write_file(const char *path, const void *data, size_t bytes) {

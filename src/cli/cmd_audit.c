@@ -4,37 +4,14 @@
  * math) — or that the binary is opaque. --binary audits one binary file instead (PTX, SPIR-V, PoCL,
  * x86-64 ELF). */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "opt.h"
 #include "reprocl/audit.h"
-
-static void help(void) {
-  printf("usage: reprocl audit [--device D|all] [--mode reproducible|native|both] [--details] [--json]\n"
-         "                     [--save DIR] [--llvm-dis TOOL] [--objdump TOOL]\n"
-         "       reprocl audit --binary FILE [--details] [--json] [--llvm-dis TOOL] [--objdump TOOL]\n\n"
-         "Builds every kernel reprocl has (the programs `reprocl compile` bundles: every family, each dtype the\n"
-         "device supports) in reproducible and in native mode, reads each program binary where its format is\n"
-         "known and lists per kernel the instructions that would break a contract:\n"
-         "  fma        fused or contractible multiply-add (fma.rn.f32, llvm.fmuladd, 'contract', no ContractionOff,\n"
-         "             vfmadd231ss)\n"
-         "  approx     approximate divide, sqrt, reciprocal or transcendental (div.full, .approx, !fpmath, afn,\n"
-         "             vrcp14ps)\n"
-         "  ftz        subnormals flushed to zero (.ftz, denormal-fp-math=preserve-sign, ldmxcsr setting FTZ/DAZ)\n"
-         "  fast-math  re-association or no-NaN/Inf/signed-zero assumptions (reassoc, nnan, ninf, nsz, fast)\n"
-         "Formats read: NVIDIA PTX (assembly), PoCL's LLVM bitcode (IR, via llvm-dis), Rusticl's SPIR-V\n"
-         "(front-end IR only: the final code is opaque), the x86-64 machine code of Intel's OpenCL CPU runtime\n"
-         "and of x86-64 ELF objects (via objdump). Other binaries are reported as opaque.\n"
-         "--details lists every finding with the function it is in. --save DIR writes each binary read to\n"
-         "DIR/<device>-<mode>-<program>-<dtype>.<ptx|poclbin|spv|elf|bin>. --llvm-dis names the bitcode\n"
-         "disassembler (default: $REPROCL_LLVM_DIS, else the newest llvm-dis-N on PATH that reads it), --objdump\n"
-         "the machine-code one (default: $REPROCL_OBJDUMP, else objdump from binutils).\n"
-         "Exit status 1 if any kernel built in reproducible mode has a finding (with --binary: any finding).\n");
-}
 
 /* ---- reports as JSON -------------------------------------------------------------------------------- */
 
@@ -420,128 +397,150 @@ static int audit_file(const char *path, const rcl_audit_options *ao, int json, i
   return dirty ? 1 : 0;
 }
 
-int cmd_audit(int argc, char **argv) {
-  static const struct option opts[] = {{"device", required_argument, 0, 'd'},  {"mode", required_argument, 0, 'm'},
-                                       {"binary", required_argument, 0, 'b'},  {"llvm-dis", required_argument, 0, 'L'},
-                                       {"objdump", required_argument, 0, 'O'}, {"details", no_argument, 0, 'v'},
-                                       {"save", required_argument, 0, 's'},    {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
-  const char *device = NULL, *binary = NULL, *save = NULL;
-  int json = 0, details = 0, c, modes = 3; /* bit 0 reproducible, bit 1 native */
-  rcl_audit_options ao = RCL_AUDIT_OPTIONS_INIT;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "hv", opts, NULL)) != -1) {
-    switch (c) {
-    case 'd':
-      device = optarg;
-      break;
-    case 'b':
-      binary = optarg;
-      break;
-    case 's':
-      save = optarg;
-      break;
-    case 'L':
-      ao.llvm_dis = optarg;
-      break;
-    case 'O': /* the library reads it from the environment, as it does for the llvm-dis default */
-      if (setenv("REPROCL_OBJDUMP", optarg, 1) != 0)
-        return cli_error("cannot set REPROCL_OBJDUMP: %s", strerror(errno));
-      break;
-    case 'v':
-      details = 1;
-      break;
-    case 'j':
-      json = 1;
-      break;
-    case 'm':
-      if (!strcmp(optarg, "reproducible"))
-        modes = 1;
-      else if (!strcmp(optarg, "native"))
-        modes = 2;
-      else if (!strcmp(optarg, "both"))
-        modes = 3;
-      else
-        return cli_error("--mode \"%s\": expected reproducible, native or both", optarg);
-      break;
-    case 'h':
-      help();
-      return 0;
-    default:
-      return 2;
-    }
-  }
-  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
-  if (binary && device) return cli_error("--binary audits a file; it takes no --device");
-  if (binary && save) return cli_error("--save writes the binaries a device audit builds; --binary reads one");
-  if (binary) return audit_file(binary, &ao, json, details);
-  if (save && mkdir(save, 0777) != 0 && errno != EEXIST)
-    return cli_error("cannot create %s: %s", save, strerror(errno));
+/* --mode reproducible|native|both into bits (bit 0 reproducible, bit 1 native). */
+static int opt_mode(void *target, const char *opt, const char *value) {
+  int m = !strcmp(value, "reproducible") ? 1 : !strcmp(value, "native") ? 2 : !strcmp(value, "both") ? 3 : 0;
+  if (!m) return cli_error("%s \"%s\": expected reproducible, native or both", opt, value);
+  *(int *)target = m;
+  return 0;
+}
 
+/* --objdump: the library reads it from the environment, as it does for the llvm-dis default. */
+static int opt_objdump(void *target, const char *opt, const char *value) {
+  (void)target;
+  (void)opt;
+  if (setenv("REPROCL_OBJDUMP", value, 1) != 0) return cli_error("cannot set REPROCL_OBJDUMP: %s", strerror(errno));
+  return 0;
+}
+
+/* What a device audit found, over every device. */
+typedef struct {
+  int modes, progress, dirty;
+  size_t opaque; /* reproducible-mode programs that could not be read */
+  const char *save;
+  const rcl_audit_options *ao;
+} audit_run;
+
+/* Audits device i (of repro and, for native mode, native) into its entry of devs. */
+static int audit_device(audit_run *a, json_t *devs, cli_devices *repro, cli_devices *native, size_t i) {
+  json_t *dev = json_object(), *ms = json_array();
+  json_object_set_new(dev, "index", json_integer((json_int_t)repro->index[i]));
+  json_object_set_new(dev, "device", json_string(repro->name[i]));
+  json_object_set_new(dev, "modes", ms);
+  json_array_append_new(devs, dev);
+  size_t f64 = 0;
+  int rc = 0;
+  for (int m = 0; m < 2 && !rc; m++) {
+    if (!(a->modes & (1 << m))) continue;
+    walk w = {json_array(), repro, i, m ? "native" : "reproducible", a->progress, a->save};
+    json_t *mo = json_pack("{s:s, s:o}", "mode", w.mode, "programs", w.programs);
+    json_array_append_new(ms, mo);
+    size_t n = 0;
+    if (rcl_audit_library(m ? native->ctx[i] : repro->ctx[i], a->ao, on_program, &w, &n))
+      rc = cli_fail("auditing %s in %s mode", repro->name[i], w.mode);
+    summarise(mo);
+    if (!m) {
+      a->dirty |= json_integer_value(json_object_get(mo, "kernels_with_findings")) != 0;
+      a->opaque += (size_t)json_integer_value(json_object_get(mo, "opaque_programs"));
+    }
+    size_t k;
+    json_t *p;
+    f64 = 0;
+    json_array_foreach(w.programs, k, p) f64 += !strcmp(json_string_value(json_object_get(p, "dtype")), "f64");
+  }
+  json_object_set_new(dev, "f64_programs", json_integer((json_int_t)f64));
+  json_object_set_new(
+      dev, "f64_note",
+      json_string(rcl_context_profile(repro->ctx[i])->fp64 ? "supported" : "not built: the device has no fp64"));
+  if (a->progress) fprintf(stderr, "\r%*s\r", 120, "");
+  return rc;
+}
+
+static void print_devices(const audit_run *a, json_t *devs, int details) {
+  size_t i;
+  json_t *dev;
+  json_array_foreach(devs, i, dev) {
+    if (i) printf("\n");
+    print_device(dev, details);
+  }
+  if (!(a->modes & 1)) return;
+  printf("\nreproducible builds: %s", a->dirty ? "FINDINGS (see above): the contracts are not kept"
+                                               : "no contract-breaking instruction in what could be read");
+  if (a->opaque) printf(" (%zu program(s) opaque: nothing is known about them)", a->opaque);
+  printf("\n");
+}
+
+/* Builds and audits every program on every device of the spec. */
+static int audit_devices(audit_run *a, const char *device, int json, int details) {
   cli_devices repro = {0}, native = {0};
   int rc = cli_devices_open(&repro, device, RCL_MODE_REPRODUCIBLE);
   if (rc) return rc;
-  if ((modes & 2) && (rc = cli_devices_clone(&native, &repro, RCL_MODE_NATIVE))) {
+  if ((a->modes & 2) && (rc = cli_devices_clone(&native, &repro, RCL_MODE_NATIVE))) {
     cli_devices_close(&repro);
     return rc;
   }
   json_t *doc = json_object(), *devs = json_array();
   json_object_set_new(doc, "reprocl", json_string(REPROCL_VERSION_STRING));
   json_object_set_new(doc, "devices", devs);
-  int dirty = 0, progress = !json && isatty(STDERR_FILENO);
-  size_t opaque = 0; /* reproducible-mode programs that could not be read */
-  for (size_t i = 0; i < repro.count && !rc; i++) {
-    json_t *dev = json_object(), *ms = json_array();
-    const rcl_device_profile *prof = rcl_context_profile(repro.ctx[i]);
-    json_object_set_new(dev, "index", json_integer((json_int_t)repro.index[i]));
-    json_object_set_new(dev, "device", json_string(repro.name[i]));
-    json_object_set_new(dev, "modes", ms);
-    json_array_append_new(devs, dev);
-    size_t f64 = 0;
-    for (int m = 0; m < 2 && !rc; m++) {
-      if (!(modes & (1 << m))) continue;
-      walk w = {json_array(), &repro, i, m ? "native" : "reproducible", progress, save};
-      json_t *mo = json_pack("{s:s, s:o}", "mode", w.mode, "programs", w.programs);
-      json_array_append_new(ms, mo);
-      size_t n = 0;
-      if (rcl_audit_library(m ? native.ctx[i] : repro.ctx[i], &ao, on_program, &w, &n))
-        rc = cli_fail("auditing %s in %s mode", repro.name[i], w.mode);
-      summarise(mo);
-      if (!m) {
-        dirty |= json_integer_value(json_object_get(mo, "kernels_with_findings")) != 0;
-        opaque += (size_t)json_integer_value(json_object_get(mo, "opaque_programs"));
-      }
-      size_t k;
-      json_t *p;
-      f64 = 0;
-      json_array_foreach(w.programs, k, p) f64 += !strcmp(json_string_value(json_object_get(p, "dtype")), "f64");
-    }
-    json_object_set_new(dev, "f64_programs", json_integer((json_int_t)f64));
-    json_object_set_new(dev, "f64_note", json_string(prof->fp64 ? "supported" : "not built: the device has no fp64"));
-    if (progress) fprintf(stderr, "\r%*s\r", 120, "");
-  }
-  json_object_set_new(doc, "clean", json_boolean(!dirty));
-  if (!rc) {
-    if (json) {
-      cli_json_print(doc);
-      doc = NULL;
-    } else {
-      size_t i;
-      json_t *dev;
-      json_array_foreach(devs, i, dev) {
-        if (i) printf("\n");
-        print_device(dev, details);
-      }
-      if (modes & 1) {
-        printf("\nreproducible builds: %s", dirty ? "FINDINGS (see above): the contracts are not kept"
-                                                  : "no contract-breaking instruction in what could be read");
-        if (opaque) printf(" (%zu program(s) opaque: nothing is known about them)", opaque);
-        printf("\n");
-      }
-    }
-  }
+  a->progress = !json && isatty(STDERR_FILENO);
+  for (size_t i = 0; i < repro.count && !rc; i++) rc = audit_device(a, devs, &repro, &native, i);
+  json_object_set_new(doc, "clean", json_boolean(!a->dirty));
+  if (!rc && json) {
+    cli_json_print(doc);
+    doc = NULL;
+  } else if (!rc)
+    print_devices(a, devs, details);
   json_decref(doc);
   cli_devices_close(&native);
   cli_devices_close(&repro);
-  return rc ? rc : dirty ? 1 : 0;
+  return rc ? rc : a->dirty ? CLI_EXIT_FINDING : CLI_EXIT_OK;
+}
+
+int cmd_audit(int argc, char **argv) {
+  const char *device = NULL, *binary = NULL, *save = NULL;
+  int json = 0, details = 0, modes = 3;
+  rcl_audit_options ao = RCL_AUDIT_OPTIONS_INIT;
+  const cli_opt opts[] = {
+      CLI_OPT_DEVICE(&device, CLI_DEFAULT_DEVICE),
+      CLI_VAL("mode", &modes, opt_mode, "reproducible|native|both", "which builds to audit (default: both)"),
+      CLI_STR("binary", &binary, "FILE", "audit this binary file instead of building"),
+      CLI_FLAG_S('v', "details", &details, "list every finding with the function it is in"),
+      CLI_OPT_JSON(&json),
+      CLI_STR("save", &save, "DIR", "write each binary read to DIR"),
+      CLI_STR("llvm-dis", &ao.llvm_dis, "TOOL", "the bitcode disassembler"),
+      CLI_VAL("objdump", NULL, opt_objdump, "TOOL", "the machine-code disassembler"),
+      CLI_END};
+  const cli_cmd_spec spec = {
+      "audit",
+      "[--device D|all] [--mode reproducible|native|both] [--details] [--json]\n"
+      "                     [--save DIR] [--llvm-dis TOOL] [--objdump TOOL]\n"
+      "       reprocl audit --binary FILE [--details] [--json] [--llvm-dis TOOL] [--objdump TOOL]",
+      "Builds every kernel reprocl has (the programs `reprocl compile` bundles: every family, each dtype the\n"
+      "device supports) in reproducible and in native mode, reads each program binary where its format is\n"
+      "known and lists per kernel the instructions that would break a contract:\n"
+      "  fma        fused or contractible multiply-add (fma.rn.f32, llvm.fmuladd, 'contract', no ContractionOff,\n"
+      "             vfmadd231ss)\n"
+      "  approx     approximate divide, sqrt, reciprocal or transcendental (div.full, .approx, !fpmath, afn,\n"
+      "             vrcp14ps)\n"
+      "  ftz        subnormals flushed to zero (.ftz, denormal-fp-math=preserve-sign, ldmxcsr setting FTZ/DAZ)\n"
+      "  fast-math  re-association or no-NaN/Inf/signed-zero assumptions (reassoc, nnan, ninf, nsz, fast)\n"
+      "Formats read: NVIDIA PTX (assembly), PoCL's LLVM bitcode (IR, via llvm-dis), Rusticl's SPIR-V\n"
+      "(front-end IR only: the final code is opaque), the x86-64 machine code of Intel's OpenCL CPU runtime\n"
+      "and of x86-64 ELF objects (via objdump). Other binaries are reported as opaque.\n"
+      "--details lists every finding with the function it is in. --save DIR writes each binary read to\n"
+      "DIR/<device>-<mode>-<program>-<dtype>.<ptx|poclbin|spv|elf|bin>. --llvm-dis names the bitcode\n"
+      "disassembler (default: $REPROCL_LLVM_DIS, else the newest llvm-dis-N on PATH that reads it), --objdump\n"
+      "the machine-code one (default: $REPROCL_OBJDUMP, else objdump from binutils).",
+      opts,
+      "a kernel built in reproducible mode has a finding (with --binary: any finding)",
+      0,
+      0};
+  CLI_PARSE(&spec, argc, argv, NULL, NULL);
+  if (binary && device) return cli_error("--binary audits a file; it takes no --device");
+  if (binary && save) return cli_error("--save writes the binaries a device audit builds; --binary reads one");
+  if (binary) return audit_file(binary, &ao, json, details);
+  if (save && mkdir(save, 0777) != 0 && errno != EEXIST)
+    return cli_error("cannot create %s: %s", save, strerror(errno));
+  audit_run a = {modes, 0, 0, 0, save, &ao};
+  return audit_devices(&a, device, json, details);
 }

@@ -2,49 +2,13 @@
  * every evaluation order and FMA contraction (include/reprocl/bounds.h), and where concrete evaluations
  * fall inside it: the host's plain orders, reprocl's contracts, and each device's reproducible and
  * native results. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 #include "sparse_cli.h"
-
-static void help(void) {
-  printf("usage: reprocl bounds --kind sum|dot [--n N] [options]\n"
-         "       reprocl bounds --kind spmv-row --matrix FILE|--gen SPEC --row I [options]\n"
-         "       reprocl bounds --kind stencil [--grid WxH] [--point X,Y] [--weights WC,WA,WD]\n"
-         "                      [--boundary fixed|periodic|edge] [--boundary-value V] [options]\n"
-         "options: [--dtype f32|f64] [--dist uniform|wide|cancel|special] [--seed S] [--order any|assoc]\n"
-         "         [--no-fma] [--exact-only] [--max-any M] [--max-assoc M] [--device D|all|none] [--json]\n"
-         "\n"
-         "Computes the tightest interval [lo, hi] of values that the expression can take under any evaluation\n"
-         "order and any choice of FMA contraction (docs/bounds.md), and shows where concrete evaluations fall\n"
-         "inside it: other orders on the host, reprocl's contracts (host references), and on each device the\n"
-         "reproducible result and the native build's result. Inputs are rcl_generate(dist, seed); y uses seed+1.\n"
-         "\n"
-         "  --kind sum       x_1 + ... + x_n                    --kind dot   x_1*y_1 + ... + x_n*y_n\n"
-         "  --n N            terms (default 16)\n"
-         "  --kind spmv-row  row I of y = A*x: +0 + a_1*x_c1 + ... (contract spmv.ordered starts from +0); A from\n"
-         "                   --matrix (Matrix Market or Harwell-Boeing) or --gen (poisson2d:N, poisson3d:N,\n"
-         "                   random:ROWSxCOLS:PERROW[:SEED], powerlaw:ROWSxCOLS:MINLEN[:SEED]), x from dist/seed\n"
-         "  --kind stencil   the 9-point stencil (stencil.nine) at one point: wc*C + wa*(N+S+E+W) +\n"
-         "                   wd*(NE+SE+NW+SW) on a grid from dist/seed (default 64x64, the centre, SHOC's\n"
-         "                   weights 0.25,0.15,0.05, fixed boundary 0; negative weights: --weights=-1,0.5,0.25)\n"
-         "  --order any      re-association and commutativity (default): every order a parallel reduction uses;\n"
-         "                   exact up to --max-any terms (default %u, at most %u; O(3^n) time)\n"
-         "  --order assoc    re-association of the written order only; exact up to --max-assoc terms\n"
-         "                   (default %u, at most %u; O(n^3) time)\n"
-         "  Larger sums get a rigorous enclosure (marked 'enclosure'), or an error with --exact-only.\n"
-         "  --no-fma         products are always rounded on their own (no contraction choices)\n"
-         "  --device none    host evaluations only\n"
-         "\n"
-         "Exit status: 0 when every value whose evaluation the interval covers lies inside it and every\n"
-         "reproducible result equals its host reference; 1 otherwise (a device computing outside IEEE\n"
-         "arithmetic, e.g. flushing subnormals in native mode, or a bug) or when the library refuses; 2 for bad\n"
-         "usage.\n",
-         RCL_BOUNDS_ANY_DEFAULT, RCL_BOUNDS_ANY_LIMIT, RCL_BOUNDS_ASSOC_DEFAULT, RCL_BOUNDS_ASSOC_LIMIT);
-}
 
 /* One concrete evaluation shown against the interval. */
 typedef struct {
@@ -179,6 +143,72 @@ static json_t *num_json(const void *v, rcl_dtype dt) {
 static json_t *ulps_json(double u) { return isnan(u) ? json_null() : json_real(u); }
 
 /* Prints the report (text or JSON); returns the exit status. */
+/* The text header: the interval, its endpoints and whether it is tight. */
+static void print_interval(const report *r, const char *title, const rcl_bounds_options *o, const char *slo,
+                           const char *xlo, const char *shi, const char *xhi, double width) {
+  const rcl_bounds *b = &r->b;
+  const char *orders = b->order == RCL_BOUNDS_ANY_ORDER ? "any order (re-association and commutativity)"
+                                                        : "re-association of the written order";
+  size_t limit = b->order == RCL_BOUNDS_ANY_ORDER ? (o->max_any ? o->max_any : RCL_BOUNDS_ANY_DEFAULT)
+                                                  : (o->max_assoc ? o->max_assoc : RCL_BOUNDS_ASSOC_DEFAULT);
+  printf("%s\n", title);
+  printf("evaluations: %s, %s\n", orders, b->fma ? "any FMA contraction" : "no FMA contraction");
+  if (b->has_value) {
+    printf("  lo     %-26s %s\n  hi     %-26s %s\n", slo, xlo, shi, xhi);
+    printf("  width  %.0f ulps\n", width);
+  } else {
+    printf("  every evaluation gives NaN\n");
+  }
+  if (b->may_be_nan && b->has_value) printf("  NaN    some evaluations give NaN\n");
+  if (b->tight)
+    printf("  tight  yes: lo and hi are each the value of some evaluation (exact DP; largest sum %zu terms)\n",
+           b->largest_sum);
+  else if (b->enclosed_sums)
+    printf("  tight  no: a rigorous enclosure; a sum of %zu terms exceeds the exact %s-order limit of %zu\n"
+           "         (raise --max-%s up to %u%s; see docs/bounds.md)\n",
+           b->largest_sum, rcl_bounds_order_name(b->order), limit, rcl_bounds_order_name(b->order),
+           b->order == RCL_BOUNDS_ANY_ORDER ? RCL_BOUNDS_ANY_LIMIT : RCL_BOUNDS_ASSOC_LIMIT,
+           b->order == RCL_BOUNDS_ANY_ORDER ? ", or use --order assoc" : "");
+  else
+    printf("  tight  no: a rigorous enclosure (an infinity may meet a zero in a product; see docs/bounds.md)\n");
+  printf("\n  %-36s %-32s %-*s %-22s %s\n", "where", "evaluation", r->dt == RCL_F32 ? 15 : 23, "value", "position",
+         "ulps from lo / to hi");
+}
+
+/* One evaluation against the interval, as a table row or into jrows. Returns 1 when it counts as a
+ * failure (covered but outside, or differing from its reference); *shown counts the rows with values. */
+static int print_row(json_t *jrows, const report *r, const row *w, double width, int json, size_t *shown) {
+  int vw = r->dt == RCL_F32 ? 15 : 23; /* the value column: %.9g / %.17g */
+  char val[64], bar[32];
+  if (w->unsupported) {
+    if (!json)
+      printf("  %-44.44s unsupported: %s\n", w->where, w->note);
+    else
+      json_array_append_new(
+          jrows, json_pack("{s:s,s:s,s:s}", "where", w->where, "evaluation", "unsupported", "note", w->note));
+    return 0;
+  }
+  double from, to;
+  int inside = rcl_bounds_locate(&r->b, w->value, &from, &to);
+  cli_format_value(val, sizeof val, w->value, r->dt);
+  ruler(bar, inside, from, width);
+  (*shown)++;
+  const char *verdict = inside ? "inside" : w->covered ? "OUTSIDE" : "outside";
+  if (!json) {
+    printf("  %-36.36s %-32.32s %-*s %s", w->where, w->what, vw, val, bar);
+    if (!isnan(from)) printf(" %.0f / %.0f", from, to);
+    printf("  %s%s%s\n", verdict, *w->note ? ": " : "", w->note);
+  } else {
+    json_t *jr = json_pack("{s:s,s:s,s:o,s:b,s:b,s:o,s:o}", "where", w->where, "evaluation", w->what, "value",
+                           num_json(w->value, r->dt), "inside", inside, "covered", w->covered, "ulps_from_lo",
+                           ulps_json(from), "ulps_to_hi", ulps_json(to));
+    if (*w->note) json_object_set_new(jr, "note", json_string(w->note));
+    if (w->mismatch) json_object_set_new(jr, "matches_reference", json_false());
+    json_array_append_new(jrows, jr);
+  }
+  return (w->covered && !inside) || w->mismatch;
+}
+
 static int print_report(const report *r, const char *title, json_t *desc, const rcl_bounds_options *o, int json) {
   const rcl_bounds *b = &r->b;
   unsigned char lo[8], hi[8];
@@ -191,66 +221,9 @@ static int print_report(const report *r, const char *title, json_t *desc, const 
   cli_format_value(shi, sizeof shi, hi, r->dt);
   hex_of(xlo, sizeof xlo, lo, r->dt);
   hex_of(xhi, sizeof xhi, hi, r->dt);
-  const char *orders = b->order == RCL_BOUNDS_ANY_ORDER ? "any order (re-association and commutativity)"
-                                                        : "re-association of the written order";
   json_t *jrows = json_array();
-  int vw = r->dt == RCL_F32 ? 15 : 23; /* the value column: %.9g / %.17g */
-  size_t limit = b->order == RCL_BOUNDS_ANY_ORDER ? (o->max_any ? o->max_any : RCL_BOUNDS_ANY_DEFAULT)
-                                                  : (o->max_assoc ? o->max_assoc : RCL_BOUNDS_ASSOC_DEFAULT);
-  if (!json) {
-    printf("%s\n", title);
-    printf("evaluations: %s, %s\n", orders, b->fma ? "any FMA contraction" : "no FMA contraction");
-    if (b->has_value) {
-      printf("  lo     %-26s %s\n  hi     %-26s %s\n", slo, xlo, shi, xhi);
-      printf("  width  %.0f ulps\n", width);
-    } else {
-      printf("  every evaluation gives NaN\n");
-    }
-    if (b->may_be_nan && b->has_value) printf("  NaN    some evaluations give NaN\n");
-    if (b->tight)
-      printf("  tight  yes: lo and hi are each the value of some evaluation (exact DP; largest sum %zu terms)\n",
-             b->largest_sum);
-    else if (b->enclosed_sums)
-      printf("  tight  no: a rigorous enclosure; a sum of %zu terms exceeds the exact %s-order limit of %zu\n"
-             "         (raise --max-%s up to %u%s; see docs/bounds.md)\n",
-             b->largest_sum, rcl_bounds_order_name(b->order), limit, rcl_bounds_order_name(b->order),
-             b->order == RCL_BOUNDS_ANY_ORDER ? RCL_BOUNDS_ANY_LIMIT : RCL_BOUNDS_ASSOC_LIMIT,
-             b->order == RCL_BOUNDS_ANY_ORDER ? ", or use --order assoc" : "");
-    else
-      printf("  tight  no: a rigorous enclosure (an infinity may meet a zero in a product; see docs/bounds.md)\n");
-    printf("\n  %-36s %-32s %-*s %-22s %s\n", "where", "evaluation", vw, "value", "position", "ulps from lo / to hi");
-  }
-  for (size_t i = 0; i < r->nrows; i++) {
-    const row *w = &r->rows[i];
-    char val[64], bar[32];
-    if (w->unsupported) {
-      if (!json)
-        printf("  %-44.44s unsupported: %s\n", w->where, w->note);
-      else
-        json_array_append_new(
-            jrows, json_pack("{s:s,s:s,s:s}", "where", w->where, "evaluation", "unsupported", "note", w->note));
-      continue;
-    }
-    double from, to;
-    int inside = rcl_bounds_locate(b, w->value, &from, &to);
-    cli_format_value(val, sizeof val, w->value, r->dt);
-    ruler(bar, inside, from, width);
-    if ((w->covered && !inside) || w->mismatch) bad++;
-    shown++;
-    const char *verdict = inside ? "inside" : w->covered ? "OUTSIDE" : "outside";
-    if (!json) {
-      printf("  %-36.36s %-32.32s %-*s %s", w->where, w->what, vw, val, bar);
-      if (!isnan(from)) printf(" %.0f / %.0f", from, to);
-      printf("  %s%s%s\n", verdict, *w->note ? ": " : "", w->note);
-    } else {
-      json_t *jr = json_pack("{s:s,s:s,s:o,s:b,s:b,s:o,s:o}", "where", w->where, "evaluation", w->what, "value",
-                             num_json(w->value, r->dt), "inside", inside, "covered", w->covered, "ulps_from_lo",
-                             ulps_json(from), "ulps_to_hi", ulps_json(to));
-      if (*w->note) json_object_set_new(jr, "note", json_string(w->note));
-      if (w->mismatch) json_object_set_new(jr, "matches_reference", json_false());
-      json_array_append_new(jrows, jr);
-    }
-  }
+  if (!json) print_interval(r, title, o, slo, xlo, shi, xhi, width);
+  for (size_t i = 0; i < r->nrows; i++) bad += (size_t)print_row(jrows, r, &r->rows[i], width, json, &shown);
   if (json) {
     json_t *jb = json_pack("{s:o,s:o,s:s,s:s,s:b,s:b,s:b,s:s,s:b,s:o,s:I,s:I}", "lo",
                            b->has_value ? num_json(lo, r->dt) : json_null(), "hi",
@@ -273,7 +246,7 @@ static int print_report(const report *r, const char *title, json_t *desc, const 
     else
       printf("INSIDE: every value whose evaluation the interval covers lies inside it (%zu shown)\n", shown);
   }
-  return bad ? 1 : 0;
+  return bad ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }
 
 /* ---- devices ------------------------------------------------------------------------------------------ */
@@ -346,6 +319,7 @@ typedef struct {
   int have_point;
   double weights[3], boundary_value;
   rcl_boundary boundary;
+  int native; /* --native: accepted; the native build is always shown */
 } args;
 
 typedef struct {
@@ -612,46 +586,83 @@ static int kind_stencil(const args *a) {
   return rc;
 }
 
-/* "X,Y" */
-static int parse_point(size_t *x, size_t *y, const char *s) {
+/* ---- options ------------------------------------------------------------------------------------------ */
+/* --point X,Y (into args). */
+static int opt_point(void *target, const char *opt, const char *s) {
+  args *a = target;
   const char *comma = strchr(s, ',');
   char first[64];
   if (!comma || (size_t)(comma - s) >= sizeof first)
-    return cli_error("--point expects X,Y (e.g. 10,20), got \"%s\"", s);
+    return cli_error("%s expects X,Y (e.g. 10,20), got \"%s\"", opt, s);
   memcpy(first, s, (size_t)(comma - s));
   first[comma - s] = '\0';
-  int rc = cli_parse_size(x, "--point", first);
-  return rc ? rc : cli_parse_size(y, "--point", comma + 1);
+  a->have_point = 1;
+  int rc = cli_parse_size(&a->px, opt, first);
+  return rc ? rc : cli_parse_size(&a->py, opt, comma + 1);
 }
 
-/* "WC,WA,WD" */
-static int parse_weights(double *w, const char *s) {
+/* --weights WC,WA,WD (into a double[3]). */
+static int opt_weights(void *target, const char *opt, const char *s) {
+  double *w = target;
   char buf[256];
   snprintf(buf, sizeof buf, "%s", s);
   char *save = NULL, *tok = strtok_r(buf, ",", &save);
   int k = 0;
   for (; tok && k < 3; tok = strtok_r(NULL, ",", &save), k++) {
-    int rc = cli_parse_double(&w[k], "--weights", tok);
+    int rc = cli_parse_double(&w[k], opt, tok);
     if (rc) return rc;
   }
-  if (k != 3 || tok) return cli_error("--weights expects three numbers WC,WA,WD, got \"%s\"", s);
+  if (k != 3 || tok) return cli_error("%s expects three numbers WC,WA,WD, got \"%s\"", opt, s);
   return 0;
 }
 
-// clang-format off
+/* --row I (into args). */
+static int opt_row(void *target, const char *opt, const char *s) {
+  args *a = target;
+  a->have_row = 1;
+  return cli_parse_size(&a->row, opt, s);
+}
+
+/* --grid WxH (into args). */
+static int opt_grid(void *target, const char *opt, const char *s) {
+  args *a = target;
+  return cli_parse_dims(&a->w, &a->h, opt, s);
+}
+
+/* The library's name parsers: --dist, --order, --boundary. */
+static int opt_dist(void *target, const char *opt, const char *s) {
+  return rcl_gen_kind_parse(target, s) ? cli_error("%s: %s", opt, rcl_error_last()) : 0;
+}
+static int opt_order(void *target, const char *opt, const char *s) {
+  return rcl_bounds_order_parse(target, s) ? cli_error("%s: %s", opt, rcl_error_last()) : 0;
+}
+static int opt_boundary(void *target, const char *opt, const char *s) {
+  return rcl_boundary_parse(target, s) ? cli_error("%s: %s", opt, rcl_error_last()) : 0;
+}
+
+static const char bounds_about[] =
+    "Computes the tightest interval [lo, hi] of values that the expression can take under any evaluation\n"
+    "order and any choice of FMA contraction (docs/bounds.md), and shows where concrete evaluations fall\n"
+    "inside it: other orders on the host, reprocl's contracts (host references), and on each device the\n"
+    "reproducible result and the native build's result. Inputs are rcl_generate(dist, seed); y uses seed+1.\n"
+    "\n"
+    "  --kind sum       x_1 + ... + x_n                    --kind dot   x_1*y_1 + ... + x_n*y_n\n"
+    "  --n N            terms (default 16)\n"
+    "  --kind spmv-row  row I of y = A*x: +0 + a_1*x_c1 + ... (contract spmv.ordered starts from +0); A from\n"
+    "                   --matrix (Matrix Market or Harwell-Boeing) or --gen (poisson2d:N, poisson3d:N,\n"
+    "                   random:ROWSxCOLS:PERROW[:SEED], powerlaw:ROWSxCOLS:MINLEN[:SEED]), x from dist/seed\n"
+    "  --kind stencil   the 9-point stencil (stencil.nine) at one point: wc*C + wa*(N+S+E+W) +\n"
+    "                   wd*(NE+SE+NW+SW) on a grid from dist/seed (default 64x64, the centre, SHOC's\n"
+    "                   weights 0.25,0.15,0.05, fixed boundary 0; negative weights: --weights=-1,0.5,0.25)\n"
+    "  --order any      re-association and commutativity (default): every order a parallel reduction uses;\n"
+    "                   exact up to --max-any terms (default %u, at most %u; O(3^n) time)\n"
+    "  --order assoc    re-association of the written order only; exact up to --max-assoc terms\n"
+    "                   (default %u, at most %u; O(n^3) time)\n"
+    "  Larger sums get a rigorous enclosure (marked 'enclosure'), or an error with --exact-only.\n"
+    "  --no-fma         products are always rounded on their own (no contraction choices)\n"
+    "  --device none    host evaluations only";
+
 int cmd_bounds(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"kind", required_argument, 0, 'k'},     {"n", required_argument, 0, 'n'},
-      {"dtype", required_argument, 0, 't'},    {"dist", required_argument, 0, 'D'},
-      {"seed", required_argument, 0, 's'},     {"order", required_argument, 0, 'o'},
-      {"no-fma", no_argument, 0, 'F'},         {"exact-only", no_argument, 0, 'E'},
-      {"max-any", required_argument, 0, 'A'},  {"max-assoc", required_argument, 0, 'S'},
-      {"device", required_argument, 0, 'd'},   {"json", no_argument, 0, 'j'},
-      {"matrix", required_argument, 0, 'M'},   {"gen", required_argument, 0, 'G'},
-      {"row", required_argument, 0, 'r'},      {"grid", required_argument, 0, 'g'},
-      {"point", required_argument, 0, 'p'},    {"weights", required_argument, 0, 'w'},
-      {"boundary", required_argument, 0, 'b'}, {"boundary-value", required_argument, 0, 'B'},
-      {"help", no_argument, 0, 'h'},           {0, 0, 0, 0}};
   args a = {.kind = "sum",
             .dt = RCL_F32,
             .n = 16,
@@ -662,37 +673,49 @@ int cmd_bounds(int argc, char **argv) {
             .h = 64,
             .weights = {0.25, 0.15, 0.05},
             .boundary = RCL_BOUNDARY_FIXED};
-  int c, rc = 0;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'k': a.kind = optarg; break;
-    case 'n': rc = cli_parse_size(&a.n, "--n", optarg); break;
-    case 't': rc = rcl_dtype_parse(&a.dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0; break;
-    case 'D': rc = rcl_gen_kind_parse(&a.dist, optarg) ? cli_error("--dist: %s", rcl_error_last()) : 0; break;
-    case 's': rc = cli_parse_u64(&a.seed, "--seed", optarg); break;
-    case 'o': rc = rcl_bounds_order_parse(&a.opts.order, optarg) ? cli_error("--order: %s", rcl_error_last()) : 0; break;
-    case 'F': a.opts.no_fma = 1; break;
-    case 'E': a.opts.exact_only = 1; break;
-    case 'A': rc = cli_parse_size(&a.opts.max_any, "--max-any", optarg); break;
-    case 'S': rc = cli_parse_size(&a.opts.max_assoc, "--max-assoc", optarg); break;
-    case 'd': a.device = optarg; break;
-    case 'j': a.json = 1; break;
-    case 'M': a.matrix = optarg; break;
-    case 'G': a.gen = optarg; break;
-    case 'r': rc = cli_parse_size(&a.row, "--row", optarg), a.have_row = 1; break;
-    case 'g': rc = cli_parse_dims(&a.w, &a.h, "--grid", optarg); break;
-    case 'p': rc = parse_point(&a.px, &a.py, optarg), a.have_point = 1; break;
-    case 'w': rc = parse_weights(a.weights, optarg); break;
-    case 'b': rc = rcl_boundary_parse(&a.boundary, optarg) ? cli_error("--boundary: %s", rcl_error_last()) : 0; break;
-    case 'B': rc = cli_parse_double(&a.boundary_value, "--boundary-value", optarg); break;
-    case 'h': help(); return 0;
-    default: return 2;
-    }
-    if (rc) return rc;
-  }
-  // clang-format on
-  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
+  const cli_opt opts[] = {
+      CLI_STR("kind", &a.kind, "sum|dot|spmv-row|stencil", "the expression (default: sum)"),
+      CLI_VAL("n", &a.n, cli_opt_size, "N", "terms of sum and dot (default 16)"),
+      CLI_OPT_DTYPE(&a.dt),
+      CLI_VAL("dist", &a.dist, opt_dist, "uniform|wide|cancel|special", "the inputs' distribution"),
+      CLI_VAL("seed", &a.seed, cli_opt_u64, "S", "the inputs' seed (default 1)"),
+      CLI_VAL("order", &a.opts.order, opt_order, "any|assoc", "which evaluation orders (default: any)"),
+      CLI_FLAG("no-fma", &a.opts.no_fma, "no contraction choices"),
+      CLI_FLAG("exact-only", &a.opts.exact_only, "an error where only an enclosure is known"),
+      CLI_VAL("max-any", &a.opts.max_any, cli_opt_size, "M", "the exact limit of --order any"),
+      CLI_VAL("max-assoc", &a.opts.max_assoc, cli_opt_size, "M", "the exact limit of --order assoc"),
+      CLI_STR("device", &a.device, "D|all|none",
+              "device index, name substring, 'all' or 'none' (host only) (default: " CLI_DEFAULT_DEVICE ")"),
+      CLI_FLAG("native", &a.native, "show each device's native build too (always on here)"),
+      CLI_OPT_JSON(&a.json),
+      CLI_SECTION("spmv-row"),
+      CLI_STR("matrix", &a.matrix, "FILE", "Matrix Market or Harwell-Boeing file"),
+      CLI_STR("gen", &a.gen, "SPEC", "a generated matrix"),
+      CLI_VAL("row", &a, opt_row, "I", "the row"),
+      CLI_SECTION("stencil"),
+      CLI_VAL("grid", &a, opt_grid, "WxH", "the grid (default 64x64)"),
+      CLI_VAL("point", &a, opt_point, "X,Y", "the point (default: the centre)"),
+      CLI_VAL("weights", a.weights, opt_weights, "WC,WA,WD", "the weights (default 0.25,0.15,0.05)"),
+      CLI_VAL("boundary", &a.boundary, opt_boundary, "fixed|periodic|edge", "the boundary (default: fixed)"),
+      CLI_VAL("boundary-value", &a.boundary_value, cli_opt_double, "V", "the fixed boundary's value (default 0)"),
+      CLI_END};
+  char about[sizeof bounds_about + 64];
+  snprintf(about, sizeof about, bounds_about, RCL_BOUNDS_ANY_DEFAULT, RCL_BOUNDS_ANY_LIMIT, RCL_BOUNDS_ASSOC_DEFAULT,
+           RCL_BOUNDS_ASSOC_LIMIT);
+  const cli_cmd_spec spec = {
+      "bounds",
+      "--kind sum|dot [--n N] [options]\n"
+      "       reprocl bounds --kind spmv-row --matrix FILE|--gen SPEC --row I [options]\n"
+      "       reprocl bounds --kind stencil [--grid WxH] [--point X,Y] [--weights WC,WA,WD]\n"
+      "                      [--boundary fixed|periodic|edge] [--boundary-value V] [options]",
+      about,
+      opts,
+      "a value whose evaluation the interval covers lies outside it, or a reproducible result differs\n"
+      "from its host reference (a device computing outside IEEE arithmetic, e.g. flushing subnormals in\n"
+      "native mode, or a bug)",
+      0,
+      0};
+  CLI_PARSE(&spec, argc, argv, NULL, NULL);
   if (a.opts.max_any > RCL_BOUNDS_ANY_LIMIT)
     return cli_error("--max-any %zu exceeds %u (the any-order DP takes O(3^n) time)", a.opts.max_any,
                      RCL_BOUNDS_ANY_LIMIT);

@@ -1,21 +1,9 @@
 /* reprocl check: the standard suite on every device (or those chosen), reproducible and native; a table
  * a person reads at a glance, JSON for machines, and a self-contained HTML report. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "suite.h"
-
-static void help(void) {
-  printf("usage: reprocl check [--suite quick|full] [--family F[,F...]|all] [--device D|all] [--no-native]\n"
-         "                     [--json] [--report report.html]\n\n"
-         "Runs the standard suite (every kernel family x dtype x contract on documented inputs) on every device\n"
-         "(default: all) in reproducible mode, comparing each result's SHA-256 with the host reference, and in\n"
-         "native mode, showing how many values drift and by how much (max ulp and relative difference against\n"
-         "the reproducible result). Under each device, the first-use self-test verdicts that are not plainly\n"
-         "\"verified\" (docs/selftest.md). Exit status 1 if any reproducible result differs from the reference\n"
-         "or a self-test could not run.\n");
-}
 
 /* "[0] PoCL" style short column names. */
 static void short_name(char *buf, size_t size, size_t i, const char *name) {
@@ -75,11 +63,11 @@ static void print_table(json_t *doc, int native) {
     json_t *r;
     json_array_foreach(json_object_get(c, "results"), k, r) {
       const char *st = json_string_value(json_object_get(r, "status"));
-      if (!strcmp(st, "ok"))
-        /* The marks are 3 bytes of UTF-8 but one column wide: pad by hand. */
+      if (!strcmp(st, "ok")) /* The marks are 3 bytes of UTF-8 but one column wide: pad by hand. */
         printf(" %.8s %s", json_string_value(json_object_get(r, "sha256")),
                json_is_true(json_object_get(r, "agrees")) ? "\u2713         " : "\u2717 DIFFERS ");
-      else printf(" %s", !strcmp(st, "unsupported") ? "n/a                " : "\u2717 ERROR            ");
+      else
+        printf(" %s", !strcmp(st, "unsupported") ? "n/a                " : "\u2717 ERROR            ");
     }
     printf("\n");
   }
@@ -106,14 +94,19 @@ static void print_table(json_t *doc, int native) {
       json_t *dr = json_object_get(n, "drift");
       json_int_t diff = json_integer_value(json_object_get(dr, "differing"));
       char cell[64];
-      if (!diff) snprintf(cell, sizeof cell, "same bits");
+      if (!diff)
+        snprintf(cell, sizeof cell, "same bits");
       else {
         json_t *u = json_object_get(dr, "max_ulp"), *rel = json_object_get(dr, "max_rel");
         char us[16], rs[16];
-        if (json_is_number(u)) snprintf(us, sizeof us, "%.3g", json_number_value(u));
-        else snprintf(us, sizeof us, "%s", json_string_value(u));
-        if (json_is_number(rel)) snprintf(rs, sizeof rs, "%.1e", json_number_value(rel));
-        else snprintf(rs, sizeof rs, "%s", json_string_value(rel));
+        if (json_is_number(u))
+          snprintf(us, sizeof us, "%.3g", json_number_value(u));
+        else
+          snprintf(us, sizeof us, "%s", json_string_value(u));
+        if (json_is_number(rel))
+          snprintf(rs, sizeof rs, "%.1e", json_number_value(rel));
+        else
+          snprintf(rs, sizeof rs, "%s", json_string_value(rel));
         snprintf(cell, sizeof cell, "%lld/%s/%s", (long long)diff, us, rs);
       }
       printf(" %-26.26s", cell);
@@ -122,58 +115,59 @@ static void print_table(json_t *doc, int native) {
   }
 }
 
-int cmd_check(int argc, char **argv) {
-  static const struct option opts[] = {{"suite", required_argument, 0, 's'},  {"family", required_argument, 0, 'f'},
-                                       {"device", required_argument, 0, 'd'}, {"no-native", no_argument, 0, 'n'},
-                                       {"json", no_argument, 0, 'j'},        {"report", required_argument, 0, 'r'},
-                                       {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
-  const char *families = "all", *device = "all", *report = NULL;
-  int quick = 0, native = 1, json = 0, c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case 's':
-      if (!strcmp(optarg, "quick")) quick = 1;
-      else if (!strcmp(optarg, "full")) quick = 0;
-      else return cli_error("--suite expects quick or full, got \"%s\"", optarg);
-      break;
-    case 'f': families = optarg; break;
-    case 'd': device = optarg; break;
-    case 'n': native = 0; break;
-    case 'j': json = 1; break;
-    case 'r': report = optarg; break;
-    case 'h': help(); return 0;
-    default: return 2;
-    }
-  }
-  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
-  suite_list l;
-  int rc = suite_collect(&l, families, quick);
+/* Runs the suite (and its native twin) and prints the table or the JSON; the report when asked. */
+static int check_run(suite_run *r, int native, int json, const char *report) {
+  cli_devices ndevs;
+  int rc = native ? cli_devices_clone(&ndevs, &r->devs, RCL_MODE_NATIVE) : 0;
   if (rc) return rc;
-  cli_devices devs, ndevs;
-  if ((rc = cli_devices_open(&devs, device, RCL_MODE_REPRODUCIBLE)) != 0) {
-    suite_free(&l);
-    return rc;
-  }
-  if (native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE)) != 0) {
-    cli_devices_close(&devs);
-    suite_free(&l);
-    return rc;
-  }
   json_t *doc;
-  int bad = suite_execute(&doc, &l, &devs, native ? &ndevs : NULL, json);
-  json_object_set_new(doc, "suite", json_string(quick ? "quick" : "full"));
-  if (report && suite_write_html(report, doc)) rc = 1;
-  if (json) cli_json_print(json_incref(doc));
+  int bad = suite_execute(&doc, &r->cases, &r->devs, native ? &ndevs : NULL, json);
+  json_object_set_new(doc, "suite", json_string(r->quick ? "quick" : "full"));
+  if (report) rc = suite_write_html(report, doc); /* 0, or 2: the file cannot be written */
+  if (json)
+    cli_json_print(json_incref(doc));
   else {
     print_table(doc, native);
     printf("\n%s: %zu case(s) x %zu device(s); %d reproducible result(s) differ from the reference or failed\n",
-           bad ? "DISAGREE" : "AGREE", l.count, devs.count, bad);
+           bad ? "DISAGREE" : "AGREE", r->cases.count, r->devs.count, bad);
     if (report && !rc) printf("report written to %s\n", report);
   }
   json_decref(doc);
   if (native) cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
-  suite_free(&l);
-  return rc ? rc : bad ? 1 : 0;
+  return rc ? rc : bad ? CLI_EXIT_FINDING : CLI_EXIT_OK;
+}
+
+int cmd_check(int argc, char **argv) {
+  suite_options so = SUITE_OPTIONS_INIT;
+  const char *report = NULL;
+  int native = 0, no_native = 0, json = 0;
+  const cli_opt opts[] = {SUITE_OPTS(&so),
+                          CLI_FLAG("native", &native, "show each result's native drift (the default)"),
+                          CLI_FLAG("no-native", &no_native, "leave the native runs out"),
+                          CLI_OPT_JSON(&json),
+                          CLI_STR("report", &report, "FILE.html", "also write a self-contained HTML report"),
+                          CLI_END};
+  char about[2048];
+  const cli_cmd_spec spec = {
+      "check",
+      "[--suite quick|full] [--family F[,F...]|all] [--device D|all] [--no-native]\n"
+      "                     [--json] [--report FILE.html]",
+      suite_about(about, sizeof about,
+                  "Runs the standard suite (every kernel family x dtype x contract on documented inputs) on every\n"
+                  "device (default: all) in reproducible mode, comparing each result's SHA-256 with the host\n"
+                  "reference, and in native mode, showing how many values drift and by how much (max ulp and\n"
+                  "relative difference against the reproducible result). Under each device, the first-use self-test\n"
+                  "verdicts that are not plainly \"verified\" (docs/selftest.md)."),
+      opts,
+      "a reproducible result differs from the reference, or a self-test could not run",
+      0,
+      0};
+  CLI_PARSE(&spec, argc, argv, NULL, NULL);
+  if (native && no_native) return cli_error("--native and --no-native contradict each other");
+  suite_run r;
+  int rc = suite_open(&r, &so);
+  if (rc) return rc;
+  rc = check_run(&r, !no_native, json, report);
+  suite_close(&r);
+  return rc;
 }

@@ -1,18 +1,9 @@
 /* reprocl devices: every platform and device, with the profile reprocl derives from what it reports. */
-#include <getopt.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "cli.h"
-
-static void help(void) {
-  printf("usage: reprocl devices [--json] [--no-selftest]\n\n"
-         "Lists every OpenCL platform and device with what it guarantees (fp32/fp64 denormals, correctly\n"
-         "rounded div/sqrt, FMA, int64 atomics, OpenCL C version, driver) and therefore how each kernel\n"
-         "family runs on it bit-exactly: native, emulated (exact integer fallbacks), or unsupported.\n"
-         "Then each family's first-use self-test verdict per dtype (docs/selftest.md): verified, verified\n"
-         "(conservative build), unsupported with the inputs that differed, or not tested; self-tests not in\n"
-         "the cache run now. --no-selftest leaves them out.\n");
-}
+#include "opt.h"
 
 static const char *yn(int v) { return v ? "yes" : "no"; }
 
@@ -76,25 +67,39 @@ static int verdict_ctx(rcl_context **ctx, size_t i) {
 }
 
 int cmd_devices(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"json", no_argument, 0, 'j'}, {"no-selftest", no_argument, 0, 'n'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-  int json = 0, selftest = 1, c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "jnh", opts, NULL)) != -1) {
-    if (c == 'j') json = 1;
-    else if (c == 'n') selftest = 0;
-    else if (c == 'h') {
-      help();
-      return 0;
-    } else return 2;
+  int json = 0, no_selftest = 0;
+  const char *device = "all";
+  const cli_opt opts[] = {CLI_OPT_DEVICE(&device, "all"),
+                          CLI_FLAG_S('j', "json", &json, "print the list as JSON on stdout"),
+                          CLI_FLAG_S('n', "no-selftest", &no_selftest, "leave the self-test verdicts out"), CLI_END};
+  const cli_cmd_spec spec = {
+      "devices",
+      "[--device D|all] [--json] [--no-selftest]",
+      "Lists every OpenCL platform and device (or the one --device names) with what it guarantees (fp32/fp64\n"
+      "denormals, correctly rounded div/sqrt, FMA, int64 atomics, OpenCL C version, driver) and therefore how each\n"
+      "kernel family runs on it bit-exactly: native, emulated (exact integer fallbacks), or unsupported.\n"
+      "Then each family's first-use self-test verdict per dtype (docs/selftest.md): verified, verified\n"
+      "(conservative build), unsupported with the inputs that differed, or not tested; self-tests not in\n"
+      "the cache run now. --no-selftest leaves them out.",
+      opts,
+      NULL,
+      0,
+      0};
+  CLI_PARSE(&spec, argc, argv, NULL, NULL);
+  int selftest = !no_selftest;
+  size_t only = SIZE_MAX; /* all devices */
+  if (strcmp(device, "all")) {
+    rcl_device_info info;
+    if (rcl_device_find(&info, device)) return cli_fail("--device %s", device);
+    only = info.index;
   }
-  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
   rcl_device_info *list;
   size_t n;
   if (rcl_devices(&list, &n)) return cli_fail("cannot list OpenCL devices");
   json_t *arr = json_array();
   int rc = 0;
   for (size_t i = 0; i < n; i++) {
+    if (only != SIZE_MAX && i != only) continue;
     rcl_device_profile p;
     if (rcl_device_profile_query(&p, list[i].device)) {
       rc = cli_fail("cannot read the profile of device %zu", i);
@@ -132,8 +137,10 @@ int cmd_devices(int argc, char **argv) {
         const char *why;
         rcl_support s = rcl_device_profile_support(&p, (rcl_family)f, dts[d], &why);
         printf(" %s: %-11s", rcl_dtype_name(dts[d]), rcl_support_name(s));
-        if (*why && d == 1) printf(" (%s)", why);
-        else if (*why) printf(" (%s)\n%*s", why, 12, "");
+        if (*why && d == 1)
+          printf(" (%s)", why);
+        else if (*why)
+          printf(" (%s)\n%*s", why, 12, "");
       }
       printf("\n");
     }
@@ -144,7 +151,8 @@ int cmd_devices(int argc, char **argv) {
     if (rc) break;
   }
   if (!rc && json) {
-    json_t *top = json_pack("{s:s,s:I,s:o}", "reprocl", REPROCL_VERSION_STRING, "count", (json_int_t)n, "devices", arr);
+    json_t *top = json_pack("{s:s,s:I,s:o}", "reprocl", REPROCL_VERSION_STRING, "count",
+                            (json_int_t)json_array_size(arr), "devices", arr);
     cli_json_print(top);
     arr = NULL;
   }

@@ -1,58 +1,54 @@
 /* reprocl fingerprint: the suite's digests on each device with the device profiles, library and contract
  * versions, in the stable JSON format of docs/fingerprint.md — to compare across machines. */
-#include <getopt.h>
 #include <string.h>
 
 #include "suite.h"
 
-static void help(void) {
-  printf("usage: reprocl fingerprint -o FILE.json [--suite quick|full] [--family F[,F...]|all] [--device D|all]\n\n"
-         "Runs the standard suite in reproducible mode on the chosen devices (default: all) and writes, per case,\n"
-         "the SHA-256 of the host reference and of every device's result, with the device profiles, the library\n"
-         "version and the contract versions (docs/fingerprint.md). Compare files from different machines with\n"
-         "`reprocl compare`. Exit status 1 if a device already disagrees with the reference here.\n");
+/* Writes the fingerprint to out (when given) and prints it on stdout (with --json). */
+static int fingerprint_write(json_t *doc, const char *out, int json, const suite_run *r, int bad) {
+  if (out && json_dump_file(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0)
+    return cli_error("cannot write %s", out);
+  if (out)
+    fprintf(stderr, "wrote %s: %zu case(s) x %zu device(s), %d disagreement(s) with the host reference\n", out,
+            r->cases.count, r->devs.count, bad);
+  if (json) cli_json_print(json_incref(doc));
+  return 0;
 }
 
 int cmd_fingerprint(int argc, char **argv) {
-  static const struct option opts[] = {{"output", required_argument, 0, 'o'}, {"suite", required_argument, 0, 's'},
-                                       {"family", required_argument, 0, 'f'}, {"device", required_argument, 0, 'd'},
-                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
-  const char *out = NULL, *families = "all", *device = "all";
-  int quick = 0, c;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'o': out = optarg; break;
-    case 's':
-      if (!strcmp(optarg, "quick")) quick = 1;
-      else if (!strcmp(optarg, "full")) quick = 0;
-      else return cli_error("--suite expects quick or full, got \"%s\"", optarg);
-      break;
-    case 'f': families = optarg; break;
-    case 'd': device = optarg; break;
-    case 'h': help(); return 0;
-    default: return 2;
-    }
-  }
-  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
-  if (!out) return cli_error("-o FILE.json is required");
-  suite_list l;
-  int rc = suite_collect(&l, families, quick);
+  suite_options so = SUITE_OPTIONS_INIT;
+  const char *out = NULL;
+  int json = 0;
+  const cli_opt opts[] = {CLI_OPT_OUTPUT(&out, "write the fingerprint to FILE (JSON)"), SUITE_OPTS(&so),
+                          CLI_FLAG("json", &json, "print the fingerprint JSON on stdout (as -o writes it)"),
+                          CLI_NOT_HERE("native",
+                                       "a fingerprint holds reproducible digests, the only ones comparable across\n"
+                                       "machines; `reprocl check` shows the native drift"),
+                          CLI_END};
+  char about[2048];
+  const cli_cmd_spec spec = {
+      "fingerprint",
+      "-o FILE.json|--json [--suite quick|full] [--family F[,F...]|all]\n"
+      "                           [--device D|all]",
+      suite_about(about, sizeof about,
+                  "Runs the standard suite in reproducible mode on the chosen devices (default: all) and writes, per\n"
+                  "case, the SHA-256 of the host reference and of every device's result, with the device profiles,\n"
+                  "the library version and the contract versions (docs/fingerprint.md). Compare files from\n"
+                  "different machines with `reprocl compare`."),
+      opts,
+      "a device already disagrees with the reference here",
+      0,
+      0};
+  CLI_PARSE(&spec, argc, argv, NULL, NULL);
+  if (!out && !json) return cli_error("-o FILE.json (or --json) is required");
+  suite_run r;
+  int rc = suite_open(&r, &so);
   if (rc) return rc;
-  cli_devices devs;
-  if ((rc = cli_devices_open(&devs, device, RCL_MODE_REPRODUCIBLE)) != 0) {
-    suite_free(&l);
-    return rc;
-  }
   json_t *doc;
-  int bad = suite_execute(&doc, &l, &devs, NULL, 0);
-  json_object_set_new(doc, "suite", json_string(quick ? "quick" : "full"));
-  if (json_dump_file(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) rc = cli_error("cannot write %s", out);
-  else
-    fprintf(stderr, "wrote %s: %zu case(s) x %zu device(s), %d disagreement(s) with the host reference\n", out,
-            l.count, devs.count, bad);
+  int bad = suite_execute(&doc, &r.cases, &r.devs, NULL, 0);
+  json_object_set_new(doc, "suite", json_string(so.quick ? "quick" : "full"));
+  rc = fingerprint_write(doc, out, json, &r, bad);
   json_decref(doc);
-  cli_devices_close(&devs);
-  suite_free(&l);
-  return rc ? rc : bad ? 1 : 0;
+  suite_close(&r);
+  return rc ? rc : bad ? CLI_EXIT_FINDING : CLI_EXIT_OK;
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "opt.h"
 #include "suite.h"
 
 const cli_command cli_commands[] = {
@@ -26,39 +27,54 @@ const cli_command cli_commands[] = {
 static void usage(FILE *f) {
   fprintf(f, "usage: reprocl <command> [options]   (reprocl <command> --help for its options)\n\ncommands:\n");
   for (const cli_command *c = cli_commands; c->name; c++) fprintf(f, "  %-12s %s\n", c->name, c->summary);
-  fprintf(f,
-          "\nenvironment: REPROCL_DEVICE (default device), REPROCL_KERNEL_DIR (kernels from disk),\n"
-          "             REPROCL_TUNING=on|off|force, REPROCL_TUNE_BUDGET_MS, REPROCL_CACHE_DIR,\n"
-          "             REPROCL_BINARIES (offline program bundle), RUSTICL_ENABLE=llvmpipe (Mesa's CPU device)\n");
+  fprintf(f, "\nenvironment: REPROCL_DEVICE (default device), REPROCL_KERNEL_DIR (kernels from disk),\n"
+             "             REPROCL_TUNING=on|off|force, REPROCL_TUNE_BUDGET_MS, REPROCL_CACHE_DIR,\n"
+             "             REPROCL_BINARIES (offline program bundle), RUSTICL_ENABLE=llvmpipe (Mesa's CPU device)\n"
+             "exit status: 0 success, every result agrees; 1 a reproducible result disagrees (or the command's\n"
+             "             finding); 2 bad usage or input; 3 could not run. Options and statuses: docs/cli.md\n");
+}
+
+static const cli_command *find_command(const char *name) {
+  for (const cli_command *c = cli_commands; c->name; c++)
+    if (!strcmp(c->name, name)) return c;
+  return NULL;
+}
+
+/* "unknown command" with the nearest command's name, then the usage; exit status 2. */
+static int unknown_command(const char *name) {
+  const char *names[32];
+  size_t n = 0;
+  for (const cli_command *c = cli_commands; c->name && n < 32; c++) names[n++] = c->name;
+  const char *near = cli_opt_nearest(name, strlen(name), names, n);
+  fprintf(stderr, "reprocl: unknown command \"%s\"", name);
+  if (near) fprintf(stderr, " (did you mean %s?)", near);
+  fprintf(stderr, "\n\n");
+  usage(stderr);
+  return CLI_EXIT_USAGE;
 }
 
 int main(int argc, char **argv) {
   if (argc < 2) {
     usage(stderr);
-    return 2;
+    return CLI_EXIT_USAGE;
   }
   if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
-    if (argc > 2 && strcmp(argv[1], "help") == 0) {
-      for (const cli_command *c = cli_commands; c->name; c++)
-        if (!strcmp(c->name, argv[2])) {
-          char *args[] = {argv[2], "--help", NULL};
-          cli_progname = c->name;
-          return c->fn(2, args);
-        }
+    if (argc > 2 && strcmp(argv[1], "help") == 0) { /* reprocl help CMD: CMD --help */
+      const cli_command *c = find_command(argv[2]);
+      if (!c) return unknown_command(argv[2]);
+      char *args[] = {argv[2], "--help", NULL};
+      cli_progname = c->name;
+      return c->fn(2, args);
     }
     usage(stdout);
-    return 0;
+    return CLI_EXIT_OK;
   }
   if (!strcmp(argv[1], "--version")) {
     printf("reprocl %s\n", REPROCL_VERSION_STRING);
-    return 0;
+    return CLI_EXIT_OK;
   }
-  for (const cli_command *c = cli_commands; c->name; c++)
-    if (!strcmp(c->name, argv[1])) {
-      cli_progname = c->name;
-      return c->fn(argc - 1, argv + 1);
-    }
-  fprintf(stderr, "reprocl: unknown command \"%s\"\n\n", argv[1]);
-  usage(stderr);
-  return 2;
+  const cli_command *c = find_command(argv[1]);
+  if (!c) return unknown_command(argv[1]);
+  cli_progname = c->name;
+  return c->fn(argc - 1, argv + 1);
 }

@@ -75,6 +75,42 @@ void suite_free(suite_list *l) {
   memset(l, 0, sizeof *l);
 }
 
+int suite_opt_suite(void *target, const char *opt, const char *value) {
+  if (strcmp(value, "quick") && strcmp(value, "full"))
+    return cli_error("%s expects quick or full, got \"%s\"", opt, value);
+  *(int *)target = !strcmp(value, "quick");
+  return 0;
+}
+
+const char *suite_about(char *buf, size_t size, const char *intro) {
+  suite_list full, quick;
+  int ok = !suite_collect(&full, "all", 0) && !suite_collect(&quick, "all", 1);
+  int w = snprintf(buf, size, "%s\n", intro);
+  if (ok && w >= 0 && (size_t)w < size)
+    w += snprintf(buf + w, size - (size_t)w,
+                  "Suites: full (the default) %zu cases; quick %zu cases (the subset CI and the reference\n"
+                  "fingerprint use)\nFamilies (--family, default all):",
+                  full.count, quick.count);
+  for (const suite_family *const *f = suite_families; ok && *f && w >= 0 && (size_t)w < size; f++)
+    w += snprintf(buf + w, size - (size_t)w, " %s", (*f)->name);
+  suite_free(&full);
+  suite_free(&quick);
+  return buf;
+}
+
+int suite_open(suite_run *r, const suite_options *o) {
+  memset(r, 0, sizeof *r);
+  r->quick = o->quick;
+  int rc = suite_collect(&r->cases, o->families, o->quick);
+  if (!rc && (rc = cli_devices_open(&r->devs, o->device, RCL_MODE_REPRODUCIBLE)) != 0) suite_free(&r->cases);
+  return rc;
+}
+
+void suite_close(suite_run *r) {
+  cli_devices_close(&r->devs);
+  suite_free(&r->cases);
+}
+
 json_t *suite_contract_versions(const suite_list *l) {
   json_t *o = json_object();
   for (size_t i = 0; i < l->count; i++) {
@@ -113,7 +149,8 @@ void suite_ulp_histogram(size_t bins[SUITE_ULP_BINS], const void *a, const void 
                                   : (double)(ox < 0 ? -ox : ox) + (double)(oy < 0 ? -oy : oy);
     }
     int bin = 0;
-    if (special) bin = SUITE_ULP_BINS - 1;
+    if (special)
+      bin = SUITE_ULP_BINS - 1;
     else if (ulps > 0) {
       bin = 1 + (int)floor(log2(ulps));
       if (bin > SUITE_ULP_BINS - 2) bin = SUITE_ULP_BINS - 2;

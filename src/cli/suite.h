@@ -4,18 +4,19 @@
 #ifndef REPROCL_CLI_SUITE_H
 #define REPROCL_CLI_SUITE_H
 #include "cli.h"
+#include "opt.h"
 
 typedef struct suite_family suite_family;
 
 typedef struct {
   const suite_family *family;
-  char name[160];     /* unique and stable across versions: "reduce sum f32 ordered cancel n=100003" */
-  char contract[48];  /* the contract and its version: "reduce.ordered.v1" */
+  char name[160];    /* unique and stable across versions: "reduce sum f32 ordered cancel n=100003" */
+  char contract[48]; /* the contract and its version: "reduce.ordered.v1" */
   rcl_dtype dtype;
-  rcl_family kind;    /* for the device-support check */
-  int quick;          /* part of the quick suite (CI, reference fingerprint) */
-  uint64_t p[8];      /* family-defined parameters */
-  char input[256];    /* a file the case reads ("" for generated inputs) */
+  rcl_family kind; /* for the device-support check */
+  int quick;       /* part of the quick suite (CI, reference fingerprint) */
+  uint64_t p[8];   /* family-defined parameters */
+  char input[256]; /* a file the case reads ("" for generated inputs) */
   /* For cases whose output is an image-like grid, its width and height (0 otherwise): check draws
    * difference images of native drift for them. */
   size_t width, height;
@@ -55,6 +56,26 @@ typedef struct {
   const char *families;
   const char *device;
 } suite_options;
+#define SUITE_OPTIONS_INIT                                                                                             \
+  { 0, "all", "all" }
+/* Their rows of an option table. */
+#define SUITE_OPTS(o)                                                                                                  \
+  CLI_VAL("suite", &(o)->quick, suite_opt_suite, "quick|full", "which suite (default: full; see below)"),              \
+      CLI_STR("family", &(o)->families, "F[,F...]|all", "only these families (default: all; see below)"),              \
+      CLI_OPT_DEVICE(&(o)->device, "all")
+/* --suite quick|full into an int (1 for quick). */
+int suite_opt_suite(void *target, const char *opt, const char *value);
+/* intro, then the suites with their case counts and the --family names, from the suite tables (for the
+ * help of check and fingerprint), in buf; returns buf. */
+const char *suite_about(char *buf, size_t size, const char *intro);
+/* The cases and devices of a suite run; suite_open prints its errors and returns an exit status. */
+typedef struct {
+  suite_list cases;
+  cli_devices devs;
+  int quick;
+} suite_run;
+int suite_open(suite_run *r, const suite_options *o);
+void suite_close(suite_run *r);
 
 /* The versions of every contract the suite uses: {"reduce.ordered": 1, ...}. */
 json_t *suite_contract_versions(const suite_list *l);
