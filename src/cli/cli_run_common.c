@@ -51,3 +51,34 @@ void cli_tally_print(const cli_tally *t, size_t devices) {
   printf("%s: %zu of %zu device(s) ran, %zu agree with the reference%s\n", cli_tally_ok(t) ? "AGREE" : "DISAGREE",
          t->ran, devices, t->agree, t->unsupported ? " (the others cannot run this dtype bit-exactly)" : "");
 }
+
+void cli_run_init(cli_run *r) {
+  memset(r, 0, sizeof *r);
+  r->jdevs = json_array();
+  cli_tally_init(&r->tally);
+}
+
+int cli_run_open(cli_run *r, const char *spec, int native) {
+  int rc = cli_devices_open(&r->devs, spec, RCL_MODE_REPRODUCIBLE);
+  if (!rc && native) rc = cli_devices_clone(&r->ndevs, &r->devs, RCL_MODE_NATIVE);
+  return rc;
+}
+
+int cli_run_each(cli_run *r, rcl_family family, rcl_dtype dt, int json, int width, cli_run_fn fn, void *job) {
+  int rc = 0;
+  for (size_t i = 0; i < r->devs.count && !rc; i++) {
+    json_t *jd;
+    if (!cli_device_entry(&jd, r->jdevs, &r->devs, i, family, dt, json, width))
+      r->tally.unsupported++;
+    else
+      rc = fn(job, r, jd, i);
+  }
+  return rc;
+}
+
+void cli_run_close(cli_run *r) {
+  json_decref(r->jdevs);
+  cli_devices_close(&r->ndevs);
+  cli_devices_close(&r->devs);
+  memset(r, 0, sizeof *r);
+}

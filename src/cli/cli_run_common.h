@@ -38,6 +38,23 @@ int cli_tally_status(const cli_tally *t);
 /* The last line of run reduce and spmv: "AGREE: 2 of 3 device(s) ran, 2 agree with the reference ...". */
 void cli_tally_print(const cli_tally *t, size_t devices);
 
+/* The devices a command runs on and what it collects from them. */
+typedef struct {
+  cli_devices devs, ndevs; /* reproducible mode, and native mode (the same devices) with --native */
+  json_t *jdevs;           /* the devices' JSON entries */
+  cli_tally tally;
+} cli_run;
+/* Makes r empty (cli_run_close is then safe). */
+void cli_run_init(cli_run *r);
+/* Opens the devices of --device spec (NULL: $REPROCL_DEVICE or 0) and, with native, their native twins. */
+int cli_run_open(cli_run *r, const char *spec, int native);
+/* Device i of r: runs it, tallies it, prints its line and fills jd, its JSON entry. Returns 0 or an exit status. */
+typedef int (*cli_run_fn)(void *job, cli_run *r, json_t *jd, size_t i);
+/* Calls fn for every device that can run family in dt (the others are counted unsupported, shown as such,
+ * the name in `width` columns), until one fails. Returns 0 or that exit status. */
+int cli_run_each(cli_run *r, rcl_family family, rcl_dtype dt, int json, int width, cli_run_fn fn, void *job);
+void cli_run_close(cli_run *r);
+
 /* What exit status 1 means for these commands (their cli_cmd_spec's finding). */
 #define CLI_RUN_FINDING "a reproducible result differs between devices or from the host reference"
 

@@ -168,19 +168,20 @@ static void device_result(cg_job *j, cli_tally *t, json_t *jd, const char *name,
            r->residual_norm, r->history_sha256, xhex, per * 1e3, ok ? "= reference" : "DIFFERS from the reference");
 }
 
-/* Device i (and its native twin): uploads the matrix, solves, reports. */
-static int device_row(cg_job *j, cli_tally *t, json_t *jd, const cli_devices *devs, const cli_devices *ndevs,
-                      size_t i) {
+/* Device i (and its native twin): uploads the matrix, solves, reports (a cli_run_fn). */
+static int device_row(void *job, cli_run *run, json_t *jd, size_t i) {
+  cg_job *j = job;
+  const char *name = run->devs.name[i];
   rcl_spmv_matrix *M = NULL;
-  if (rcl_spmv_matrix_create(&M, devs->ctx[i], j->A)) return cli_fail("uploading the matrix to %s", devs->name[i]);
+  if (rcl_spmv_matrix_create(&M, run->devs.ctx[i], j->A)) return cli_fail("uploading the matrix to %s", name);
   rcl_cg_result r;
   double secs;
   int st, rc = solve_on(&st, j->x, &r, &secs, M, j);
   if (!rc) {
-    device_result(j, t, jd, devs->name[i], st, &r, secs);
+    device_result(j, &run->tally, jd, name, st, &r, secs);
     rcl_cg_result_free(&r);
   }
-  if (!rc && j->native) rc = native_row(j, jd, M, ndevs->ctx[i], devs->name[i]);
+  if (!rc && j->native) rc = native_row(j, jd, M, run->ndevs.ctx[i], name);
   rcl_spmv_matrix_free(M);
   return rc;
 }
@@ -218,27 +219,15 @@ int cmd_cg(int argc, char **argv) {
   cg_job j = {.bspec = "ones", .co = RCL_CG_OPTIONS_INIT, .dt = RCL_F64};
   int rc = cg_parse(&j, argc, argv);
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
-  cli_devices devs = {0}, ndevs = {0};
-  json_t *jdevs = json_array();
-  cli_tally t;
-  cli_tally_init(&t);
-  if ((rc = cg_prepare(&j)) || (rc = cli_devices_open(&devs, j.device, RCL_MODE_REPRODUCIBLE)) ||
-      (j.native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE))))
-    goto out;
+  cli_run r;
+  cli_run_init(&r);
+  if ((rc = cg_prepare(&j)) || (rc = cli_run_open(&r, j.device, j.native))) goto out;
   if (!j.json) print_head(&j);
-  for (size_t i = 0; i < devs.count && !rc; i++) {
-    json_t *jd;
-    if (!cli_device_entry(&jd, jdevs, &devs, i, RCL_FAMILY_SPMV, j.dt, j.json, 40))
-      t.unsupported++;
-    else
-      rc = device_row(&j, &t, jd, &devs, &ndevs, i);
-  }
-  if (!rc) rc = report(&j, &t, jdevs, devs.count);
+  rc = cli_run_each(&r, RCL_FAMILY_SPMV, j.dt, j.json, 40, device_row, &j);
+  if (!rc) rc = report(&j, &r.tally, r.jdevs, r.devs.count);
 out:
-  json_decref(jdevs);
+  cli_run_close(&r);
   rcl_cg_result_free(&j.rr);
-  cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
   free(j.b);
   free(j.xr);
   free(j.x);

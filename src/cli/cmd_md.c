@@ -283,10 +283,10 @@ static int md_system(md_cmd *m) {
 }
 
 /* A device skipped: it cannot run this configuration. */
-static void skipped(cli_tally *t, json_t *jdevs, const char *name, const char *why, int json) {
-  t->unsupported++;
+static void skipped(cli_run *r, const char *name, const char *why, int json) {
+  r->tally.unsupported++;
   if (!json) printf("  skipped: %s\n", why);
-  json_array_append_new(jdevs, json_pack("{s:s,s:s}", "name", name, "skipped", why));
+  json_array_append_new(r->jdevs, json_pack("{s:s,s:s}", "name", name, "skipped", why));
 }
 
 /* The native build beside device result r: its line and jd's "native" (a failure there is reported, not fatal). */
@@ -329,32 +329,32 @@ static void device_result(md_cmd *m, cli_tally *t, const run_result *r, const cl
 }
 
 /* Device i (and its native twin): runs (the first to run writes --out and --log and prints the thermo). */
-static void device_row(md_cmd *m, cli_tally *t, json_t *jdevs, const cli_devices *devs, const cli_devices *ndevs,
-                       size_t i) {
+static void device_row(md_cmd *m, cli_run *run, size_t i) {
+  const cli_devices *devs = &run->devs;
   const char *why;
   if (!m->json) printf("[%zu] %s\n", devs->index[i], devs->name[i]);
   if (rcl_device_profile_support(rcl_context_profile(devs->ctx[i]), RCL_FAMILY_MD, m->sp.dt, &why) ==
       RCL_SUPPORT_NONE) {
-    skipped(t, jdevs, devs->name[i], why, m->json);
+    skipped(run, devs->name[i], why, m->json);
     return;
   }
   int lead = m->first == (size_t)-1;
   run_result *r = &m->res[i];
   run_one(r, devs->ctx[i], &m->sp, lead ? m->traj : NULL, lead ? m->logf : NULL, lead && !m->json);
   if (!r->ok && r->status == RCL_ERR_UNSUPPORTED) { /* e.g. the symmetric path without int64 atomics */
-    skipped(t, jdevs, devs->name[i], r->why, m->json);
+    skipped(run, devs->name[i], r->why, m->json);
     return;
   }
   json_t *jd = result_json(r, devs->name[i], m->sys->natoms);
-  json_array_append_new(jdevs, jd);
+  json_array_append_new(run->jdevs, jd);
   if (!r->ok) {
     if (!m->json) printf("  error: %s\n", r->why);
     if (!m->failed++) m->status = cli_exit_status(r->status);
     return;
   }
   if (lead) m->first = i;
-  device_result(m, t, r, devs);
-  if (m->native) native_row(m, jd, r, ndevs->ctx[i]);
+  device_result(m, &run->tally, r, devs);
+  if (m->native) native_row(m, jd, r, run->ndevs.ctx[i]);
 }
 
 /* --reference: the host reference against the first device. Returns its JSON entry; *agrees, *status. */
@@ -410,31 +410,26 @@ int cmd_md(int argc, char **argv) {
   m.first = (size_t)-1;
   int rc = md_parse(&m, argc, argv);
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
-  cli_devices devs = {0}, ndevs = {0};
-  json_t *jdevs = json_array(), *jref = NULL;
-  cli_tally t;
-  cli_tally_init(&t);
-  if ((rc = md_system(&m)) || (rc = cli_devices_open(&devs, m.device, RCL_MODE_REPRODUCIBLE)) ||
-      (m.native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE))))
-    goto out;
-  if (!(m.res = calloc(devs.count, sizeof *m.res))) {
+  json_t *jref = NULL;
+  cli_run r;
+  cli_run_init(&r);
+  if ((rc = md_system(&m)) || (rc = cli_run_open(&r, m.device, m.native))) goto out;
+  if (!(m.res = calloc(r.devs.count, sizeof *m.res))) {
     rc = cli_error("out of host memory");
     goto out;
   }
   if (!m.json)
     printf("md: %zu atoms (%s), %s, cutoff %g%s, dt %g, %zu steps\n", m.sys->natoms, m.what, rcl_dtype_name(m.sp.dt),
            m.cutoff, m.shift ? " shifted" : "", m.dtime, m.steps);
-  for (size_t i = 0; i < devs.count; i++) device_row(&m, &t, jdevs, &devs, &ndevs, i);
+  for (size_t i = 0; i < r.devs.count; i++) device_row(&m, &r, i);
   int ref_status = 0, ref_agrees = 1;
   if (m.reference && m.first != (size_t)-1) jref = reference_row(&m, &ref_agrees, &ref_status);
-  rc = report(&m, &t, jdevs, jref, ref_status, devs.count);
+  rc = report(&m, &r.tally, r.jdevs, jref, ref_status, r.devs.count);
 out:
-  json_decref(jdevs);
   json_decref(jref);
-  for (size_t i = 0; m.res && i < devs.count; i++) result_free(&m.res[i]);
+  for (size_t i = 0; m.res && i < r.devs.count; i++) result_free(&m.res[i]);
   free(m.res);
-  cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
+  cli_run_close(&r);
   if (m.traj && fclose(m.traj) != 0 && !rc) rc = cli_error("writing %s failed", m.outpath);
   if (m.logf && fclose(m.logf) != 0 && !rc) rc = cli_error("writing %s failed", m.logpath);
   rcl_md_system_free(m.sys);

@@ -170,27 +170,27 @@ static int native_row(reduce_job *j, json_t *jd, rcl_context *nctx, const unsign
   return 0;
 }
 
-/* Device i (and its native twin): runs, tallies, prints its line and fills its JSON entry jd. */
-static int device_row(reduce_job *j, cli_tally *t, json_t *jd, const cli_devices *devs, const cli_devices *ndevs,
-                      size_t i) {
+/* Device i (and its native twin): runs, tallies, prints its line and fills its JSON entry jd (a cli_run_fn). */
+static int device_row(void *job, cli_run *r, json_t *jd, size_t i) {
+  reduce_job *j = job;
   size_t es = rcl_dtype_size(j->a.dt);
   unsigned char val[8];
   char hex[RCL_SHA256_HEX_SIZE], buf[64];
   double secs;
-  int rc = run_on(val, &secs, devs->ctx[i], &j->a, j->x, j->y);
+  int rc = run_on(val, &secs, r->devs.ctx[i], &j->a, j->x, j->y);
   if (rc) return rc;
   cli_digest(hex, val, es);
   int ok = memcmp(val, j->ref, es) == 0;
-  cli_tally_add(t, hex, ok);
+  cli_tally_add(&r->tally, hex, ok);
   cli_format_value(buf, sizeof buf, val, j->a.dt);
   json_object_set_new(jd, "result", json_string(buf));
   json_object_set_new(jd, "sha256", json_string(hex));
   json_object_set_new(jd, "time_s", json_real(secs));
   json_object_set_new(jd, "matches_reference", json_boolean(ok));
   if (!j->json)
-    printf("  %-44.44s %-24s %-16.16s %.3f ms %s\n", devs->name[i], buf, hex, secs * 1e3,
+    printf("  %-44.44s %-24s %-16.16s %.3f ms %s\n", r->devs.name[i], buf, hex, secs * 1e3,
            ok ? "= reference" : "DIFFERS from the reference");
-  return j->native ? native_row(j, jd, ndevs->ctx[i], val) : 0;
+  return j->native ? native_row(j, jd, r->ndevs.ctx[i], val) : 0;
 }
 
 static void print_json(const reduce_job *j, const cli_tally *t, json_t *jdevs) {
@@ -209,30 +209,20 @@ static int cmd_run_reduce(int argc, char **argv) {
       .a = {.op = RCL_OP_SUM, .dt = RCL_F32, .opts = RCL_REDUCE_OPTIONS_INIT}, .seed = 1, .dist = RCL_GEN_UNIFORM};
   int rc = reduce_parse(&j, argc, argv);
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
-  cli_devices devs, ndevs = {0};
   unsigned char *x = NULL, *y = NULL;
-  json_t *jdevs = json_array();
-  cli_tally t;
-  cli_tally_init(&t);
-  if ((rc = cli_devices_open(&devs, j.device, RCL_MODE_REPRODUCIBLE)) != 0) goto out;
-  if ((j.native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE)) != 0) || (rc = check_sizes(&j, &devs)) ||
-      (rc = make_inputs(&j, &x, &y)))
+  cli_run r;
+  cli_run_init(&r);
+  if ((rc = cli_run_open(&r, j.device, j.native)) || (rc = check_sizes(&j, &r.devs)) || (rc = make_inputs(&j, &x, &y)))
     goto out;
   if (!j.json) print_head(&j);
-  for (size_t i = 0; i < devs.count && !rc; i++) {
-    json_t *jd;
-    if (!cli_device_entry(&jd, jdevs, &devs, i, RCL_FAMILY_REDUCE, j.a.dt, j.json, 44))
-      t.unsupported++;
-    else
-      rc = device_row(&j, &t, jd, &devs, &ndevs, i);
-  }
-  if (!rc && j.json) print_json(&j, &t, json_incref(jdevs));
-  if (!rc && !j.json) cli_tally_print(&t, devs.count);
-  if (!rc) rc = cli_tally_status(&t);
+  if ((rc = cli_run_each(&r, RCL_FAMILY_REDUCE, j.a.dt, j.json, 44, device_row, &j)) != 0) goto out;
+  if (j.json)
+    print_json(&j, &r.tally, json_incref(r.jdevs));
+  else
+    cli_tally_print(&r.tally, r.devs.count);
+  rc = cli_tally_status(&r.tally);
 out:
-  json_decref(jdevs);
-  cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
+  cli_run_close(&r);
   free(x);
   free(y);
   return rc;

@@ -187,15 +187,16 @@ static void device_result(spmv_job *j, cli_tally *t, json_t *jd, const char *nam
            ok ? "= reference" : "DIFFERS from the reference");
 }
 
-/* Device i (and its native twin): uploads the matrix, runs, reports. */
-static int device_row(spmv_job *j, cli_tally *t, json_t *jd, const cli_devices *devs, const cli_devices *ndevs,
-                      size_t i) {
+/* Device i (and its native twin): uploads the matrix, runs, reports (a cli_run_fn). */
+static int device_row(void *job, cli_run *r, json_t *jd, size_t i) {
+  spmv_job *j = job;
+  const char *name = r->devs.name[i];
   rcl_spmv_matrix *M = NULL;
   double secs;
-  if (rcl_spmv_matrix_create(&M, devs->ctx[i], j->A)) return cli_fail("uploading the matrix to %s", devs->name[i]);
+  if (rcl_spmv_matrix_create(&M, r->devs.ctx[i], j->A)) return cli_fail("uploading the matrix to %s", name);
   int rc = run_on(j->val, &secs, M, j);
-  if (!rc) device_result(j, t, jd, devs->name[i], secs);
-  if (!rc && j->native) rc = native_row(j, jd, M, ndevs->ctx[i], devs->name[i]);
+  if (!rc) device_result(j, &r->tally, jd, name, secs);
+  if (!rc && j->native) rc = native_row(j, jd, M, r->ndevs.ctx[i], name);
   rcl_spmv_matrix_free(M);
   return rc;
 }
@@ -235,26 +236,14 @@ int cmd_spmv(int argc, char **argv) {
                 .repeats = 3};
   int rc = spmv_parse(&j, argc, argv);
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
-  cli_devices devs = {0}, ndevs = {0};
-  json_t *jdevs = json_array();
-  cli_tally t;
-  cli_tally_init(&t);
-  if ((rc = spmv_prepare(&j)) || (rc = cli_devices_open(&devs, j.device, RCL_MODE_REPRODUCIBLE)) ||
-      (j.native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE))))
-    goto out;
+  cli_run r;
+  cli_run_init(&r);
+  if ((rc = spmv_prepare(&j)) || (rc = cli_run_open(&r, j.device, j.native))) goto out;
   if (!j.json) print_head(&j);
-  for (size_t i = 0; i < devs.count && !rc; i++) {
-    json_t *jd;
-    if (!cli_device_entry(&jd, jdevs, &devs, i, RCL_FAMILY_SPMV, j.dt, j.json, 44))
-      t.unsupported++;
-    else
-      rc = device_row(&j, &t, jd, &devs, &ndevs, i);
-  }
-  if (!rc) rc = report(&j, &t, jdevs, devs.count);
+  rc = cli_run_each(&r, RCL_FAMILY_SPMV, j.dt, j.json, 44, device_row, &j);
+  if (!rc) rc = report(&j, &r.tally, r.jdevs, r.devs.count);
 out:
-  json_decref(jdevs);
-  cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
+  cli_run_close(&r);
   free(j.x);
   free(j.y0);
   free(j.ref);

@@ -408,9 +408,10 @@ static int device_result(stencil_cmd *c, cli_tally *t, json_t *jd, const char *n
   return 0;
 }
 
-/* Device i (and its native twin): checks the launch, runs, reports, writes its difference image. */
-static int device_row(stencil_cmd *c, cli_tally *t, json_t *jd, const cli_devices *devs, const cli_devices *ndevs,
-                      size_t i) {
+/* Device i (and its native twin): checks the launch, runs, reports, writes its difference image (a cli_run_fn). */
+static int device_row(void *cmd, cli_run *r, json_t *jd, size_t i) {
+  stencil_cmd *c = cmd;
+  const cli_devices *devs = &r->devs;
   const job *j = &c->j;
   const rcl_stencil_desc *st = j->sor ? NULL : &j->st;
   rcl_stencil_options used;
@@ -423,8 +424,8 @@ static int device_row(stencil_cmd *c, cli_tally *t, json_t *jd, const cli_device
   /* What the run used (after it: a first run may have tuned the launch for this grid size). */
   if (rcl_stencil_resolve_launch(&used, devs->ctx[i], j->dt, st, j->w, j->h, &j->opts))
     return cli_error("launch configuration on %s: %s", devs->name[i], rcl_error_last());
-  if ((rc = device_result(c, t, jd, devs->name[i], &used, secs)) != 0) return rc;
-  if (c->native && (rc = native_row(c, jd, ndevs->ctx[i])) != 0) return rc;
+  if ((rc = device_result(c, &r->tally, jd, devs->name[i], &used, secs)) != 0) return rc;
+  if (c->native && (rc = native_row(c, jd, r->ndevs.ctx[i])) != 0) return rc;
   return diff_image(c, jd, devs, i);
 }
 
@@ -478,33 +479,22 @@ int cmd_stencil(int argc, char **argv) {
   c.seed = 42;
   int rc = stencil_parse(&c, argc, argv);
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
-  cli_devices devs = {0}, ndevs = {0};
-  json_t *jdevs = json_array();
-  cli_tally t;
-  cli_tally_init(&t);
+  cli_run r;
+  cli_run_init(&r);
   if ((rc = stencil_prepare(&c)) || (c.reference && (rc = compute_reference(&c))) ||
-      (rc = cli_devices_open(&devs, c.device, RCL_MODE_REPRODUCIBLE)) ||
-      (c.native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE))))
+      (rc = cli_run_open(&r, c.device, c.native)))
     goto out;
   if (!c.json) print_head(&c);
-  for (size_t i = 0; i < devs.count && !rc; i++) {
-    json_t *jd;
-    if (!cli_device_entry(&jd, jdevs, &devs, i, RCL_FAMILY_STENCIL, c.j.dt, c.json, 44))
-      t.unsupported++;
-    else
-      rc = device_row(&c, &t, jd, &devs, &ndevs, i);
-  }
+  rc = cli_run_each(&r, RCL_FAMILY_STENCIL, c.j.dt, c.json, 44, device_row, &c);
   if (!rc) rc = write_outputs(&c);
   if (rc) goto out;
   if (c.json)
-    print_json(&c, &t, json_incref(jdevs));
+    print_json(&c, &r.tally, json_incref(r.jdevs));
   else
-    print_summary(&c, &t, devs.count);
-  rc = cli_tally_status(&t);
+    print_summary(&c, &r.tally, r.devs.count);
+  rc = cli_tally_status(&r.tally);
 out:
-  json_decref(jdevs);
-  cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
+  cli_run_close(&r);
   free(c.ref);
   free(c.first);
   free(c.val);
