@@ -72,6 +72,15 @@ contains "$TMP/err" "give a kernel" "run without a kernel says what is missing"
 expect 2 "run with an option before the kernel" -- "$CLI" run --device 0 reduce
 contains "$TMP/err" "unknown option --device" "an option before the kernel is refused"
 
+# --out (as in spmv, cg and stencil): the first device's result, raw; its sha256sum is the printed digest.
+expect 0 "run reduce --out" -- "$CLI" run reduce --op nrm2 --dtype f64 --n 777 --device all --out "$TMP/r.bin"
+sum=$(sha256sum "$TMP/r.bin" | cut -d' ' -f1)
+[ "$(stat -c %s "$TMP/r.bin")" = 8 ] && pass "--out wrote one f64" || fail "--out wrote $(stat -c %s "$TMP/r.bin") bytes"
+contains "$TMP/out" "wrote the result (8 bytes, sha256 $sum)" "--out's file has the printed digest"
+contains "$TMP/out" "${sum:0:16}" "the devices' digest is the file's"
+expect 2 "run reduce --out into a missing directory" -- "$CLI" run reduce --n 10 --out /nonexistent/dir/r.bin
+contains "$TMP/err" "/nonexistent/dir/r.bin" "--out's error names the file"
+
 # No device can run it: exit status 3 (could not run), not 1 (which means results disagree).
 if RUSTICL_ENABLE=llvmpipe "$CLI" devices --no-selftest | grep -q llvmpipe; then
   expect 3 "run reduce f64 only on a device without fp64" -- env RUSTICL_ENABLE=llvmpipe "$CLI" run reduce --n 10 --dtype f64 --device llvmpipe

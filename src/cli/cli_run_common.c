@@ -47,6 +47,12 @@ int cli_tally_status(const cli_tally *t) {
   return cli_tally_ok(t) ? CLI_EXIT_OK : t->ran == 0 ? CLI_EXIT_FAILED : CLI_EXIT_FINDING;
 }
 
+int cli_tally_write(const cli_tally *t, const char *path, const void *data, size_t bytes) {
+  if (!path) return 0;
+  if (!t->ran) return cli_error("--out: no device ran, nothing to write");
+  return cli_write_file(path, data, bytes);
+}
+
 void cli_tally_print(const cli_tally *t, size_t devices) {
   printf("%s: %zu of %zu device(s) ran, %zu agree with the reference%s\n", cli_tally_ok(t) ? "AGREE" : "DISAGREE",
          t->ran, devices, t->agree, t->unsupported ? " (the others cannot run this dtype bit-exactly)" : "");

@@ -35,6 +35,9 @@ int cli_tally_add(cli_tally *t, const char *key, int matches);
 int cli_tally_ok(const cli_tally *t);
 /* The exit status of the rule: 0 all agree, 1 a reproducible result disagrees, 3 no device could run it. */
 int cli_tally_status(const cli_tally *t);
+/* --out: writes the first device's result (data, bytes) to path; nothing without a path. Returns 0 or an
+ * exit status (2 when no device ran). */
+int cli_tally_write(const cli_tally *t, const char *path, const void *data, size_t bytes);
 /* The last line of run reduce and spmv: "AGREE: 2 of 3 device(s) ran, 2 agree with the reference ...". */
 void cli_tally_print(const cli_tally *t, size_t devices);
 

@@ -201,8 +201,7 @@ static void print_json(const cg_job *j, const cli_tally *t, json_t *jdevs) {
 
 /* --out, then the summary. Returns the exit status. */
 static int report(const cg_job *j, const cli_tally *t, json_t *jdevs, size_t devices) {
-  if (j->out && !t->ran) return cli_error("--out: no device ran, nothing to write");
-  int rc = j->out ? cli_write_file(j->out, j->first, j->n * j->es) : 0;
+  int rc = cli_tally_write(t, j->out, j->first, j->n * j->es);
   if (rc) return rc;
   if (j->json) {
     print_json(j, t, json_incref(jdevs));

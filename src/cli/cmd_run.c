@@ -19,10 +19,11 @@ typedef struct {
   run_args a;
   uint64_t seed;
   rcl_gen_kind dist;
-  const char *device;
+  const char *device, *out;
   int native, json;
   const unsigned char *x, *y; /* the inputs, n values each */
   unsigned char ref[8];       /* the host reference's result */
+  unsigned char first[8];     /* the first device's result (--out) */
   char refhex[RCL_SHA256_HEX_SIZE];
 } reduce_job;
 
@@ -88,13 +89,15 @@ static int reduce_parse(reduce_job *j, int argc, char **argv) {
       CLI_VAL("variant", &j->a.opts.variant, cli_opt_reduce_variant, "ndrange|task", "the implementation"),
       CLI_SECTION("output"),
       CLI_OPT_NATIVE(&j->native),
+      CLI_OPT_OUT(&j->out, "write the first device's result (one raw little-endian value) to FILE"),
       CLI_OPT_JSON(&j->json),
       CLI_END};
   const cli_cmd_spec spec = {
       "run reduce",
       "--op sum|dot|nrm2 --dtype f32|f64 --mode ordered|exact --n N\n"
       "                          [--seed S] [--dist uniform|wide|cancel|special] [--device D|all]\n"
-      "                          [--local L] [--groups G] [--variant ndrange|task] [--native] [--json]",
+      "                          [--local L] [--groups G] [--variant ndrange|task] [--native] [--out FILE]\n"
+      "                          [--json]",
       "Runs the reduction on the chosen devices (default: $REPROCL_DEVICE or device 0; 'all' for every\n"
       "device) and prints per device the result, the SHA-256 digest of its bytes, the time, and whether\n"
       "all devices and the host reference agree. Inputs are rcl_generate(dist, seed) (y uses seed+1).\n"
@@ -181,7 +184,7 @@ static int device_row(void *job, cli_run *r, json_t *jd, size_t i) {
   if (rc) return rc;
   cli_digest(hex, val, es);
   int ok = memcmp(val, j->ref, es) == 0;
-  cli_tally_add(&r->tally, hex, ok);
+  if (cli_tally_add(&r->tally, hex, ok)) memcpy(j->first, val, es);
   cli_format_value(buf, sizeof buf, val, j->a.dt);
   json_object_set_new(jd, "result", json_string(buf));
   json_object_set_new(jd, "sha256", json_string(hex));
@@ -196,12 +199,14 @@ static int device_row(void *job, cli_run *r, json_t *jd, size_t i) {
 static void print_json(const reduce_job *j, const cli_tally *t, json_t *jdevs) {
   char buf[64];
   cli_format_value(buf, sizeof buf, j->ref, j->a.dt);
-  cli_json_print(json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:{s:s,s:s},s:o,s:I,s:I,s:b}", "command", "run reduce", "op",
-                           rcl_reduce_op_name(j->a.op), "dtype", rcl_dtype_name(j->a.dt), "mode",
-                           rcl_reduce_mode_name(j->a.opts.mode), "n", (json_int_t)j->a.n, "seed", (json_int_t)j->seed,
-                           "dist", rcl_gen_kind_name(j->dist), "reference", "result", buf, "sha256", j->refhex,
-                           "devices", jdevs, "ran", (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported,
-                           "all_agree", cli_tally_ok(t)));
+  json_t *top =
+      json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:{s:s,s:s},s:o,s:I,s:I,s:b}", "command", "run reduce", "op",
+                rcl_reduce_op_name(j->a.op), "dtype", rcl_dtype_name(j->a.dt), "mode",
+                rcl_reduce_mode_name(j->a.opts.mode), "n", (json_int_t)j->a.n, "seed", (json_int_t)j->seed, "dist",
+                rcl_gen_kind_name(j->dist), "reference", "result", buf, "sha256", j->refhex, "devices", jdevs, "ran",
+                (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", cli_tally_ok(t));
+  if (j->out) json_object_set_new(top, "out", json_string(j->out));
+  cli_json_print(top);
 }
 
 static int cmd_run_reduce(int argc, char **argv) {
@@ -215,11 +220,15 @@ static int cmd_run_reduce(int argc, char **argv) {
   if ((rc = cli_run_open(&r, j.device, j.native)) || (rc = check_sizes(&j, &r.devs)) || (rc = make_inputs(&j, &x, &y)))
     goto out;
   if (!j.json) print_head(&j);
-  if ((rc = cli_run_each(&r, RCL_FAMILY_REDUCE, j.a.dt, j.json, 44, device_row, &j)) != 0) goto out;
-  if (j.json)
+  if ((rc = cli_run_each(&r, RCL_FAMILY_REDUCE, j.a.dt, j.json, 44, device_row, &j)) ||
+      (rc = cli_tally_write(&r.tally, j.out, j.first, rcl_dtype_size(j.a.dt))))
+    goto out;
+  if (j.json) {
     print_json(&j, &r.tally, json_incref(r.jdevs));
-  else
+  } else {
+    if (j.out) printf("wrote the result (%zu bytes, sha256 %s) to %s\n", rcl_dtype_size(j.a.dt), r.tally.first, j.out);
     cli_tally_print(&r.tally, r.devs.count);
+  }
   rc = cli_tally_status(&r.tally);
 out:
   cli_run_close(&r);
