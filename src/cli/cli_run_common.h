@@ -21,6 +21,11 @@ int cli_opt_md_path(void *target, const char *opt, const char *value);         /
 /* "WxH" into size_t[2], both >= 1 (cli_parse_dims). */
 int cli_opt_dims(void *target, const char *opt, const char *value);
 
+/* "reprocl CMD: error: WHAT on DEVICE: <the library's message>" for a run that failed in the library or in a
+ * plain OpenCL call (clFinish, a read), which sets no library status: the exit status by the library's
+ * status, and 3 (could not run) where there is none, never 0. */
+int cli_fail_on(const char *what, const char *device);
+
 /* How the devices' results compare. key: the digest(s) every device must reproduce (compared with the
  * first device that ran); matches: whether this device also matches the host reference (1 without one). */
 typedef struct {

@@ -121,7 +121,9 @@ static int native_row(cg_job *j, json_t *jd, rcl_spmv_matrix *M, rcl_context *nc
   unsigned char *nx = calloc(j->n ? j->n : 1, j->es);
   rcl_cg_result r;
   double secs;
-  int nst, rc = !nx || rcl_spmv_matrix_share(&N, M, nctx) ? cli_fail("native context on %s", name) : 0;
+  int nst, rc = !nx                                  ? cli_error("native context on %s: out of host memory", name)
+                : rcl_spmv_matrix_share(&N, M, nctx) ? cli_fail("native context on %s", name)
+                                                     : 0;
   if (!rc && !(rc = solve_on(&nst, nx, &r, &secs, N, j))) {
     cli_drift d;
     char xhex[RCL_SHA256_HEX_SIZE];

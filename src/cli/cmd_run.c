@@ -58,7 +58,7 @@ static int run_on(unsigned char *value, double *seconds, rcl_context *ctx, run_a
                      (unsigned long long)p->max_mem_alloc_size);
   int rc = make_buffers(a, ctx, x, y);
   double med = 0, mn, mx;
-  if (!rc && cli_bench_time(&med, &mn, &mx, 3, run_once, a)) rc = cli_fail("reduction on %s", p->device_name);
+  if (!rc && cli_bench_time(&med, &mn, &mx, 3, run_once, a)) rc = cli_fail_on("reduction", p->device_name);
   if (!rc) {
     cl_int err = clEnqueueReadBuffer(rcl_context_cl_queue(ctx), a->r, CL_TRUE, 0, es, value, 0, NULL, NULL);
     if (err != CL_SUCCESS) rc = (cli_error("reading the result: %s", rcl_cl_error_name(err)), CLI_EXIT_FAILED);

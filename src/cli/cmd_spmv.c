@@ -43,7 +43,7 @@ static int run_result(unsigned char *y, spmv_run *r, const rcl_csr *A, const voi
   cl_int err = CL_SUCCESS;
   if (A->nrows) err = clEnqueueWriteBuffer(r->q, r->y, CL_TRUE, 0, A->nrows * es, y0, 0, NULL, NULL);
   if (err != CL_SUCCESS) return (cli_error("writing y0: %s", rcl_cl_error_name(err)), CLI_EXIT_FAILED);
-  if (run_once(r)) return cli_fail("spmv on %s", device);
+  if (run_once(r)) return cli_fail_on("spmv", device);
   if (A->nrows) err = clEnqueueReadBuffer(r->q, r->y, CL_TRUE, 0, A->nrows * es, y, 0, NULL, NULL);
   if (err != CL_SUCCESS) return (cli_error("reading y: %s", rcl_cl_error_name(err)), CLI_EXIT_FAILED);
   return 0;
@@ -66,7 +66,7 @@ static int run_on(unsigned char *y, double *secs, rcl_spmv_matrix *M, const spmv
   int rc = r.y ? 0 : cli_error("cannot allocate device buffers: %s", rcl_cl_error_name(err));
   double mn, mx;
   *secs = 0;
-  if (!rc && cli_bench_time(secs, &mn, &mx, j->repeats, run_once, &r)) rc = cli_fail("spmv on %s", device);
+  if (!rc && cli_bench_time(secs, &mn, &mx, j->repeats, run_once, &r)) rc = cli_fail_on("spmv", device);
   if (!rc) rc = run_result(y, &r, A, j->y0, device); /* the result: a fresh y0, one run */
   if (r.x) clReleaseMemObject(r.x);
   if (r.y) clReleaseMemObject(r.y);

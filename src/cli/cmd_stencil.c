@@ -94,7 +94,7 @@ static int run_on(void *result, void *residual, double *secs, rcl_context *ctx, 
     rc = rcl_sor_residual_enqueue(res, 0, ctx, &j->sd, j->dt, j->w, j->h, a, 0, 0, rhs, 0, 0, &j->opts, NULL);
   if (!rc && clEnqueueReadBuffer(q, j->sor ? a : b, CL_TRUE, 0, bytes, result, 0, NULL, NULL) != CL_SUCCESS) rc = 1;
   if (!rc && j->sor && clEnqueueReadBuffer(q, res, CL_TRUE, 0, es, residual, 0, NULL, NULL) != CL_SUCCESS) rc = 1;
-  if (rc == 1 || rc < 0) rc = cli_fail("%s on %s", j->sor ? "SOR" : "stencil", rcl_context_profile(ctx)->device_name);
+  if (rc == 1 || rc < 0) rc = cli_fail_on(j->sor ? "SOR" : "stencil", rcl_context_profile(ctx)->device_name);
   for (int k = 0; k < 5; k++)
     if (m[k]) clReleaseMemObject(m[k]);
   return rc;
