@@ -408,8 +408,7 @@ int cli_bench_cg(cli_bench *b) {
       xb = bb ? clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
       if (!xb) rc = cli_error("cannot allocate the CG vectors (%zu values) on the device", n);
     }
-    if (!rc && cli_bench_peer_runs(b, "cg", "viennacl", peer_viennacl_available()) &&
-        peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
+    if (!rc && cli_bench_peer_runs(b, "cg", "viennacl", peer_viennacl_available()) && peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
       char what[64];
       snprintf(what, sizeof what, "viennacl %s", rcl_dtype_name(dts[d]));
       cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());

@@ -1,8 +1,8 @@
 /* Stencil benchmarks: the 9-point stencil at 1024^2, 4096^2 and 8192^2 (the 5x5 stencil and SOR at the
  * first two), plain vs tiled (vs task at the smallest size), reproducible beside native, with effective
  * bandwidth and GFLOP/s; on GPUs a sweep of tiled and register-blocked plain shapes for the 9-point f32
- * stencil shows what tuning can reach. Effective bytes per iteration: one read and one write of the grid (2 * points *
- * element size); per SOR sweep 3 * points * element size (each half-sweep reads the grid and writes half of it). */
+ * stencil shows what tuning can reach. Effective bytes per iteration: one read and one write of the grid (2 * points * element
+ * size); per SOR sweep 3 * points * element size (each half-sweep reads the grid and writes half of it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,8 +87,9 @@ int cli_bench_stencil(cli_bench *b) {
   /* GPU tile sweep for the 9-point f32 stencil: local x, local y, points x, points y. */
   /* Shapes (local x, local y, points x, points y) of the tiled and of the register-blocked plain variant
    * (no local memory: several points along x per work-item, rows loaded once). */
-  static const size_t sweep[][4] = {{32, 8, 1, 4}, {32, 8, 1, 8},   {32, 8, 1, 16}, {64, 4, 1, 8}, {128, 2, 1, 8},
-                                    {32, 4, 2, 8}, {256, 1, 1, 16}, {64, 8, 1, 4},  {32, 4, 4, 8}};
+  static const size_t sweep[][4] = {{32, 8, 1, 4},  {32, 8, 1, 8}, {32, 8, 1, 16},  {64, 4, 1, 8},
+                                    {128, 2, 1, 8}, {32, 4, 2, 8}, {256, 1, 1, 16}, {64, 8, 1, 4},
+                                    {32, 4, 4, 8}};
   static const size_t plain_sweep[][4] = {{32, 4, 4, 8}, {32, 8, 4, 4}, {64, 4, 4, 4}, {64, 4, 4, 1},
                                           {32, 4, 2, 8}, {32, 8, 4, 8}, {64, 2, 4, 8}};
   const size_t nsweep = sizeof sweep / sizeof sweep[0], nplain = sizeof plain_sweep / sizeof plain_sweep[0];

@@ -7,9 +7,13 @@
 #include "cli.h"
 #include "peers.h"
 
-const cli_bench_family cli_bench_families[] = {{"reduce", cli_bench_reduce}, {"spmv", cli_bench_spmv},
-                                               {"cg", cli_bench_cg},         {"stencil", cli_bench_stencil},
-                                               {"md", cli_bench_md},         {NULL, NULL}};
+const cli_bench_family cli_bench_families[] = {
+    {"reduce", cli_bench_reduce},
+    {"spmv", cli_bench_spmv},
+    {"cg", cli_bench_cg},
+    {"stencil", cli_bench_stencil},
+    {"md", cli_bench_md},
+    {NULL, NULL}};
 
 static void help(void) {
   printf("usage: reprocl bench [--family F[,F...]|all] [--device D|all] [--quick] [--repeats R]\n"
@@ -154,8 +158,7 @@ int cmd_bench(int argc, char **argv) {
                 peer_viennacl_available(), "devices", json_incref(jdev), "results", json_incref(results));
   json_object_set_new(top, "load_average_start", load_average());
   for (size_t i = 0; i < devs.count && !rc; i++) {
-    cli_bench b = {devs.ctx[i], ndevs.ctx[i], devs.name[i], quick, quick ? 2 : repeats, 0, results, 0, 0,
-                   0,           skip_peers};
+    cli_bench b = {devs.ctx[i], ndevs.ctx[i], devs.name[i], quick, quick ? 2 : repeats, 0, results, 0, 0, 0, skip_peers};
     double dev_t0 = cli_now();
     fprintf(stderr, "device %s\n", devs.name[i]);
     if (cli_bench_copy_gbps(&b.copy_gbps, b.ctx, quick ? (1u << 22) : (size_t)1 << 30, b.repeats))

@@ -75,11 +75,11 @@ static void print_table(json_t *doc, int native) {
     json_t *r;
     json_array_foreach(json_object_get(c, "results"), k, r) {
       const char *st = json_string_value(json_object_get(r, "status"));
-      if (!strcmp(st, "ok")) /* The marks are 3 bytes of UTF-8 but one column wide: pad by hand. */
+      if (!strcmp(st, "ok"))
+        /* The marks are 3 bytes of UTF-8 but one column wide: pad by hand. */
         printf(" %.8s %s", json_string_value(json_object_get(r, "sha256")),
                json_is_true(json_object_get(r, "agrees")) ? "\u2713         " : "\u2717 DIFFERS ");
-      else
-        printf(" %s", !strcmp(st, "unsupported") ? "n/a                " : "\u2717 ERROR            ");
+      else printf(" %s", !strcmp(st, "unsupported") ? "n/a                " : "\u2717 ERROR            ");
     }
     printf("\n");
   }
@@ -106,19 +106,14 @@ static void print_table(json_t *doc, int native) {
       json_t *dr = json_object_get(n, "drift");
       json_int_t diff = json_integer_value(json_object_get(dr, "differing"));
       char cell[64];
-      if (!diff)
-        snprintf(cell, sizeof cell, "same bits");
+      if (!diff) snprintf(cell, sizeof cell, "same bits");
       else {
         json_t *u = json_object_get(dr, "max_ulp"), *rel = json_object_get(dr, "max_rel");
         char us[16], rs[16];
-        if (json_is_number(u))
-          snprintf(us, sizeof us, "%.3g", json_number_value(u));
-        else
-          snprintf(us, sizeof us, "%s", json_string_value(u));
-        if (json_is_number(rel))
-          snprintf(rs, sizeof rs, "%.1e", json_number_value(rel));
-        else
-          snprintf(rs, sizeof rs, "%s", json_string_value(rel));
+        if (json_is_number(u)) snprintf(us, sizeof us, "%.3g", json_number_value(u));
+        else snprintf(us, sizeof us, "%s", json_string_value(u));
+        if (json_is_number(rel)) snprintf(rs, sizeof rs, "%.1e", json_number_value(rel));
+        else snprintf(rs, sizeof rs, "%s", json_string_value(rel));
         snprintf(cell, sizeof cell, "%lld/%s/%s", (long long)diff, us, rs);
       }
       printf(" %-26.26s", cell);
@@ -130,41 +125,25 @@ static void print_table(json_t *doc, int native) {
 int cmd_check(int argc, char **argv) {
   static const struct option opts[] = {{"suite", required_argument, 0, 's'},  {"family", required_argument, 0, 'f'},
                                        {"device", required_argument, 0, 'd'}, {"no-native", no_argument, 0, 'n'},
-                                       {"json", no_argument, 0, 'j'},         {"report", required_argument, 0, 'r'},
-                                       {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+                                       {"json", no_argument, 0, 'j'},        {"report", required_argument, 0, 'r'},
+                                       {"help", no_argument, 0, 'h'},        {0, 0, 0, 0}};
   const char *families = "all", *device = "all", *report = NULL;
   int quick = 0, native = 1, json = 0, c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
     switch (c) {
     case 's':
-      if (!strcmp(optarg, "quick"))
-        quick = 1;
-      else if (!strcmp(optarg, "full"))
-        quick = 0;
-      else
-        return cli_error("--suite expects quick or full, got \"%s\"", optarg);
+      if (!strcmp(optarg, "quick")) quick = 1;
+      else if (!strcmp(optarg, "full")) quick = 0;
+      else return cli_error("--suite expects quick or full, got \"%s\"", optarg);
       break;
-    case 'f':
-      families = optarg;
-      break;
-    case 'd':
-      device = optarg;
-      break;
-    case 'n':
-      native = 0;
-      break;
-    case 'j':
-      json = 1;
-      break;
-    case 'r':
-      report = optarg;
-      break;
-    case 'h':
-      help();
-      return 0;
-    default:
-      return 2;
+    case 'f': families = optarg; break;
+    case 'd': device = optarg; break;
+    case 'n': native = 0; break;
+    case 'j': json = 1; break;
+    case 'r': report = optarg; break;
+    case 'h': help(); return 0;
+    default: return 2;
     }
   }
   if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
@@ -185,8 +164,7 @@ int cmd_check(int argc, char **argv) {
   int bad = suite_execute(&doc, &l, &devs, native ? &ndevs : NULL, json);
   json_object_set_new(doc, "suite", json_string(quick ? "quick" : "full"));
   if (report && suite_write_html(report, doc)) rc = 1;
-  if (json)
-    cli_json_print(json_incref(doc));
+  if (json) cli_json_print(json_incref(doc));
   else {
     print_table(doc, native);
     printf("\n%s: %zu case(s) x %zu device(s); %d reproducible result(s) differ from the reference or failed\n",

@@ -37,8 +37,7 @@ static int fp_validate(const char *file, json_t *doc) {
   size_t i, k;
   if (!json_is_array(cases) || !json_is_array(devices))
     return cli_error("%s: \"cases\" and \"devices\" must be arrays", file);
-  json_array_foreach(devices, i, c) if (!json_is_object(c)) return cli_error("%s: devices[%zu] is not an object", file,
-                                                                             i);
+  json_array_foreach(devices, i, c) if (!json_is_object(c)) return cli_error("%s: devices[%zu] is not an object", file, i);
   json_t *names = json_object();
   int rc = 0;
   json_array_foreach(cases, i, c) {
@@ -62,14 +61,12 @@ static int fp_validate(const char *file, json_t *doc) {
     json_array_foreach(results, k, r) {
       const char *rs = json_string_value(json_object_get(r, "status"));
       json_t *dev = json_object_get(r, "device");
-      if (!rs)
-        rc = cli_error("%s: case \"%s\": results[%zu] needs a string \"status\"", file, name, k);
+      if (!rs) rc = cli_error("%s: case \"%s\": results[%zu] needs a string \"status\"", file, name, k);
       else if (!strcmp(rs, "ok") && (!json_is_integer(dev) || json_integer_value(dev) < 0 ||
                                      (size_t)json_integer_value(dev) >= json_array_size(devices) ||
                                      !json_string_value(json_object_get(r, "sha256"))))
         rc = cli_error("%s: case \"%s\": results[%zu] has status ok but no \"device\" index below %zu or no string "
-                       "\"sha256\"",
-                       file, name, k, json_array_size(devices));
+                       "\"sha256\"", file, name, k, json_array_size(devices));
       if (rc) break;
     }
     if (rc) break;
@@ -95,13 +92,11 @@ int cmd_compare(int argc, char **argv) {
   int json = 0, c;
   optind = 1;
   while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    if (c == 'j')
-      json = 1;
+    if (c == 'j') json = 1;
     else if (c == 'h') {
       help();
       return 0;
-    } else
-      return 2;
+    } else return 2;
   }
   int nf = argc - optind;
   if (nf < 2) return cli_error("give at least two fingerprint files");
@@ -111,18 +106,15 @@ int cmd_compare(int argc, char **argv) {
     json_error_t e;
     f[i].file = argv[optind + i];
     f[i].doc = json_load_file(f[i].file, 0, &e);
-    if (!f[i].doc)
-      rc = cli_error("%s:%d:%d: %s", f[i].file, e.line, e.column, e.text);
-    else if (!json_is_object(f[i].doc) || strcmp(json_string_value(json_object_get(f[i].doc, "format"))
-                                                     ? json_string_value(json_object_get(f[i].doc, "format"))
-                                                     : "",
-                                                 "reprocl-fingerprint"))
+    if (!f[i].doc) rc = cli_error("%s:%d:%d: %s", f[i].file, e.line, e.column, e.text);
+    else if (!json_is_object(f[i].doc) ||
+             strcmp(json_string_value(json_object_get(f[i].doc, "format")) ? json_string_value(json_object_get(f[i].doc, "format")) : "",
+                    "reprocl-fingerprint"))
       rc = cli_error("%s: not a reprocl fingerprint (no \"format\": \"reprocl-fingerprint\")", f[i].file);
     else if (json_integer_value(json_object_get(f[i].doc, "format_version")) != 1)
       rc = cli_error("%s: fingerprint format version %lld is not supported (this reprocl reads version 1)", f[i].file,
                      (long long)json_integer_value(json_object_get(f[i].doc, "format_version")));
-    else
-      rc = fp_validate(f[i].file, f[i].doc);
+    else rc = fp_validate(f[i].file, f[i].doc);
   }
   json_t *report = json_object(), *jdiff = json_array(), *jcontract = json_array(), *jonly = json_array();
   size_t compared = 0, agree = 0, differ = 0, contract_changed = 0;
@@ -176,13 +168,10 @@ int cmd_compare(int argc, char **argv) {
       const char *key;
       json_t *v;
       json_object_foreach(contracts, key, v) {
-        if (!c0)
-          c0 = json_string_value(v);
-        else
-          contract_same &= !strcmp(c0, json_string_value(v));
+        if (!c0) c0 = json_string_value(v);
+        else contract_same &= !strcmp(c0, json_string_value(v));
       }
-      if (same)
-        agree++;
+      if (same) agree++;
       else if (!contract_same) {
         contract_changed++;
         json_array_append_new(jcontract, json_pack("{s:s,s:O}", "case", name, "contracts", contracts));
@@ -208,10 +197,10 @@ int cmd_compare(int argc, char **argv) {
       for (int i = 0; i < nf; i++) {
         size_t k;
         json_t *d;
-        printf("%s: reprocl %s, %s suite, %s\n", f[i].file, jstr(f[i].doc, "reprocl", "?"),
-               jstr(f[i].doc, "suite", "?"), jstr(f[i].doc, "host", ""));
+        printf("%s: reprocl %s, %s suite, %s\n", f[i].file, jstr(f[i].doc, "reprocl", "?"), jstr(f[i].doc, "suite", "?"),
+               jstr(f[i].doc, "host", ""));
         json_array_foreach(json_object_get(f[i].doc, "devices"), k, d)
-            printf("    [%zu] %s (driver %s)\n", k, jstr(d, "name", "?"), jstr(d, "driver_version", "?"));
+          printf("    [%zu] %s (driver %s)\n", k, jstr(d, "name", "?"), jstr(d, "driver_version", "?"));
       }
       size_t k;
       json_t *e;
@@ -220,18 +209,16 @@ int cmd_compare(int argc, char **argv) {
         size_t q;
         json_t *dg;
         json_array_foreach(json_object_get(e, "digests"), q, dg)
-            printf("         %.16s  %s: %s\n", jstr(dg, "sha256", ""), jstr(dg, "file", "?"), jstr(dg, "who", "?"));
+          printf("         %.16s  %s: %s\n", jstr(dg, "sha256", ""), jstr(dg, "file", "?"), jstr(dg, "who", "?"));
       }
       json_array_foreach(jcontract, k, e) {
         printf("CONTRACT %s:", jstr(e, "case", "?"));
         const char *key;
         json_t *v;
-        json_object_foreach(json_object_get(e, "contracts"), key, v)
-            printf(" %s in %s;", json_string_value(v) ? json_string_value(v) : "?", key);
+        json_object_foreach(json_object_get(e, "contracts"), key, v) printf(" %s in %s;", json_string_value(v) ? json_string_value(v) : "?", key);
         printf(" digests changed with the contract version\n");
       }
-      printf("%zu case(s) compared: %zu agree, %zu differ, %zu changed with their contract version; %zu in only one "
-             "file\n",
+      printf("%zu case(s) compared: %zu agree, %zu differ, %zu changed with their contract version; %zu in only one file\n",
              compared, agree, differ, contract_changed, json_array_size(jonly));
     }
   }

@@ -22,28 +22,16 @@ int cmd_fingerprint(int argc, char **argv) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
     switch (c) {
-    case 'o':
-      out = optarg;
-      break;
+    case 'o': out = optarg; break;
     case 's':
-      if (!strcmp(optarg, "quick"))
-        quick = 1;
-      else if (!strcmp(optarg, "full"))
-        quick = 0;
-      else
-        return cli_error("--suite expects quick or full, got \"%s\"", optarg);
+      if (!strcmp(optarg, "quick")) quick = 1;
+      else if (!strcmp(optarg, "full")) quick = 0;
+      else return cli_error("--suite expects quick or full, got \"%s\"", optarg);
       break;
-    case 'f':
-      families = optarg;
-      break;
-    case 'd':
-      device = optarg;
-      break;
-    case 'h':
-      help();
-      return 0;
-    default:
-      return 2;
+    case 'f': families = optarg; break;
+    case 'd': device = optarg; break;
+    case 'h': help(); return 0;
+    default: return 2;
     }
   }
   if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
@@ -59,11 +47,10 @@ int cmd_fingerprint(int argc, char **argv) {
   json_t *doc;
   int bad = suite_execute(&doc, &l, &devs, NULL, 0);
   json_object_set_new(doc, "suite", json_string(quick ? "quick" : "full"));
-  if (json_dump_file(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0)
-    rc = cli_error("cannot write %s", out);
+  if (json_dump_file(doc, out, JSON_INDENT(1) | JSON_PRESERVE_ORDER) != 0) rc = cli_error("cannot write %s", out);
   else
-    fprintf(stderr, "wrote %s: %zu case(s) x %zu device(s), %d disagreement(s) with the host reference\n", out, l.count,
-            devs.count, bad);
+    fprintf(stderr, "wrote %s: %zu case(s) x %zu device(s), %d disagreement(s) with the host reference\n", out,
+            l.count, devs.count, bad);
   json_decref(doc);
   cli_devices_close(&devs);
   suite_free(&l);

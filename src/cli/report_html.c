@@ -10,20 +10,11 @@
 static void html_escape(FILE *f, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    default:
-      fputc(*s, f);
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    default: fputc(*s, f);
     }
   }
 }
@@ -54,7 +45,7 @@ static void diff_image(FILE *f, json_t *diff) {
   unsigned char *b = calloc(1, size);
   if (!b) return;
   unsigned char hdr[54] = {'B', 'M'};
-  uint32_t v32[] = {(uint32_t)size, 0, 54, 40, (uint32_t)w, (uint32_t) - (int32_t)h};
+  uint32_t v32[] = {(uint32_t)size, 0, 54, 40, (uint32_t)w, (uint32_t)-(int32_t)h};
   memcpy(hdr + 2, &v32[0], 4);
   memcpy(hdr + 10, &v32[2], 4);
   memcpy(hdr + 14, &v32[3], 4);
@@ -93,19 +84,15 @@ static void histogram_svg(FILE *f, const double *bins, const char *title) {
   for (int i = 1; i < n; i++) {
     double frac = max > 0 ? bins[i] / max : 0;
     int bh = (int)(frac * (h - 10));
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>", 40 + i * bw, h - bh, bw - 2,
-            bh, i == SUITE_ULP_BINS - 1 ? "#a00" : "#36c");
-    if (i == SUITE_ULP_BINS - 1)
-      fprintf(f, "inf/NaN: %.0f values", bins[i]);
-    else
-      fprintf(f, "%.0f-%.0f ulp: %.0f values", i == 1 ? 1.0 : (double)(1ull << (i - 1)), (double)(1ull << i) - 1,
-              bins[i]);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>", 40 + i * bw, h - bh, bw - 2, bh,
+            i == SUITE_ULP_BINS - 1 ? "#a00" : "#36c");
+    if (i == SUITE_ULP_BINS - 1) fprintf(f, "inf/NaN: %.0f values", bins[i]);
+    else fprintf(f, "%.0f-%.0f ulp: %.0f values", i == 1 ? 1.0 : (double)(1ull << (i - 1)), (double)(1ull << i) - 1, bins[i]);
     fputs("</title></rect>", f);
     if (i % 4 == 1) fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">2^%d</text>", 40 + i * bw, h + 12, i - 1);
   }
-  fprintf(f,
-          "<text x=\"0\" y=\"10\" font-size=\"10\">%.0f</text><text x=\"40\" y=\"%d\" font-size=\"10\">ulp difference "
-          "(log2 bins)</text></svg><figcaption>",
+  fprintf(f, "<text x=\"0\" y=\"10\" font-size=\"10\">%.0f</text><text x=\"40\" y=\"%d\" font-size=\"10\">ulp difference "
+             "(log2 bins)</text></svg><figcaption>",
           max, h + 30);
   html_escape(f, title);
   fputs("</figcaption></figure>", f);
@@ -125,11 +112,9 @@ int suite_write_html(const char *path, json_t *doc) {
         "</style></head><body>\n<h1>reprocl check</h1>\n",
         f);
   int mism = (int)json_integer_value(json_object_get(doc, "mismatches"));
-  fprintf(f,
-          "<p>reprocl %s, %s suite, %s on %s. <strong>%s</strong>: %d reproducible result(s) differ from the host "
-          "reference.</p>\n<h2>Devices</h2><ol start=\"0\">",
-          str(doc, "reprocl"), str(doc, "suite"), str(doc, "created"), str(doc, "host"), mism ? "DISAGREE" : "AGREE",
-          mism);
+  fprintf(f, "<p>reprocl %s, %s suite, %s on %s. <strong>%s</strong>: %d reproducible result(s) differ from the host "
+             "reference.</p>\n<h2>Devices</h2><ol start=\"0\">",
+          str(doc, "reprocl"), str(doc, "suite"), str(doc, "created"), str(doc, "host"), mism ? "DISAGREE" : "AGREE", mism);
   json_array_foreach(devs, i, d) {
     fputs("<li>", f);
     html_escape(f, str(d, "name"));
@@ -159,9 +144,8 @@ int suite_write_html(const char *path, json_t *doc) {
     json_t *r;
     json_array_foreach(json_object_get(c, "results"), k, r) {
       if (!strcmp(str(r, "status"), "ok"))
-        fprintf(f, "<td class=\"%s\"><code>%.8s</code> %s</td>",
-                json_is_true(json_object_get(r, "agrees")) ? "ok" : "bad", str(r, "sha256"),
-                json_is_true(json_object_get(r, "agrees")) ? "&#10003;" : "&#10007;");
+        fprintf(f, "<td class=\"%s\"><code>%.8s</code> %s</td>", json_is_true(json_object_get(r, "agrees")) ? "ok" : "bad",
+                str(r, "sha256"), json_is_true(json_object_get(r, "agrees")) ? "&#10003;" : "&#10007;");
       else {
         fprintf(f, "<td class=\"%s\" title=\"", !strcmp(str(r, "status"), "unsupported") ? "na" : "bad");
         html_escape(f, str(r, "reason"));
@@ -173,7 +157,7 @@ int suite_write_html(const char *path, json_t *doc) {
   fputs("</table>\n", f);
   /* Native mode: table, histograms per device, difference images. */
   int any_native = 0;
-  double(*hist)[SUITE_ULP_BINS] = calloc(nd ? nd : 1, sizeof *hist);
+  double (*hist)[SUITE_ULP_BINS] = calloc(nd ? nd : 1, sizeof *hist);
   json_array_foreach(cases, i, c) {
     size_t k;
     json_t *r;
@@ -183,8 +167,7 @@ int suite_write_html(const char *path, json_t *doc) {
       any_native = 1;
       size_t b;
       json_t *v;
-      json_array_foreach(json_object_get(n, "ulp_histogram"), b, v) if (b < SUITE_ULP_BINS) hist[k][b] +=
-          (double)json_integer_value(v);
+      json_array_foreach(json_object_get(n, "ulp_histogram"), b, v) if (b < SUITE_ULP_BINS) hist[k][b] += (double)json_integer_value(v);
     }
   }
   if (any_native) {
@@ -214,15 +197,11 @@ int suite_write_html(const char *path, json_t *doc) {
         }
         json_t *u = json_object_get(dr, "max_ulp"), *rel = json_object_get(dr, "max_rel");
         fprintf(f, "<td>%lld / ", (long long)diff);
-        if (json_is_number(u))
-          fprintf(f, "%.3g", json_number_value(u));
-        else
-          html_escape(f, json_string_value(u));
+        if (json_is_number(u)) fprintf(f, "%.3g", json_number_value(u));
+        else html_escape(f, json_string_value(u));
         fputs(" / ", f);
-        if (json_is_number(rel))
-          fprintf(f, "%.2e", json_number_value(rel));
-        else
-          html_escape(f, json_string_value(rel));
+        if (json_is_number(rel)) fprintf(f, "%.2e", json_number_value(rel));
+        else html_escape(f, json_string_value(rel));
         json_t *df = json_object_get(n, "diff");
         if (df) {
           fputs("<br>", f);

@@ -113,8 +113,7 @@ void suite_ulp_histogram(size_t bins[SUITE_ULP_BINS], const void *a, const void 
                                   : (double)(ox < 0 ? -ox : ox) + (double)(oy < 0 ? -oy : oy);
     }
     int bin = 0;
-    if (special)
-      bin = SUITE_ULP_BINS - 1;
+    if (special) bin = SUITE_ULP_BINS - 1;
     else if (ulps > 0) {
       bin = 1 + (int)floor(log2(ulps));
       if (bin > SUITE_ULP_BINS - 2) bin = SUITE_ULP_BINS - 2;

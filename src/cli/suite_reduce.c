@@ -16,10 +16,11 @@ static int cases(suite_list *l) {
       for (int k = 0; k < 3; k++) {
         for (int op = RCL_OP_SUM; op <= RCL_OP_NRM2; op++)
           for (int m = 0; m < 2; m++) {
-            suite_case *c = suite_add(
-                l, &suite_reduce, RCL_FAMILY_REDUCE, dt, size == 0, m ? "reduce.exact.v1" : "reduce.ordered.v1",
-                "reduce %s %s %s %s n=%llu", rcl_reduce_op_name((rcl_reduce_op)op), rcl_dtype_name(dt),
-                rcl_reduce_mode_name((rcl_reduce_mode)m), rcl_gen_kind_name(kinds[k]), (unsigned long long)n);
+            suite_case *c = suite_add(l, &suite_reduce, RCL_FAMILY_REDUCE, dt, size == 0,
+                                      m ? "reduce.exact.v1" : "reduce.ordered.v1", "reduce %s %s %s %s n=%llu",
+                                      rcl_reduce_op_name((rcl_reduce_op)op), rcl_dtype_name(dt),
+                                      rcl_reduce_mode_name((rcl_reduce_mode)m), rcl_gen_kind_name(kinds[k]),
+                                      (unsigned long long)n);
             if (!c) return -1;
             c->p[P_OP] = (uint64_t)op, c->p[P_MODE] = (uint64_t)m, c->p[P_KIND] = kinds[k], c->p[P_N] = n;
           }
@@ -70,10 +71,8 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
     alpha_of(c, &a64, &a32, &alpha);
     int scal = c->p[P_BLAS1] == 2;
     void *v = scal ? x : y;
-    if (scal)
-      rc = ctx ? rcl_scal(v, ctx, c->dtype, n, alpha, 0) : (rcl_ref_scal(v, c->dtype, n, alpha), 0);
-    else
-      rc = ctx ? rcl_axpy(v, ctx, c->dtype, n, alpha, x, 0) : (rcl_ref_axpy(v, c->dtype, n, alpha, x), 0);
+    if (scal) rc = ctx ? rcl_scal(v, ctx, c->dtype, n, alpha, 0) : (rcl_ref_scal(v, c->dtype, n, alpha), 0);
+    else rc = ctx ? rcl_axpy(v, ctx, c->dtype, n, alpha, x, 0) : (rcl_ref_axpy(v, c->dtype, n, alpha, x), 0);
     free(scal ? y : x);
     *out = v;
     *bytes = n * es;
@@ -88,8 +87,7 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
              : rcl_ref_reduce(r, (rcl_reduce_op)c->p[P_OP], c->dtype, o.mode, n, x, y);
   free(x);
   free(y);
-  if (rc)
-    free(r);
+  if (rc) free(r);
   else {
     *out = r;
     *bytes = es;

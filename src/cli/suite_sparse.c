@@ -47,8 +47,8 @@ static int cases(suite_list *l) {
     for (int k = 0; k < 2; k++)
       for (int jac = 0; jac < 2; jac++) {
         size_t m = cgm[k];
-        suite_case *sc = suite_add(l, &suite_sparse, RCL_FAMILY_SPMV, dt, 1, "cg.v1", "cg %s %s %s", rcl_dtype_name(dt),
-                                   jac ? "jacobi" : "plain", short_name(mats[m].spec));
+        suite_case *sc = suite_add(l, &suite_sparse, RCL_FAMILY_SPMV, dt, 1, "cg.v1", "cg %s %s %s",
+                                   rcl_dtype_name(dt), jac ? "jacobi" : "plain", short_name(mats[m].spec));
         if (!sc) return -1;
         sc->p[P_KIND] = K_CG, sc->p[P_MATRIX] = m, sc->p[P_JACOBI] = (uint64_t)jac;
         if (mats[m].spec[0] == '/') snprintf(sc->input, sizeof sc->input, "%s", mats[m].spec);

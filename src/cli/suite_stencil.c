@@ -16,13 +16,11 @@ static const char *const contracts[] = {"stencil.nine.v1", "stencil.general.v1",
                                         "stencil.sor.v1"};
 static const char camera[] = "/usr/lib/python3/dist-packages/skimage/data/camera.png";
 
-static int add(suite_list *l, int quick, int kind, rcl_dtype dt, rcl_grid_init init, size_t w, size_t h, size_t iters,
-               rcl_boundary bc, const char *input) {
+static int add(suite_list *l, int quick, int kind, rcl_dtype dt, rcl_grid_init init, size_t w, size_t h,
+               size_t iters, rcl_boundary bc, const char *input) {
   char what[64];
-  if (input)
-    snprintf(what, sizeof what, "%s", strrchr(input, '/') + 1);
-  else
-    snprintf(what, sizeof what, "%s %zux%zu", rcl_grid_init_name(init), w, h);
+  if (input) snprintf(what, sizeof what, "%s", strrchr(input, '/') + 1);
+  else snprintf(what, sizeof what, "%s %zux%zu", rcl_grid_init_name(init), w, h);
   suite_case *c = suite_add(l, &suite_stencil, RCL_FAMILY_STENCIL, dt, quick, contracts[kind],
                             "stencil %s %s %s %s %s=%zu", kind_names[kind], rcl_dtype_name(dt), what,
                             rcl_boundary_name(bc), kind == K_SOR ? "sweeps" : "iters", iters);
@@ -102,10 +100,8 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
     *bytes = n * es;
   }
   rcl_grid_free(&g);
-  if (rc)
-    free(r);
-  else
-    *out = r;
+  if (rc) free(r);
+  else *out = r;
   return rc;
 }
 
