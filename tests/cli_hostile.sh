@@ -2,6 +2,9 @@
 # Hostile and malformed input to the reprocl tool (docs/reliability.md, catalogue C1-C78): every one
 # gets a specific error naming the problem and the documented exit status, never a crash (a crash
 # would be status >= 128) or a silent acceptance. Cases marked "bug:" failed before the fix they name.
+# Exit statuses follow the one rule (docs/cli.md): 2 bad usage or input (an option, a value, a file, a device
+# spec, the environment's settings, a problem too large), 3 could not run (a build failure), never 1 (which
+# means that reproducible results disagree).
 . "$(dirname "$0")/clilib.sh"
 export RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe}
 nonutf8=$(printf '\xff\xfe\x80')
@@ -33,9 +36,9 @@ expect 2 "C12 bug: --n 2^40 (4 TiB) allocated host memory before the device limi
   "$CLI" run reduce --n 2^40 --device all
 contains "$TMP/err" "CL_DEVICE_MAX_MEM_ALLOC_SIZE" "C12 names the device limit"
 [ $(( $(date +%s) - start )) -lt 60 ] && pass "C12 refused at once" || fail "C12 took $(( $(date +%s) - start )) s"
-expect 1 "C13 --local 2^40" -- "$CLI" run reduce --n 5000 --local 2^40
+expect 2 "C13 --local 2^40" -- "$CLI" run reduce --n 5000 --local 2^40
 contains "$TMP/err" "exceeds" "C13 names the limit"
-expect 1 "C14 --local 48 (not a power of two)" -- "$CLI" run reduce --n 5000 --local 48
+expect 2 "C14 --local 48 (not a power of two)" -- "$CLI" run reduce --n 5000 --local 48
 contains "$TMP/err" "not a power of two" "C14 message"
 expect 2 "C15 bug: bench --repeats '\\n3' was accepted as 3" -- "$CLI" bench --repeats "$(printf '\n3')"
 contains "$TMP/err" "--repeats expects an integer" "C15 message"
@@ -140,28 +143,28 @@ contains "$TMP/err" "/nonexistent/dir/fp.json" "C53 names the file"
 
 # ---- reprocl md: input files and options ----------------------------------------------------------
 lat=(--lattice fcc --cells 3 --density 0.8442 --temp 1.0 --steps 1 --device 0)
-expect 1 "C54 bug: md --input /dev/zero grew one line until memory ran out" -- "$CLI" md --input /dev/zero --steps 0
+expect 2 "C54 bug: md --input /dev/zero grew one line until memory ran out" -- "$CLI" md --input /dev/zero --steps 0
 contains "$TMP/err" "/dev/zero is not a regular file but a device" "C54 message"
-expect 1 "C55 md --input a directory" -- "$CLI" md --input "$TMP" --steps 0
+expect 2 "C55 md --input a directory" -- "$CLI" md --input "$TMP" --steps 0
 contains "$TMP/err" "is not a regular file but a directory" "C55 message"
 hdr='LAMMPS data file\n\n%s atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1\n\nAtoms\n\n'
 printf "$hdr"'1 1 1 1 1\n' 1000000000 >"$TMP/absurd.data"
-expect 1 "C56 bug: md --input claiming 10^9 atoms in one line allocated 72 GiB" -- "$CLI" md --input "$TMP/absurd.data" --steps 0
+expect 2 "C56 bug: md --input claiming 10^9 atoms in one line allocated 72 GiB" -- "$CLI" md --input "$TMP/absurd.data" --steps 0
 contains "$TMP/err" "absurd.data: the header declares 1000000000 atoms but only" "C56 message"
 printf '1000000000\ncomment\nAr 0 0 0\n' >"$TMP/absurd.xyz"
-expect 1 "C57 bug: md --input XYZ claiming 10^9 atoms allocated 56 GiB" -- "$CLI" md --input "$TMP/absurd.xyz" --steps 0
+expect 2 "C57 bug: md --input XYZ claiming 10^9 atoms allocated 56 GiB" -- "$CLI" md --input "$TMP/absurd.xyz" --steps 0
 contains "$TMP/err" "absurd.xyz:1: the file declares 1000000000 atoms" "C57 message"
 printf "$hdr"'1 1 nan 1 1\n2 1 2 2 2\n' 2 >"$TMP/nan.data"
-expect 1 "C58 md --input with a NaN position" -- "$CLI" md --input "$TMP/nan.data" --steps 0
+expect 2 "C58 md --input with a NaN position" -- "$CLI" md --input "$TMP/nan.data" --steps 0
 contains "$TMP/err" "nan.data:16: the coordinate is nan" "C58 message"
 printf "$hdr"'1 1 1 1 1\n2 1 2 10.5 2\n' 2 >"$TMP/outside.data"
-expect 1 "C59 md --input with an atom outside the box" -- "$CLI" md --input "$TMP/outside.data" --steps 0
+expect 2 "C59 md --input with an atom outside the box" -- "$CLI" md --input "$TMP/outside.data" --steps 0
 contains "$TMP/err" "outside.data:17: atom 2 lies outside the box: y = 10.5" "C59 message"
 printf '0\nempty\n' >"$TMP/zero.xyz"
-expect 1 "C60 md --input with zero atoms" -- "$CLI" md --input "$TMP/zero.xyz" --steps 0
+expect 2 "C60 md --input with zero atoms" -- "$CLI" md --input "$TMP/zero.xyz" --steps 0
 contains "$TMP/err" "zero.xyz:1: the file declares 0 atoms" "C60 message"
 { printf '2\n'; head -c 4194304 /dev/zero | tr '\0' 'c'; printf '\nAr 1 1 1\nAr 2 2\n'; } >"$TMP/bigline.xyz"
-expect 1 "C61 md --input with a 4 MiB comment line" -- "$CLI" md --input "$TMP/bigline.xyz" --steps 0
+expect 2 "C61 md --input with a 4 MiB comment line" -- "$CLI" md --input "$TMP/bigline.xyz" --steps 0
 contains "$TMP/err" "bigline.xyz:4: an atom line has 4 columns" "C61 names the right line"
 printf '2\nLattice="4 0 0 0 4 0 0 0 4"\nAr 1 1 1\nAr 2 2 2\n' >"$TMP/small.xyz"
 expect 2 "C62 md: cutoff above half the box of an input file" -- "$CLI" md --input "$TMP/small.xyz" --steps 0 --cutoff 2.5
@@ -170,25 +173,25 @@ expect 2 "C63 md --cutoff nan" -- "$CLI" md "${lat[@]}" --cutoff nan
 contains "$TMP/err" "--cutoff expects a finite number, got \"nan\"" "C63 message"
 expect 2 "C64 md --cutoff 0" -- "$CLI" md "${lat[@]}" --cutoff 0
 contains "$TMP/err" "cutoff 0 is outside [0.01, 1000]" "C64 message"
-expect 1 "C65 md --cells 2^21 (an absurd lattice)" -- "$CLI" md --lattice fcc --cells 2^21 --density 0.8 --temp 1
+expect 2 "C65 md --cells 2^21 (an absurd lattice)" -- "$CLI" md --lattice fcc --cells 2^21 --density 0.8 --temp 1
 contains "$TMP/err" "2097152 unit cells per side: expected 1..600" "C65 message"
-expect 1 "C66 md --density 0" -- "$CLI" md --lattice fcc --cells 3 --density 0 --temp 1
+expect 2 "C66 md --density 0" -- "$CLI" md --lattice fcc --cells 3 --density 0 --temp 1
 contains "$TMP/err" "density 0 is outside [1e-6, 1000]" "C66 message"
-expect 1 "C67 md --temp 1e300" -- "$CLI" md --lattice fcc --cells 3 --density 0.8 --temp 1e300
+expect 2 "C67 md --temp 1e300" -- "$CLI" md --lattice fcc --cells 3 --density 0.8 --temp 1e300
 contains "$TMP/err" "temperature 1e+300 is outside [0, 1e6]" "C67 message"
-expect 1 "C68 md --lattice hcp" -- "$CLI" md --lattice hcp --cells 3 --density 0.8 --temp 1
+expect 2 "C68 md --lattice hcp" -- "$CLI" md --lattice hcp --cells 3 --density 0.8 --temp 1
 contains "$TMP/err" "unknown lattice \"hcp\"" "C68 message"
 expect 2 "C69 md --dt -0.005" -- "$CLI" md "${lat[@]}" --dt -0.005
 contains "$TMP/err" "--dt -0.005 is not a positive time step" "C69 message"
-expect 1 "C70 md --dt 1e300" -- "$CLI" md "${lat[@]}" --dt 1e300
+expect 2 "C70 md --dt 1e300" -- "$CLI" md "${lat[@]}" --dt 1e300
 contains "$TMP/out" "time step 1e+300 is not a positive finite number <= 1000" "C70 message"
-expect 1 "C71 md --skin 1e300" -- "$CLI" md "${lat[@]}" --skin 1e300
+expect 2 "C71 md --skin 1e300" -- "$CLI" md "${lat[@]}" --skin 1e300
 contains "$TMP/out" "skin 1e+300 is outside [0.001, 100]" "C71 message"
-expect 1 "C72 md --local 3" -- "$CLI" md "${lat[@]}" --local 3
+expect 2 "C72 md --local 3" -- "$CLI" md "${lat[@]}" --local 3
 contains "$TMP/out" "local_size 3 is not a power of two" "C72 message"
-expect 1 "C73 md --path task --local 64" -- "$CLI" md "${lat[@]}" --path task --local 64
+expect 2 "C73 md --path task --local 64" -- "$CLI" md "${lat[@]}" --path task --local 64
 contains "$TMP/out" "the task path runs a single work-item" "C73 message"
-expect 1 "C74 md: a time step that blows the system up" -- "$CLI" md --lattice fcc --cells 3 --density 0.8442 --temp 1e6 --dt 0.5 --steps 1 --device 0
+expect 2 "C74 md: a time step that blows the system up" -- "$CLI" md --lattice fcc --cells 3 --density 0.8442 --temp 1e6 --dt 0.5 --steps 1 --device 0
 contains "$TMP/out" "an atom moved more than half a periodic box length in one step" "C74 message"
 expect 2 "C75 md --out into a missing directory" -- "$CLI" md "${lat[@]}" --out /nonexistent/dir/t.xyz
 contains "$TMP/err" "cannot open /nonexistent/dir/t.xyz for writing" "C75 message"

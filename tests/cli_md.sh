@@ -77,19 +77,44 @@ echo "$out" | grep -q 'native build:' || fail "--native printed no native line: 
 # 6. bad input: clear messages, non-zero exit
 printf 'title\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n\nMasses\n\n1 1\n\nAtoms\n\n1 1 1 1 1\n2 1 x 2 2\n' > "$tmp/bad.data"
 out=$("$cli" md --input "$tmp/bad.data" --steps 0 2>&1)
-[ $? -ne 0 ] || fail "malformed data file accepted"
+[ $? -eq 2 ] || fail "malformed data file: exit status not 2"
 echo "$out" | grep -q 'bad.data:17: the coordinate "x" is not a number' || fail "malformed file message: $out"
 out=$("$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1.0 --cutoff 3.0 2>&1)
-[ $? -ne 0 ] || fail "cutoff > half box accepted"
+[ $? -eq 2 ] || fail "cutoff > half box: exit status not 2"
 echo "$out" | grep -q 'larger than half the periodic box' || fail "cutoff message: $out"
 out=$("$cli" md --input "$tmp/missing.data" 2>&1)
-[ $? -ne 0 ] || fail "missing file accepted"
+[ $? -eq 2 ] || fail "missing file: exit status not 2"
 echo "$out" | grep -q 'cannot open' || fail "missing file message: $out"
 out=$("$cli" md --lattice fcc --cells 3 2>&1)
 [ $? -eq 2 ] || fail "incomplete --lattice options: exit status not 2"
 out=$("$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1 --path nowhere 2>&1)
 [ $? -eq 2 ] || fail "bad --path: exit status not 2"
 echo "$out" | grep -q 'unknown force path "nowhere"' || fail "bad --path message: $out"
+
+# a bad header is bad input: exit status 2 (the rule of docs/cli.md; 1 means that devices disagree)
+printf 'title\n\nxx atoms\n1 atom types\n' > "$tmp/header.data"
+out=$("$cli" md --input "$tmp/header.data" --steps 0 2>&1)
+[ $? -eq 2 ] || fail "bad header: exit status not 2: $out"
+echo "$out" | grep -q 'header.data:3: the atom count "xx" is not an integer' || fail "bad header message: $out"
+# a simulation that fails on the device with bad input (a time step that blows it up): 2, and FAILED
+out=$("$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1e6 --dt 0.5 --steps 1 --device 0 2>&1)
+[ $? -eq 2 ] || fail "blown-up run: exit status not 2: $out"
+echo "$out" | grep -q '^FAILED: the simulation stopped with an error on 1 device' || fail "blown-up run: $out"
+
+# 7. the option table: exact names with a suggestion, the common options and exit statuses in the help
+out=$("$cli" md --lattic fcc --cells 3 --density 0.8442 --temp 1 2>&1)
+[ $? -eq 2 ] || fail "--lattic: exit status not 2"
+echo "$out" | grep -q 'unknown option --lattic (did you mean --lattice?)' || fail "--lattic message: $out"
+out=$("$cli" md --help 2>&1) || fail "md --help failed"
+for opt in --device --dtype --native --json --out --input --lattice --reference --log; do
+  echo "$out" | grep -q -- "^  $opt " || fail "md --help does not list $opt"
+done
+echo "$out" | grep -q '^exit status' || fail "md --help gives no exit statuses"
+if RUSTICL_ENABLE=llvmpipe "$cli" devices --no-selftest | grep -q llvmpipe; then
+  out=$(RUSTICL_ENABLE=llvmpipe "$cli" md --lattice fcc --cells 3 --density 0.8442 --temp 1 --dtype f64 --device llvmpipe 2>&1)
+  [ $? -eq 3 ] || fail "md f64 on llvmpipe alone: exit status not 3 (no device could run): $out"
+  echo "$out" | grep -q 'skipped: ' || fail "md f64 on llvmpipe alone: $out"
+fi
 
 rm -rf "$tmp"
 [ $fails -eq 0 ] && echo "cli_md: all checks passed"

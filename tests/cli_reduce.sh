@@ -41,9 +41,52 @@ contains "$TMP/err" "unknown reduction \"product\"" "bad --op is named"
 expect 2 "bad --n" -- "$CLI" run reduce --n -5
 contains "$TMP/err" "--n expects a non-negative integer" "negative --n is explained"
 expect 2 "bad --n suffix" -- "$CLI" run reduce --n 12abc
-expect 1 "unknown device" -- "$CLI" run reduce --n 5 --device no-such-device
+expect 2 "unknown device (bad input: exit status 2)" -- "$CLI" run reduce --n 5 --device no-such-device
 contains "$TMP/err" "no OpenCL device matches \"no-such-device\"" "unknown device is named"
-expect 1 "local size not a power of two" -- "$CLI" run reduce --n 5000 --local 48
+expect 2 "local size not a power of two (bad input: exit status 2)" -- "$CLI" run reduce --n 5000 --local 48
 contains "$TMP/err" "not a power of two" "bad --local is explained"
 expect 2 "unknown family" -- "$CLI" run matmul
+
+# The option tables: errors name `reprocl run`, long names match exactly (with a suggestion), help is generated.
+expect 2 "run reduce: an unknown option" -- "$CLI" run reduce --bad
+contains "$TMP/err" "reprocl run: error: unknown option --bad" "the unknown option is reported by reprocl run"
+contains "$TMP/err" "reprocl run reduce --help" "the error points to run reduce's help"
+expect 2 "run reduce: no prefix matching (--dtyp)" -- "$CLI" run reduce --n 5 --dtyp f32
+contains "$TMP/err" "unknown option --dtyp (did you mean --dtype?)" "--dtyp suggests --dtype"
+expect 0 "run reduce: --name=value" -- "$CLI" run reduce --n=100 --op=dot --device=0
+contains "$TMP/out" "reduce dot f32 ordered n=100" "--name=value sets the option"
+expect 2 "run reduce: a flag given a value" -- "$CLI" run reduce --n 5 --json=yes
+contains "$TMP/err" "--json takes no value" "a flag with a value is refused"
+expect 2 "run reduce: an option without its value" -- "$CLI" run reduce --n
+contains "$TMP/err" "--n needs a value" "a missing value is named"
+[ ! -s "$TMP/out" ] && pass "an error prints nothing on stdout" || fail "an error printed on stdout"
+for opt in --dtype --device --native --json --mode --local --groups --variant; do
+  "$CLI" run reduce --help | grep -q -- "^  $opt" && pass "run reduce --help lists $opt" || fail "run reduce --help lacks $opt"
+done
+"$CLI" run reduce --help | grep -q "^exit status" && pass "run reduce --help gives the exit statuses" ||
+  fail "run reduce --help has no exit statuses"
+expect 0 "run --help lists the kernels" -- "$CLI" run --help
+contains "$TMP/out" "reduce" "run --help names reduce"
+expect 2 "run without a kernel" -- "$CLI" run
+contains "$TMP/err" "give a kernel" "run without a kernel says what is missing"
+expect 2 "run with an option before the kernel" -- "$CLI" run --device 0 reduce
+contains "$TMP/err" "unknown option --device" "an option before the kernel is refused"
+
+# --out (as in spmv, cg and stencil): the first device's result, raw; its sha256sum is the printed digest.
+expect 0 "run reduce --out" -- "$CLI" run reduce --op nrm2 --dtype f64 --n 777 --device all --out "$TMP/r.bin"
+sum=$(sha256sum "$TMP/r.bin" | cut -d' ' -f1)
+[ "$(stat -c %s "$TMP/r.bin")" = 8 ] && pass "--out wrote one f64" || fail "--out wrote $(stat -c %s "$TMP/r.bin") bytes"
+contains "$TMP/out" "wrote the result (8 bytes, sha256 $sum)" "--out's file has the printed digest"
+contains "$TMP/out" "${sum:0:16}" "the devices' digest is the file's"
+expect 2 "run reduce --out into a missing directory" -- "$CLI" run reduce --n 10 --out /nonexistent/dir/r.bin
+contains "$TMP/err" "/nonexistent/dir/r.bin" "--out's error names the file"
+
+# No device can run it: exit status 3 (could not run), not 1 (which means results disagree).
+if RUSTICL_ENABLE=llvmpipe "$CLI" devices --no-selftest | grep -q llvmpipe; then
+  expect 3 "run reduce f64 only on a device without fp64" -- env RUSTICL_ENABLE=llvmpipe "$CLI" run reduce --n 10 --dtype f64 --device llvmpipe
+  contains "$TMP/out" "unsupported: " "the device's refusal is shown"
+  contains "$TMP/out" "0 of 1 device(s) ran" "the summary says none ran"
+else
+  echo "note: skip the no-device-ran case: Rusticl's llvmpipe device is absent" >&2
+fi
 finish

@@ -63,6 +63,46 @@ grep -q "local_size = 3 is not a power of two" "$work/e.txt" || fail "--local 3:
 if "$cli" spmv --gen cube:4 2>"$work/e.txt"; then fail "--gen cube accepted"; fi
 grep -q "unknown generator \"cube\"" "$work/e.txt" || fail "--gen cube: $(cat "$work/e.txt")"
 
+# ---- exit statuses (docs/cli.md): 2 for bad usage or input, 3 when no device could run ---------------------------
+status() { # status WANT TEXT ARGS...: the exit status is WANT and stderr holds TEXT
+  local want=$1 text=$2 rc
+  shift 2
+  set +e
+  "$cli" "$@" >"$work/o.txt" 2>"$work/e.txt"
+  rc=$?
+  set -e
+  [ $rc = "$want" ] || fail "$*: exit status $rc, expected $want: $(cat "$work/e.txt")"
+  grep -qF -- "$text" "$work/e.txt" || fail "$*: \"$text\" not in: $(cat "$work/e.txt")"
+}
+status 2 "wrong.mtx:3: row index 0" spmv --matrix "$data/wrong.mtx"
+head -c 200 "$data/pores_1.mtx" >"$work/cut.mtx"
+status 2 "cut.mtx:" spmv --matrix "$work/cut.mtx"
+status 2 "CG needs a square matrix" cg --gen random:4x5:2
+status 2 "unknown SpMV contract" cg --gen poisson2d:4 --contract fuzzy
+# Option names match exactly, with a suggestion (no prefix abbreviations), in both commands and in the
+# tunables they share.
+status 2 "unknown option --devcie (did you mean --device?)" spmv --gen poisson2d:4 --devcie 0
+status 2 "unknown option --varient (did you mean --variant?)" cg --gen poisson2d:4 --varient sell
+status 2 "unknown option --contr" spmv --gen poisson2d:4 --contr exact
+status 2 "reprocl cg: error: --window expects a non-negative integer" cg --gen poisson2d:4 --window=-1
+for c in spmv cg; do
+  "$cli" $c --help >"$work/h.txt" || fail "$c --help"
+  for opt in --device --dtype --native --json --out --variant --local --lanes --block --slice --long-row --window; do
+    grep -q -- "^  $opt " "$work/h.txt" || fail "$c --help does not list $opt"
+  done
+  grep -q "^exit status" "$work/h.txt" || fail "$c --help does not give the exit statuses"
+done
+grep -q "^tunables (of the SpMVs):" "$work/h.txt" || fail "cg --help: no tunables heading"
+if RUSTICL_ENABLE=llvmpipe "$cli" devices --no-selftest | grep -q llvmpipe; then
+  set +e
+  RUSTICL_ENABLE=llvmpipe "$cli" spmv --gen poisson2d:4 --dtype f64 --device llvmpipe >"$work/o.txt" 2>&1
+  rc=$?
+  set -e
+  [ $rc = 3 ] && grep -q "unsupported: " "$work/o.txt" || fail "f64 on llvmpipe alone: exit $rc (expected 3): $(cat "$work/o.txt")"
+else
+  echo "note: skip the no-device-ran case: Rusticl's llvmpipe device is absent" >&2
+fi
+
 # ---- rows of 110000 entries on every device, every variant ------------------------------------------------
 for v in scalar vector adaptive sell task; do
   "$cli" spmv --gen random:2x120000:110000:3 --dtype f32 --variant $v --device all >"$work/l.txt" ||

@@ -171,6 +171,28 @@ fi
 run 2 missing stencil --input "$tmp/none.png" --iters 1
 expect missing "none.png"
 
+# A grid too large for the host's memory is bad input (2), not a disagreement (1). ulimit makes the
+# allocation fail on any machine.
+(ulimit -v 4194304 && exec "$cli" stencil --grid 100000x100000 --iters 1 --device 0) >"$tmp/host_huge.out" 2>&1
+st=$?
+[ $st = 2 ] || fail "host_huge: exit status $st, expected 2"
+expect host_huge "out of host memory"
+# Option names match exactly, with a suggestion; the common options are in the help with the exit statuses.
+run 2 typo stencil --grd 8x8 --iters 1
+expect typo "unknown option --grd (did you mean --grid?)"
+run 2 prefix stencil --grid 8x8 --iter 1
+expect prefix "unknown option --iter (did you mean --iters?)"
+run 0 help stencil --help
+for opt in --device --dtype --native --json --out --kind --grid --input --diff-image; do expect help "  $opt "; done
+expect help "exit status"
+# No device can run it: 3 (could not run), not 1.
+if RUSTICL_ENABLE=llvmpipe "$cli" devices --no-selftest | grep -q llvmpipe; then
+  RUSTICL_ENABLE=llvmpipe "$cli" stencil --grid 8x8 --iters 1 --dtype f64 --device llvmpipe >"$tmp/none_ran.out" 2>&1
+  st=$?
+  [ $st = 3 ] || fail "none_ran: exit status $st, expected 3"
+  expect none_ran "unsupported: no fp64"
+fi
+
 # ---- the benchmark, quick mode: runs and writes JSON with the stencil cases ------------------------------
 "$cli" bench --family stencil --quick --repeats 1 --device 0 -o "$tmp/bench.json" >"$tmp/bench.out" 2>&1 ||
   fail "bench --family stencil --quick: exit status $?"

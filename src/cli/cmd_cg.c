@@ -1,24 +1,26 @@
 /* reprocl cg: Conjugate Gradient (optionally Jacobi-preconditioned) on one or every device; per device
  * the iteration count, final residual, residual-history digest and solution digest, compared with each
  * other and with the host reference; --native adds the vendor-default build beside it. */
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sparse_cli.h"
 
-static void help(void) {
-  printf("usage: reprocl cg --matrix FILE | --gen SPEC [--rhs ones|random:SEED|FILE] [--tol T] [--maxit K] [--jacobi]\n"
-         "                  [--dots ordered|exact] [--contract ordered|exact] [--dtype f32|f64] [--device D|all]\n"
-         "                  [--native] [--out x.bin] [--json] [tunables]\n\n"
-         "Solves A x = b from x0 = 0 with CG (default tol 1e-8, maxit 1000, rhs ones) and prints per device the\n"
-         "iteration count, the final residual norm, the SHA-256 of the residual history (the norms, raw values\n"
-         "of the dtype) and of the solution (the bytes --out writes), the time per iteration, and whether all\n"
-         "devices and the host reference agree. --dots picks the dot/norm contract, --contract the SpMV one.\n"
-         "A run that stops at --maxit or breaks down (the matrix is not SPD) is reported as such; the exit\n"
-         "status is 1 only when reproducible results disagree.\n"
-         "tunables (of the SpMVs):\n" CLI_SPARSE_TUNABLE_HELP);
-}
+/* What cg was asked for, and the inputs and the host reference's solve. */
+typedef struct {
+  const char *matrix, *gen, *bspec, *device, *out;
+  rcl_cg_options co;
+  rcl_dtype dt;
+  int native, json;
+  rcl_csr *A;
+  char label[256];
+  size_t n, es;
+  void *b;
+  unsigned char *xr, *x, *first; /* the solution of the reference, of a device, of the first device */
+  rcl_cg_result rr;              /* the reference's result */
+  int rrc;                       /* and its status */
+  char rxhex[RCL_SHA256_HEX_SIZE];
+} cg_job;
 
 static const char *status_word(int rc) {
   return rc == 0                        ? "converged"
@@ -27,254 +29,210 @@ static const char *status_word(int rc) {
                                         : "error";
 }
 
-/* One solve; x receives the solution. Returns the CG status (0, NO_CONVERGENCE, BREAKDOWN) or -100 after
- * printing another error. */
-static int solve_on(void *x, rcl_cg_result *res, double *secs, rcl_spmv_matrix *M, const void *b, size_t n, size_t es,
-                    const rcl_cg_options *o) {
-  memset(x, 0, n * es);
+/* One solve; x receives the solution, *st the CG status (0, NO_CONVERGENCE, BREAKDOWN). Returns 0, or the
+ * exit status after printing another error. */
+static int solve_on(int *st, void *x, rcl_cg_result *res, double *secs, rcl_spmv_matrix *M, const cg_job *j) {
+  memset(x, 0, j->n * j->es);
   double t0 = cli_now();
-  int rc = rcl_cg(x, res, M, b, o);
+  *st = rcl_cg(x, res, M, j->b, &j->co);
   *secs = cli_now() - t0;
-  if (rc && rc != RCL_ERR_NO_CONVERGENCE && rc != RCL_ERR_BREAKDOWN) {
-    cli_fail("cg on %s", rcl_context_profile(rcl_spmv_matrix_context(M))->device_name);
-    return -100;
-  }
+  if (*st && *st != RCL_ERR_NO_CONVERGENCE && *st != RCL_ERR_BREAKDOWN)
+    return cli_fail("cg on %s", rcl_context_profile(rcl_spmv_matrix_context(M))->device_name);
+  return 0;
+}
+
+static int opt_tol(void *target, const char *opt, const char *value) {
+  int rc = cli_parse_double(target, opt, value);
+  if (!rc && *(double *)target < 0) rc = cli_error("%s must be >= 0, got %s", opt, value);
   return rc;
 }
 
-int cmd_cg(int argc, char **argv) {
-  static const struct option opts[] = {{"matrix", required_argument, 0, 'm'},
-                                       {"gen", required_argument, 0, 'g'},
-                                       {"rhs", required_argument, 0, 'b'},
-                                       {"tol", required_argument, 0, 'T'},
-                                       {"maxit", required_argument, 0, 'K'},
-                                       {"jacobi", no_argument, 0, 'J'},
-                                       {"dots", required_argument, 0, 'D'},
-                                       {"contract", required_argument, 0, 'c'},
-                                       {"dtype", required_argument, 0, 't'},
-                                       {"device", required_argument, 0, 'd'},
-                                       {"native", no_argument, 0, 'N'},
-                                       {"out", required_argument, 0, 'o'},
-                                       {"json", no_argument, 0, 'j'},
-                                       {"help", no_argument, 0, 'h'},
-                                       CLI_SPARSE_TUNABLE_OPTIONS,
-                                       {0, 0, 0, 0}};
-  const char *matrix = NULL, *gen = NULL, *bspec = "ones", *device = NULL, *out = NULL;
-  rcl_cg_options co = RCL_CG_OPTIONS_INIT;
-  rcl_dtype dt = RCL_F64;
-  int native = 0, json = 0, c, rc = 0;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    if (cli_sparse_tunable(&co.spmv, c, optarg, &rc)) {
-      if (rc) return rc;
-      continue;
-    }
-    switch (c) {
-    case 'm':
-      matrix = optarg;
-      break;
-    case 'g':
-      gen = optarg;
-      break;
-    case 'b':
-      bspec = optarg;
-      break;
-    case 'T':
-      rc = cli_parse_double(&co.tol, "--tol", optarg);
-      if (!rc && co.tol < 0) rc = cli_error("--tol must be >= 0, got %s", optarg);
-      break;
-    case 'K':
-      rc = cli_parse_size(&co.max_iterations, "--maxit", optarg);
-      break;
-    case 'J':
-      co.jacobi = 1;
-      break;
-    case 'D':
-      rc = rcl_reduce_mode_parse(&co.dot_mode, optarg) ? cli_error("--dots: %s", rcl_error_last()) : 0;
-      break;
-    case 'c':
-      rc = rcl_spmv_contract_parse(&co.spmv.contract, optarg) ? cli_error("--contract: %s", rcl_error_last()) : 0;
-      break;
-    case 't':
-      rc = rcl_dtype_parse(&dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0;
-      break;
-    case 'd':
-      device = optarg;
-      break;
-    case 'N':
-      native = 1;
-      break;
-    case 'o':
-      out = optarg;
-      break;
-    case 'j':
-      json = 1;
-      break;
-    case 'h':
-      help();
-      return 0;
-    default:
-      return 2;
-    }
-    if (rc) return rc;
-  }
-  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
-  rcl_csr *A;
-  char label[256];
-  if ((rc = cli_sparse_load(&A, label, sizeof label, matrix, gen, dt)) != 0) return rc;
-  if (A->nrows != A->ncols) {
-    rc = cli_error("CG needs a square matrix; %s is %zu x %zu", label, A->nrows, A->ncols);
-    rcl_csr_free(A);
-    return rc;
-  }
-  size_t n = A->nrows, es = rcl_dtype_size(dt);
-  void *b = NULL;
-  unsigned char *xr = NULL, *x = NULL, *first = NULL;
-  cli_devices devs = {0}, ndevs = {0};
-  json_t *jdevs = NULL;
-  rcl_cg_result rr = {0};
-  if ((rc = cli_sparse_vector(&b, bspec, n, dt, "--rhs")) != 0) goto out;
-  xr = calloc(n ? n : 1, es);
-  x = calloc(n ? n : 1, es);
-  first = calloc(n ? n : 1, es);
-  if (!xr || !x || !first) {
-    rc = cli_error("cannot allocate host memory for x");
-    goto out;
-  }
-  int rrc = rcl_ref_cg(xr, &rr, A, b, &co);
-  if (rrc && rrc != RCL_ERR_NO_CONVERGENCE && rrc != RCL_ERR_BREAKDOWN) {
-    rc = cli_fail("host reference");
-    goto out;
-  }
-  char xhex[RCL_SHA256_HEX_SIZE], rxhex[RCL_SHA256_HEX_SIZE], buf[64];
-  cli_digest(rxhex, xr, n * es);
-  if ((rc = cli_devices_open(&devs, device, RCL_MODE_REPRODUCIBLE)) != 0) goto out;
-  if (native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE)) != 0) goto out;
-  if (!json) {
-    printf("cg %s (%zu x %zu, %zu nnz) %s jacobi=%s dots=%s spmv=%s/%s tol=%g maxit=%zu rhs=%s\n", label, n, n, A->nnz,
-           rcl_dtype_name(dt), co.jacobi ? "yes" : "no", rcl_reduce_mode_name(co.dot_mode),
-           rcl_spmv_contract_name(co.spmv.contract), rcl_spmv_variant_name(co.spmv.variant), co.tol, co.max_iterations,
-           bspec);
-    printf("  %-40s %6s %-14s %-12s %-16s %-16s %s\n", "device", "iters", "status", "||r||", "sha256(history)",
-           "sha256(x)", "time/iter");
-    cli_format_value(buf, sizeof buf, (const char *)rr.history + (rr.history_len - 1) * es, dt);
-    printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", rr.iterations, status_word(rrc),
-           rr.residual_norm, rr.history_sha256, rxhex);
-  }
-  jdevs = json_array();
-  size_t ran = 0, agree = 0, unsupported = 0;
-  char firsth[RCL_SHA256_HEX_SIZE] = "", firstx[RCL_SHA256_HEX_SIZE] = "";
-  int all_same = 1;
-  for (size_t i = 0; i < devs.count && !rc; i++) {
-    json_t *jd;
-    if (!cli_device_entry(&jd, jdevs, &devs, i, RCL_FAMILY_SPMV, dt, json, 40)) {
-      unsupported++;
-      continue;
-    }
-    rcl_spmv_matrix *M = NULL;
-    if (rcl_spmv_matrix_create(&M, devs.ctx[i], A)) {
-      rc = cli_fail("uploading the matrix to %s", devs.name[i]);
-      break;
-    }
-    rcl_cg_result r;
-    double secs;
-    int st = solve_on(x, &r, &secs, M, b, n, es, &co);
-    if (st == -100) {
-      rc = 1;
-      rcl_spmv_matrix_free(M);
-      break;
-    }
-    ran++;
-    cli_digest(xhex, x, n * es);
-    int ok = st == rrc && r.iterations == rr.iterations && !strcmp(r.history_sha256, rr.history_sha256) &&
-             !strcmp(xhex, rxhex);
-    agree += ok;
-    if (!*firsth) {
-      strcpy(firsth, r.history_sha256);
-      strcpy(firstx, xhex);
-      memcpy(first, x, n * es);
-    } else if (strcmp(firsth, r.history_sha256) || strcmp(firstx, xhex)) {
-      all_same = 0;
-    }
-    double per = secs / (double)(r.iterations ? r.iterations : 1);
-    json_object_set_new(jd, "status", json_string(status_word(st)));
-    json_object_set_new(jd, "iterations", json_integer((json_int_t)r.iterations));
-    json_object_set_new(jd, "residual_norm", json_real(r.residual_norm));
-    json_object_set_new(jd, "relative_residual", json_real(r.rhs_norm > 0 ? r.residual_norm / r.rhs_norm : 0));
-    json_object_set_new(jd, "history_sha256", json_string(r.history_sha256));
-    json_object_set_new(jd, "solution_sha256", json_string(xhex));
-    json_object_set_new(jd, "time_s", json_real(secs));
-    json_object_set_new(jd, "time_per_iteration_s", json_real(per));
-    json_object_set_new(jd, "message", json_string(r.message));
-    json_object_set_new(jd, "matches_reference", json_boolean(ok));
-    if (!json)
-      printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", devs.name[i], r.iterations,
-             status_word(st), r.residual_norm, r.history_sha256, xhex, per * 1e3,
-             ok ? "= reference" : "DIFFERS from the reference");
+/* Parses the options into j. Returns 0, CLI_OPT_HELP or an exit status. */
+static int cg_parse(cg_job *j, int argc, char **argv) {
+  const cli_opt opts[] = {
+      CLI_STR("matrix", &j->matrix, "FILE", "Matrix Market (.mtx) or Harwell-Boeing (.rua/.rsa) file"),
+      CLI_STR("gen", &j->gen, "SPEC", "a generated matrix (as for reprocl spmv: poisson2d:N, ...)"),
+      CLI_STR("rhs", &j->bspec, "ones|random:SEED|FILE", "b (default: ones)"),
+      CLI_VAL("tol", &j->co.tol, opt_tol, "T", "stop when ||r|| <= T ||b|| (default: 1e-8)"),
+      CLI_VAL("maxit", &j->co.max_iterations, cli_opt_size, "K", "at most K iterations (default: 1000)"),
+      CLI_FLAG("jacobi", &j->co.jacobi, "precondition with the diagonal (Jacobi)"),
+      CLI_VAL("dots", &j->co.dot_mode, cli_opt_reduce_mode, "ordered|exact",
+              "the dot products' and norms' contract (default: ordered)"),
+      CLI_VAL("contract", &j->co.spmv.contract, cli_opt_spmv_contract, "ordered|exact",
+              "the SpMV's contract (default: ordered)"),
+      CLI_OPT_DTYPE(&j->dt),
+      CLI_OPT_DEVICE(&j->device, CLI_DEFAULT_DEVICE),
+      CLI_OPT_NATIVE(&j->native),
+      CLI_OPT_OUT(&j->out, "write the first device's solution x (raw little-endian values) to FILE"),
+      CLI_OPT_JSON(&j->json),
+      CLI_SPARSE_TUNABLES("tunables (of the SpMVs)", &j->co.spmv),
+      CLI_END};
+  const cli_cmd_spec spec = {
+      "cg",
+      "--matrix FILE | --gen SPEC [--rhs ones|random:SEED|FILE] [--tol T] [--maxit K] [--jacobi]\n"
+      "                  [--dots ordered|exact] [--contract ordered|exact] [--dtype f32|f64] [--device D|all]\n"
+      "                  [--native] [--out x.bin] [--json] [tunables]",
+      "Solves A x = b from x0 = 0 with CG (default tol 1e-8, maxit 1000, rhs ones) and prints per device the\n"
+      "iteration count, the final residual norm, the SHA-256 of the residual history (the norms, raw values\n"
+      "of the dtype) and of the solution (the bytes --out writes), the time per iteration, and whether all\n"
+      "devices and the host reference agree. --dots picks the dot/norm contract, --contract the SpMV one.\n"
+      "A run that stops at --maxit or breaks down (the matrix is not SPD) is reported as such, not as a\n"
+      "failure.",
+      opts,
+      CLI_RUN_FINDING,
+      0,
+      0};
+  return cli_opt_parse(&spec, argc, argv, NULL, NULL);
+}
+
+/* The square matrix, b, the solution buffers and the host reference's solve. */
+static int cg_prepare(cg_job *j) {
+  int rc = cli_sparse_load(&j->A, j->label, sizeof j->label, j->matrix, j->gen, j->dt);
+  if (rc) return rc;
+  if (j->A->nrows != j->A->ncols)
+    return cli_error("CG needs a square matrix; %s is %zu x %zu", j->label, j->A->nrows, j->A->ncols);
+  j->n = j->A->nrows;
+  j->es = rcl_dtype_size(j->dt);
+  if ((rc = cli_sparse_vector(&j->b, j->bspec, j->n, j->dt, "--rhs")) != 0) return rc;
+  j->xr = calloc(j->n ? j->n : 1, j->es);
+  j->x = calloc(j->n ? j->n : 1, j->es);
+  j->first = calloc(j->n ? j->n : 1, j->es);
+  if (!j->xr || !j->x || !j->first) return cli_error("cannot allocate host memory for x");
+  j->rrc = rcl_ref_cg(j->xr, &j->rr, j->A, j->b, &j->co);
+  if (j->rrc && j->rrc != RCL_ERR_NO_CONVERGENCE && j->rrc != RCL_ERR_BREAKDOWN) return cli_fail("host reference");
+  cli_digest(j->rxhex, j->xr, j->n * j->es);
+  return 0;
+}
+
+static void print_head(const cg_job *j) {
+  printf("cg %s (%zu x %zu, %zu nnz) %s jacobi=%s dots=%s spmv=%s/%s tol=%g maxit=%zu rhs=%s\n", j->label, j->n, j->n,
+         j->A->nnz, rcl_dtype_name(j->dt), j->co.jacobi ? "yes" : "no", rcl_reduce_mode_name(j->co.dot_mode),
+         rcl_spmv_contract_name(j->co.spmv.contract), rcl_spmv_variant_name(j->co.spmv.variant), j->co.tol,
+         j->co.max_iterations, j->bspec);
+  printf("  %-40s %6s %-14s %-12s %-16s %-16s %s\n", "device", "iters", "status", "||r||", "sha256(history)",
+         "sha256(x)", "time/iter");
+  printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", j->rr.iterations, status_word(j->rrc),
+         j->rr.residual_norm, j->rr.history_sha256, j->rxhex);
+}
+
+/* The native build beside device M's solution j->x: its line and jd's "native". */
+static int native_row(cg_job *j, json_t *jd, rcl_spmv_matrix *M, rcl_context *nctx, const char *name) {
+  rcl_spmv_matrix *N = NULL;
+  unsigned char *nx = calloc(j->n ? j->n : 1, j->es);
+  rcl_cg_result r;
+  double secs;
+  int nst, rc = !nx                                  ? cli_error("native context on %s: out of host memory", name)
+                : rcl_spmv_matrix_share(&N, M, nctx) ? cli_fail("native context on %s", name)
+                                                     : 0;
+  if (!rc && !(rc = solve_on(&nst, nx, &r, &secs, N, j))) {
+    cli_drift d;
+    char xhex[RCL_SHA256_HEX_SIZE];
+    cli_drift_compute(&d, j->x, nx, j->n, j->dt);
+    cli_digest(xhex, nx, j->n * j->es);
+    json_object_set_new(jd, "native",
+                        json_pack("{s:s,s:I,s:f,s:s,s:s,s:f,s:o}", "status", status_word(nst), "iterations",
+                                  (json_int_t)r.iterations, "residual_norm", r.residual_norm, "history_sha256",
+                                  r.history_sha256, "solution_sha256", xhex, "time_s", secs, "solution_drift",
+                                  cli_drift_json(&d)));
+    if (!j->json)
+      printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %s\n", "  native build", r.iterations, status_word(nst),
+             r.residual_norm, r.history_sha256, xhex,
+             d.differing ? "differs from reproducible" : "same bits as reproducible");
     rcl_cg_result_free(&r);
-    if (native) {
-      rcl_spmv_matrix *N = NULL;
-      unsigned char *nx = calloc(n ? n : 1, es);
-      if (!nx || rcl_spmv_matrix_share(&N, M, ndevs.ctx[i])) rc = cli_fail("native context on %s", devs.name[i]);
-      int nst = rc ? -100 : solve_on(nx, &r, &secs, N, b, n, es, &co);
-      if (nst == -100) {
-        rc = 1;
-      } else {
-        cli_drift d;
-        cli_drift_compute(&d, x, nx, n, dt);
-        cli_digest(xhex, nx, n * es);
-        json_object_set_new(jd, "native",
-                            json_pack("{s:s,s:I,s:f,s:s,s:s,s:f,s:o}", "status", status_word(nst), "iterations",
-                                      (json_int_t)r.iterations, "residual_norm", r.residual_norm, "history_sha256",
-                                      r.history_sha256, "solution_sha256", xhex, "time_s", secs, "solution_drift",
-                                      cli_drift_json(&d)));
-        if (!json)
-          printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %s\n", "  native build", r.iterations, status_word(nst),
-                 r.residual_norm, r.history_sha256, xhex,
-                 d.differing ? "differs from reproducible" : "same bits as reproducible");
-        rcl_cg_result_free(&r);
-      }
-      rcl_spmv_matrix_free(N);
-      free(nx);
-    }
-    rcl_spmv_matrix_free(M);
   }
-  if (!rc && out) {
-    if (!ran)
-      rc = cli_error("--out: no device ran, nothing to write");
-    else
-      rc = cli_write_file(out, first, n * es);
-  }
+  rcl_spmv_matrix_free(N);
+  free(nx);
+  return rc;
+}
+
+/* A device's solve (status st, result r, solution in j->x): tallied, printed, in its JSON entry jd. */
+static void device_result(cg_job *j, cli_tally *t, json_t *jd, const char *name, int st, const rcl_cg_result *r,
+                          double secs) {
+  char xhex[RCL_SHA256_HEX_SIZE], key[2 * RCL_SHA256_HEX_SIZE + 1];
+  cli_digest(xhex, j->x, j->n * j->es);
+  int ok = st == j->rrc && r->iterations == j->rr.iterations && !strcmp(r->history_sha256, j->rr.history_sha256) &&
+           !strcmp(xhex, j->rxhex);
+  snprintf(key, sizeof key, "%s %s", r->history_sha256, xhex);
+  if (cli_tally_add(t, key, ok)) memcpy(j->first, j->x, j->n * j->es);
+  double per = secs / (double)(r->iterations ? r->iterations : 1);
+  json_object_set_new(jd, "status", json_string(status_word(st)));
+  json_object_set_new(jd, "iterations", json_integer((json_int_t)r->iterations));
+  json_object_set_new(jd, "residual_norm", json_real(r->residual_norm));
+  json_object_set_new(jd, "relative_residual", json_real(r->rhs_norm > 0 ? r->residual_norm / r->rhs_norm : 0));
+  json_object_set_new(jd, "history_sha256", json_string(r->history_sha256));
+  json_object_set_new(jd, "solution_sha256", json_string(xhex));
+  json_object_set_new(jd, "time_s", json_real(secs));
+  json_object_set_new(jd, "time_per_iteration_s", json_real(per));
+  json_object_set_new(jd, "message", json_string(r->message));
+  json_object_set_new(jd, "matches_reference", json_boolean(ok));
+  if (!j->json)
+    printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", name, r->iterations, status_word(st),
+           r->residual_norm, r->history_sha256, xhex, per * 1e3, ok ? "= reference" : "DIFFERS from the reference");
+}
+
+/* Device i (and its native twin): uploads the matrix, solves, reports (a cli_run_fn). */
+static int device_row(void *job, cli_run *run, json_t *jd, size_t i) {
+  cg_job *j = job;
+  const char *name = run->devs.name[i];
+  rcl_spmv_matrix *M = NULL;
+  if (rcl_spmv_matrix_create(&M, run->devs.ctx[i], j->A)) return cli_fail("uploading the matrix to %s", name);
+  rcl_cg_result r;
+  double secs;
+  int st, rc = solve_on(&st, j->x, &r, &secs, M, j);
   if (!rc) {
-    int ok = ran > 0 && agree == ran && all_same;
-    if (json) {
-      json_t *top = json_pack(
-          "{s:s,s:o,s:s,s:b,s:s,s:s,s:s,s:f,s:I,s:s,s:{s:s,s:I,s:f,s:s,s:s},s:o,s:I,s:I,s:b}", "command", "cg",
-          "matrix", cli_sparse_matrix_json(A, label), "dtype", rcl_dtype_name(dt), "jacobi", co.jacobi, "dots",
-          rcl_reduce_mode_name(co.dot_mode), "spmv_contract", rcl_spmv_contract_name(co.spmv.contract), "variant",
-          rcl_spmv_variant_name(co.spmv.variant), "tol", co.tol, "maxit", (json_int_t)co.max_iterations, "rhs", bspec,
-          "reference", "status", status_word(rrc), "iterations", (json_int_t)rr.iterations, "residual_norm",
-          rr.residual_norm, "history_sha256", rr.history_sha256, "solution_sha256", rxhex, "devices", jdevs, "ran",
-          (json_int_t)ran, "unsupported", (json_int_t)unsupported, "all_agree", ok);
-      if (out) json_object_set_new(top, "out", json_string(out));
-      jdevs = NULL;
-      cli_json_print(top);
-    } else {
-      printf("%s: %zu of %zu device(s) ran, %zu agree with the reference (%s)%s\n", ok ? "AGREE" : "DISAGREE", ran,
-             devs.count, agree, rr.message, unsupported ? "; the others cannot run this dtype bit-exactly" : "");
-      if (out) printf("wrote x (%zu bytes, sha256 %s) to %s\n", n * es, firstx, out);
-    }
-    rc = ok ? 0 : 1;
+    device_result(j, &run->tally, jd, name, st, &r, secs);
+    rcl_cg_result_free(&r);
   }
+  if (!rc && j->native) rc = native_row(j, jd, M, run->ndevs.ctx[i], name);
+  rcl_spmv_matrix_free(M);
+  return rc;
+}
+
+static void print_json(const cg_job *j, const cli_tally *t, json_t *jdevs) {
+  json_t *top = json_pack(
+      "{s:s,s:o,s:s,s:b,s:s,s:s,s:s,s:f,s:I,s:s,s:{s:s,s:I,s:f,s:s,s:s},s:o,s:I,s:I,s:b}", "command", "cg", "matrix",
+      cli_sparse_matrix_json(j->A, j->label), "dtype", rcl_dtype_name(j->dt), "jacobi", j->co.jacobi, "dots",
+      rcl_reduce_mode_name(j->co.dot_mode), "spmv_contract", rcl_spmv_contract_name(j->co.spmv.contract), "variant",
+      rcl_spmv_variant_name(j->co.spmv.variant), "tol", j->co.tol, "maxit", (json_int_t)j->co.max_iterations, "rhs",
+      j->bspec, "reference", "status", status_word(j->rrc), "iterations", (json_int_t)j->rr.iterations, "residual_norm",
+      j->rr.residual_norm, "history_sha256", j->rr.history_sha256, "solution_sha256", j->rxhex, "devices", jdevs, "ran",
+      (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", cli_tally_ok(t));
+  if (j->out) json_object_set_new(top, "out", json_string(j->out));
+  cli_json_print(top);
+}
+
+/* --out, then the summary. Returns the exit status. */
+static int report(const cg_job *j, const cli_tally *t, json_t *jdevs, size_t devices) {
+  int rc = cli_tally_write(t, j->out, j->first, j->n * j->es);
+  if (rc) return rc;
+  if (j->json) {
+    print_json(j, t, json_incref(jdevs));
+    return cli_tally_status(t);
+  }
+  printf("%s: %zu of %zu device(s) ran, %zu agree with the reference (%s)%s\n", cli_tally_ok(t) ? "AGREE" : "DISAGREE",
+         t->ran, devices, t->agree, j->rr.message,
+         t->unsupported ? "; the others cannot run this dtype bit-exactly" : "");
+  if (j->out) printf("wrote x (%zu bytes, sha256 %s) to %s\n", j->n * j->es, t->first + RCL_SHA256_HEX_SIZE, j->out);
+  return cli_tally_status(t);
+}
+
+int cmd_cg(int argc, char **argv) {
+  cg_job j = {.bspec = "ones", .co = RCL_CG_OPTIONS_INIT, .dt = RCL_F64};
+  int rc = cg_parse(&j, argc, argv);
+  if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
+  cli_run r;
+  cli_run_init(&r);
+  if ((rc = cg_prepare(&j)) || (rc = cli_run_open(&r, j.device, j.native))) goto out;
+  if (!j.json) print_head(&j);
+  rc = cli_run_each(&r, RCL_FAMILY_SPMV, j.dt, j.json, 40, device_row, &j);
+  if (!rc) rc = report(&j, &r.tally, r.jdevs, r.devs.count);
 out:
-  json_decref(jdevs);
-  rcl_cg_result_free(&rr);
-  cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
-  free(b);
-  free(xr);
-  free(x);
-  free(first);
-  rcl_csr_free(A);
+  cli_run_close(&r);
+  rcl_cg_result_free(&j.rr);
+  free(j.b);
+  free(j.xr);
+  free(j.x);
+  free(j.first);
+  rcl_csr_free(j.A);
   return rc;
 }

@@ -1,29 +1,11 @@
 /* reprocl md: a Lennard-Jones NVE simulation on one or every device — thermo output, the SHA-256
  * digests of the step-0 forces and of the final positions and velocities per device, and whether all
  * devices (and optionally the host reference and a native build) agree. */
-#include <getopt.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
-
-static void help(void) {
-  printf("usage: reprocl md (--input FILE.data|FILE.xyz | --lattice fcc|bcc|sc --cells N --density R --temp T\n"
-         "                   [--seed S]) [--cutoff 2.5] [--shift] [--mixing geometric|arithmetic] [--skin 0.3]\n"
-         "                  [--dt 0.005] [--steps S] [--thermo K] [--dtype f32|f64] [--device D|all]\n"
-         "                  [--path auto|gather|symmetric|allpairs|task] [--local L] [--native] [--reference]\n"
-         "                  [--out traj.xyz] [--dump K] [--log thermo.txt] [--json]\n\n"
-         "Runs a Lennard-Jones NVE simulation (velocity Verlet, LJ units) on the chosen devices (default:\n"
-         "$REPROCL_DEVICE or device 0; 'all' for every device) and prints the thermo output (energies per atom,\n"
-         "as LAMMPS prints them in lj units) and, per device, the SHA-256 digest of the step-0 forces (the\n"
-         "int64 fixed-point sums) and of the final positions and velocities. --steps 0 computes the forces\n"
-         "and energies of the input only. --thermo K prints every K steps (0: first and last). --native also\n"
-         "runs the same kernels built with the vendor's defaults and float accumulation, and shows how far\n"
-         "they drift; --reference also runs the O(N^2) host reference of the contract (small systems).\n"
-         "--out writes extended-XYZ frames of the first device every --dump K steps (default: the thermo\n"
-         "interval), --log its thermo log. Exit status 1 when reproducible results disagree.\n");
-}
+#include "cli_run_common.h"
 
 typedef struct {
   double *v; /* 6 per row: step pe ke etotal temperature pressure (totals) */
@@ -130,12 +112,13 @@ static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *t
   size_t n3 = 3 * sp->sys->natoms, es = rcl_dtype_size(sp->dt);
   rcl_md *md = NULL;
   int native = ctx && rcl_context_mode(ctx) == RCL_MODE_NATIVE;
-  run_ctx rc = {&r->log, traj, logf, sp->every, traj ? sp->dump_every : sp->every, sp->steps, sp->sys, sp->dt,
-                sp->dtime, print, 0};
+  run_ctx rc = {&r->log, traj,      logf,  sp->every, traj ? sp->dump_every : sp->every, sp->steps, sp->sys,
+                sp->dt,  sp->dtime, print, 0};
   int64_t *f = malloc(n3 * (native ? es : 8));
   r->state = malloc(2 * n3 * es);
   if (!f || !r->state) {
     snprintf(r->why, sizeof r->why, "out of host memory");
+    r->status = RCL_ERR_OUT_OF_MEMORY;
     free(f);
     return;
   }
@@ -148,7 +131,7 @@ static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *t
   double t1 = cli_now();
   if (!st) st = rcl_md_run(md, sp->steps, sp->dtime, gcd(rc.thermo_every, rc.dump_every), on_thermo, &rc);
   r->seconds = cli_now() - t1;
-  if (!st && rc.failed) st = -1;
+  if (!st && rc.failed) st = RCL_ERR_IO;
   if (!st) st = rcl_md_thermo_get(md, &r->last);
   if (!st) st = rcl_md_get_state(md, r->state, (char *)r->state + n3 * es);
   if (!st) {
@@ -157,7 +140,7 @@ static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *t
     r->ok = 1;
   } else {
     r->status = st;
-    snprintf(r->why, sizeof r->why, "%s", rc.failed && st == -1 ? "writing output failed" : rcl_error_last());
+    snprintf(r->why, sizeof r->why, "%s", rc.failed && st == RCL_ERR_IO ? "writing output failed" : rcl_error_last());
   }
   rcl_md_free(md);
 }
@@ -183,223 +166,272 @@ static json_t *result_json(const run_result *r, const char *name, size_t natoms)
   return json_pack("{s:s,s:s,s:f,s:f,s:f,s:f,s:f,s:f,s:s,s:s,s:f,s:f,s:I,s:o}", "name", name, "path",
                    rcl_md_path_name(r->path), "pe", r->last.pe / n, "ke", r->last.ke / n, "etotal", r->last.etotal / n,
                    "temperature", r->last.temperature, "pressure", r->last.pressure, "pe_total", r->last.pe,
-                   "forces_sha256", r->forces_hex, "state_sha256", r->state_hex, "time_s", r->seconds,
-                   "steps_per_s", r->seconds > 0 ? (double)r->last.step / r->seconds : 0.0, "neighbor_builds",
+                   "forces_sha256", r->forces_hex, "state_sha256", r->state_hex, "time_s", r->seconds, "steps_per_s",
+                   r->seconds > 0 ? (double)r->last.step / r->seconds : 0.0, "neighbor_builds",
                    (json_int_t)r->last.neighbor_builds, "thermo", thermo_json(&r->log, natoms));
 }
 
-int cmd_md(int argc, char **argv) {
-  static const struct option opts[] = {
-      {"input", required_argument, 0, 'i'},  {"lattice", required_argument, 0, 'L'}, {"cells", required_argument, 0, 'c'},
-      {"density", required_argument, 0, 'r'}, {"temp", required_argument, 0, 'T'},   {"seed", required_argument, 0, 'S'},
-      {"cutoff", required_argument, 0, 'C'}, {"shift", no_argument, 0, 'H'},         {"mixing", required_argument, 0, 'M'},
-      {"skin", required_argument, 0, 'k'},   {"dt", required_argument, 0, 't'},      {"steps", required_argument, 0, 's'},
-      {"thermo", required_argument, 0, 'e'}, {"dtype", required_argument, 0, 'y'},   {"device", required_argument, 0, 'd'},
-      {"path", required_argument, 0, 'p'},   {"local", required_argument, 0, 'l'},   {"native", no_argument, 0, 'N'},
-      {"reference", no_argument, 0, 'R'},    {"out", required_argument, 0, 'o'},     {"dump", required_argument, 0, 'D'},
-      {"log", required_argument, 0, 'g'},    {"json", no_argument, 0, 'j'},          {"help", no_argument, 0, 'h'},
-      {0, 0, 0, 0}};
-  const char *input = NULL, *lattice = NULL, *device = NULL, *outpath = NULL, *logpath = NULL;
-  size_t cells = 0, steps = 0, every = 0, dump = 0;
-  double density = 0, temp = 0, cutoff = 2.5, skin = 0, dtime = 0.005;
-  uint64_t seed = 87287;
-  int have_density = 0, have_temp = 0, have_cells = 0, shift = 0, native = 0, reference = 0, json = 0, c, rc = 0;
-  rcl_md_mixing mixing = RCL_MD_MIX_GEOMETRIC;
-  int have_mixing = 0;
+/* What md was asked for, the system it describes, and the devices' results. */
+typedef struct {
+  const char *input, *lattice, *device, *outpath, *logpath;
+  const char *cells_s, *density_s, *temp_s, *mixing_s; /* options whose presence matters, parsed after the others */
+  size_t cells, steps, every, dump;
+  double density, temp, cutoff, skin, dtime;
+  uint64_t seed;
+  rcl_md_mixing mixing; /* with --mixing: replaces the input file's rule */
+  int shift, native, reference, json;
   run_spec sp;
-  memset(&sp, 0, sizeof sp);
-  sp.opts = (rcl_md_options)RCL_MD_OPTIONS_INIT;
-  sp.dt = RCL_F32;
-  optind = 1;
-  while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-    switch (c) {
-    case 'i': input = optarg; break;
-    case 'L': lattice = optarg; break;
-    case 'c': rc = cli_parse_size(&cells, "--cells", optarg); have_cells = 1; break;
-    case 'r': rc = cli_parse_double(&density, "--density", optarg); have_density = 1; break;
-    case 'T': rc = cli_parse_double(&temp, "--temp", optarg); have_temp = 1; break;
-    case 'S': rc = cli_parse_u64(&seed, "--seed", optarg); break;
-    case 'C': rc = cli_parse_double(&cutoff, "--cutoff", optarg); break;
-    case 'H': shift = 1; break;
-    case 'M': rc = rcl_md_mixing_parse(&mixing, optarg) ? cli_error("--mixing: %s", rcl_error_last()) : 0; have_mixing = 1; break;
-    case 'k': rc = cli_parse_double(&skin, "--skin", optarg); break;
-    case 't': rc = cli_parse_double(&dtime, "--dt", optarg); break;
-    case 's': rc = cli_parse_size(&steps, "--steps", optarg); break;
-    case 'e': rc = cli_parse_size(&every, "--thermo", optarg); break;
-    case 'y': rc = rcl_dtype_parse(&sp.dt, optarg) ? cli_error("--dtype: %s", rcl_error_last()) : 0; break;
-    case 'd': device = optarg; break;
-    case 'p': rc = rcl_md_path_parse(&sp.opts.path, optarg) ? cli_error("--path: %s", rcl_error_last()) : 0; break;
-    case 'l': rc = cli_parse_size(&sp.opts.local_size, "--local", optarg); break;
-    case 'N': native = 1; break;
-    case 'R': reference = 1; break;
-    case 'o': outpath = optarg; break;
-    case 'D': rc = cli_parse_size(&dump, "--dump", optarg); break;
-    case 'g': logpath = optarg; break;
-    case 'j': json = 1; break;
-    case 'h': help(); return 0;
-    default: return 2;
-    }
-    if (rc) return rc;
-  }
-  if (optind < argc) return cli_error("unexpected argument \"%s\"", argv[optind]);
-  if (!input == !lattice) return cli_error("give either --input FILE or --lattice fcc|bcc|sc (see --help)");
-  if (lattice && (!have_cells || !have_density || !have_temp))
-    return cli_error("--lattice needs --cells N, --density R and --temp T");
-  if (input && (have_cells || have_density || have_temp))
-    return cli_error("--cells, --density and --temp describe a --lattice, not an --input file");
-  if (!(dtime > 0) || !isfinite(dtime)) return cli_error("--dt %g is not a positive time step", dtime);
-  sp.opts.skin = skin;
-
-  rcl_md_lj lj = RCL_MD_LJ_INIT;
-  rcl_md_system *sys = NULL;
+  rcl_md_lj lj;
+  rcl_md_system *sys;
   char what[512];
-  if (input) {
-    if (rcl_md_read(&sys, &lj, input)) return cli_fail("reading %s", input);
-    snprintf(what, sizeof what, "%s", input);
+  FILE *traj, *logf;
+  run_result *res;      /* per device */
+  size_t first, failed; /* the first device that ran ((size_t)-1: none); devices that failed */
+  int status;           /* the exit status of the first failure */
+} md_cmd;
+
+static const char md_synopsis[] =
+    "(--input FILE.data|FILE.xyz | --lattice fcc|bcc|sc --cells N --density R --temp T\n"
+    "                   [--seed S]) [--cutoff 2.5] [--shift] [--mixing geometric|arithmetic] [--skin 0.3]\n"
+    "                  [--dt 0.005] [--steps S] [--thermo K] [--dtype f32|f64] [--device D|all]\n"
+    "                  [--path auto|gather|symmetric|allpairs|task] [--local L] [--native] [--reference]\n"
+    "                  [--out traj.xyz] [--dump K] [--log thermo.txt] [--json]";
+
+static const char md_about[] =
+    "Runs a Lennard-Jones NVE simulation (velocity Verlet, LJ units) on the chosen devices (default:\n"
+    "$REPROCL_DEVICE or device 0; 'all' for every device) and prints the thermo output (energies per atom,\n"
+    "as LAMMPS prints them in lj units) and, per device, the SHA-256 digest of the step-0 forces (the\n"
+    "int64 fixed-point sums) and of the final positions and velocities. --steps 0 computes the forces\n"
+    "and energies of the input only. --thermo K prints every K steps (0: first and last). --native also\n"
+    "runs the same kernels built with the vendor's defaults and float accumulation, and shows how far\n"
+    "they drift; --reference also runs the O(N^2) host reference of the contract (small systems).\n"
+    "--out writes extended-XYZ frames of the first device every --dump K steps (default: the thermo\n"
+    "interval), --log its thermo log.";
+
+/* Parses the options into m. Returns 0, CLI_OPT_HELP or an exit status. */
+static int md_parse(md_cmd *m, int argc, char **argv) {
+  const cli_opt opts[] = {
+      CLI_SECTION("the system"),
+      CLI_STR("input", &m->input, "FILE", "a LAMMPS data file (.data) or an (extended) XYZ file (.xyz)"),
+      CLI_STR("lattice", &m->lattice, "fcc|bcc|sc", "a generated lattice (needs --cells, --density, --temp)"),
+      CLI_STR("cells", &m->cells_s, "N", "unit cells per side of the lattice"),
+      CLI_STR("density", &m->density_s, "R", "number density of the lattice"),
+      CLI_STR("temp", &m->temp_s, "T", "initial temperature of the lattice's velocities"),
+      CLI_VAL("seed", &m->seed, cli_opt_u64, "S", "seed of the lattice's velocities (default: 87287)"),
+      CLI_SECTION("the potential and the integration"),
+      CLI_VAL("cutoff", &m->cutoff, cli_opt_double, "RC", "Lennard-Jones cutoff (default: 2.5)"),
+      CLI_FLAG("shift", &m->shift, "shift the potential to zero at the cutoff"),
+      CLI_STR("mixing", &m->mixing_s, "geometric|arithmetic", "mixing rule of unlike pairs (default: the file's)"),
+      CLI_VAL("skin", &m->skin, cli_opt_double, "D", "neighbour-list skin (default: 0.3)"),
+      CLI_VAL("dt", &m->dtime, cli_opt_double, "T", "time step (default: 0.005)"),
+      CLI_VAL("steps", &m->steps, cli_opt_size, "S", "steps to run (default: 0, forces and energies only)"),
+      CLI_VAL("thermo", &m->every, cli_opt_size, "K", "thermo output every K steps (0: first and last)"),
+      CLI_OPT_DTYPE(&m->sp.dt),
+      CLI_SECTION("devices"),
+      CLI_OPT_DEVICE(&m->device, CLI_DEFAULT_DEVICE),
+      CLI_VAL("path", &m->sp.opts.path, cli_opt_md_path, "auto|gather|symmetric|allpairs|task",
+              "the force computation (every one gives the same bits)"),
+      CLI_VAL("local", &m->sp.opts.local_size, cli_opt_size, "L", "work-group size (0: default)"),
+      CLI_OPT_NATIVE(&m->native),
+      CLI_FLAG("reference", &m->reference, "also run the O(N^2) host reference of the contract (small systems)"),
+      CLI_SECTION("output"),
+      CLI_OPT_OUT(&m->outpath, "extended-XYZ frames of the first device"),
+      CLI_VAL("dump", &m->dump, cli_opt_size, "K", "a frame every K steps (default: the thermo interval)"),
+      CLI_STR("log", &m->logpath, "FILE", "the first device's thermo log"),
+      CLI_OPT_JSON(&m->json),
+      CLI_END};
+  const cli_cmd_spec spec = {"md", md_synopsis, md_about, opts, CLI_RUN_FINDING, 0, 0};
+  int rc = cli_opt_parse(&spec, argc, argv, NULL, NULL);
+  if (!rc && m->cells_s) rc = cli_parse_size(&m->cells, "--cells", m->cells_s);
+  if (!rc && m->density_s) rc = cli_parse_double(&m->density, "--density", m->density_s);
+  if (!rc && m->temp_s) rc = cli_parse_double(&m->temp, "--temp", m->temp_s);
+  if (!rc && m->mixing_s) rc = cli_opt_md_mixing(&m->mixing, "--mixing", m->mixing_s);
+  if (rc) return rc;
+  if (!m->input == !m->lattice) return cli_error("give either --input FILE or --lattice fcc|bcc|sc (see --help)");
+  if (m->lattice && (!m->cells_s || !m->density_s || !m->temp_s))
+    return cli_error("--lattice needs --cells N, --density R and --temp T");
+  if (m->input && (m->cells_s || m->density_s || m->temp_s))
+    return cli_error("--cells, --density and --temp describe a --lattice, not an --input file");
+  if (!(m->dtime > 0) || !isfinite(m->dtime)) return cli_error("--dt %g is not a positive time step", m->dtime);
+  return 0;
+}
+
+/* The system (read or generated), its potential checked, and the run's description m->sp. */
+static int md_system(md_cmd *m) {
+  if (m->input) {
+    if (rcl_md_read(&m->sys, &m->lj, m->input)) return cli_fail("reading %s", m->input);
+    snprintf(m->what, sizeof m->what, "%s", m->input);
   } else {
-    if (rcl_md_lattice(&sys, lattice, cells, density, temp, seed)) return cli_fail("--lattice");
-    snprintf(what, sizeof what, "lattice %s %zu^3, density %g, temperature %g, seed %llu", lattice, cells, density,
-             temp, (unsigned long long)seed);
+    if (rcl_md_lattice(&m->sys, m->lattice, m->cells, m->density, m->temp, m->seed)) return cli_fail("--lattice");
+    snprintf(m->what, sizeof m->what, "lattice %s %zu^3, density %g, temperature %g, seed %llu", m->lattice, m->cells,
+             m->density, m->temp, (unsigned long long)m->seed);
   }
-  lj.cutoff = cutoff;
-  lj.shift = shift;
-  if (have_mixing) lj.mixing = mixing;
-  sp.sys = sys;
-  sp.lj = &lj;
-  sp.steps = steps;
-  sp.every = every ? every : (steps ? steps : 1);
-  sp.dump_every = dump ? dump : sp.every;
-  sp.dtime = dtime;
+  m->lj.cutoff = m->cutoff;
+  m->lj.shift = m->shift;
+  if (m->mixing_s) m->lj.mixing = m->mixing;
+  m->sp.opts.skin = m->skin;
+  m->sp.sys = m->sys;
+  m->sp.lj = &m->lj;
+  m->sp.steps = m->steps;
+  m->sp.every = m->every ? m->every : (m->steps ? m->steps : 1);
+  m->sp.dump_every = m->dump ? m->dump : m->sp.every;
+  m->sp.dtime = m->dtime;
+  if (rcl_md_check(m->sys, &m->lj, m->sp.dt)) return cli_error("%s", rcl_error_last());
+  if (m->outpath && !(m->traj = fopen(m->outpath, "w"))) return cli_error("cannot open %s for writing", m->outpath);
+  if (m->logpath && !(m->logf = fopen(m->logpath, "w"))) return cli_error("cannot open %s for writing", m->logpath);
+  return 0;
+}
 
-  if (rcl_md_check(sys, &lj, sp.dt)) {
-    rc = cli_error("%s", rcl_error_last());
-    rcl_md_system_free(sys);
-    return rc;
-  }
-  FILE *traj = NULL, *logf = NULL;
-  if (outpath && !(traj = fopen(outpath, "w"))) {
-    rcl_md_system_free(sys);
-    return cli_error("cannot open %s for writing", outpath);
-  }
-  if (logpath && !(logf = fopen(logpath, "w"))) {
-    if (traj) fclose(traj);
-    rcl_md_system_free(sys);
-    return cli_error("cannot open %s for writing", logpath);
-  }
-  cli_devices devs, ndevs = {0};
-  memset(&devs, 0, sizeof devs);
-  if ((rc = cli_devices_open(&devs, device, RCL_MODE_REPRODUCIBLE)) != 0) goto out;
-  if (native && (rc = cli_devices_clone(&ndevs, &devs, RCL_MODE_NATIVE)) != 0) goto out;
+/* A device skipped: it cannot run this configuration. */
+static void skipped(cli_run *r, const char *name, const char *why, int json) {
+  r->tally.unsupported++;
+  if (!json) printf("  skipped: %s\n", why);
+  json_array_append_new(r->jdevs, json_pack("{s:s,s:s}", "name", name, "skipped", why));
+}
 
-  if (!json)
-    printf("md: %zu atoms (%s), %s, cutoff %g%s, dt %g, %zu steps\n", sys->natoms, what, rcl_dtype_name(sp.dt), cutoff,
-           shift ? " shifted" : "", dtime, steps);
-  run_result *res = calloc(devs.count, sizeof *res);
-  json_t *jdevs = json_array();
-  size_t ran = 0, agree = 0, unsupported = 0, failed = 0, first = (size_t)-1;
-  for (size_t i = 0; i < devs.count && res; i++) {
-    const char *why;
-    if (rcl_device_profile_support(rcl_context_profile(devs.ctx[i]), RCL_FAMILY_MD, sp.dt, &why) == RCL_SUPPORT_NONE) {
-      unsupported++;
-      if (!json) printf("[%zu] %s\n  skipped: %s\n", devs.index[i], devs.name[i], why);
-      json_array_append_new(jdevs, json_pack("{s:s,s:s}", "name", devs.name[i], "skipped", why));
-      continue;
-    }
-    int lead = first == (size_t)-1;
-    if (!json) printf("[%zu] %s\n", devs.index[i], devs.name[i]);
-    run_one(&res[i], devs.ctx[i], &sp, lead ? traj : NULL, lead ? logf : NULL, lead && !json);
-    run_result *r = &res[i];
-    if (!r->ok && r->status == RCL_ERR_UNSUPPORTED) { /* e.g. the symmetric path without int64 atomics */
-      unsupported++;
-      if (!json) printf("  skipped: %s\n", r->why);
-      json_array_append_new(jdevs, json_pack("{s:s,s:s}", "name", devs.name[i], "skipped", r->why));
-      continue;
-    }
-    json_t *jd = result_json(r, devs.name[i], sys->natoms);
-    if (!r->ok) {
-      if (!json) printf("  error: %s\n", r->why);
-      failed++;
-      rc = 1;
-      json_array_append_new(jdevs, jd);
-      continue;
-    }
-    ran++;
-    if (lead) first = i;
-    int same = !strcmp(r->state_hex, res[first].state_hex) && !strcmp(r->forces_hex, res[first].forces_hex);
-    int tsame = thermo_equal(&r->log, &res[first].log);
-    agree += same && tsame;
-    if (!json) {
-      if (!lead) printf("  thermo output %s device [%zu]'s\n", tsame ? "identical to" : "DIFFERS from", devs.index[first]);
-      printf("  forces(step 0) sha256 %s\n  final state    sha256 %s\n", r->forces_hex, r->state_hex);
-      printf("  %.3f s for %zu steps (%.1f steps/s), path %s, %zu neighbour-list builds\n", r->seconds, steps,
-             r->seconds > 0 ? (double)steps / r->seconds : 0.0, rcl_md_path_name(r->path), r->last.neighbor_builds);
-    }
-    if (native) {
-      run_result nr;
-      run_one(&nr, ndevs.ctx[i], &sp, NULL, NULL, 0);
-      if (nr.ok) {
-        cli_drift d;
-        cli_drift_compute(&d, r->state, nr.state, 6 * sys->natoms, sp.dt);
-        json_object_set_new(jd, "native",
-                            json_pack("{s:f,s:f,s:f,s:s,s:f,s:o}", "pe", nr.last.pe / (double)sys->natoms, "etotal",
-                                      nr.last.etotal / (double)sys->natoms, "pressure", nr.last.pressure,
-                                      "state_sha256", nr.state_hex, "time_s", nr.seconds, "state_drift",
-                                      cli_drift_json(&d)));
-        if (!json)
-          printf("  native build: %.3f s, final state %s (%zu of %zu values differ, max |diff| %.3g); "
-                 "Etot/N %.8f vs %.8f\n", nr.seconds, d.differing ? "differs" : "identical", d.differing, d.n,
-                 d.max_abs, nr.last.etotal / (double)sys->natoms, r->last.etotal / (double)sys->natoms);
-      } else {
-        json_object_set_new(jd, "native", json_pack("{s:s}", "error", nr.why));
-        if (!json) printf("  native build: error: %s\n", nr.why);
-      }
-      result_free(&nr);
-    }
-    json_array_append_new(jdevs, jd);
+/* The native build beside device result r: its line and jd's "native" (a failure there is reported, not fatal). */
+static void native_row(const md_cmd *m, json_t *jd, const run_result *r, rcl_context *nctx) {
+  run_result nr;
+  double n = (double)m->sys->natoms;
+  run_one(&nr, nctx, &m->sp, NULL, NULL, 0);
+  if (nr.ok) {
+    cli_drift d;
+    cli_drift_compute(&d, r->state, nr.state, 6 * m->sys->natoms, m->sp.dt);
+    json_object_set_new(jd, "native",
+                        json_pack("{s:f,s:f,s:f,s:s,s:f,s:o}", "pe", nr.last.pe / n, "etotal", nr.last.etotal / n,
+                                  "pressure", nr.last.pressure, "state_sha256", nr.state_hex, "time_s", nr.seconds,
+                                  "state_drift", cli_drift_json(&d)));
+    if (!m->json)
+      printf("  native build: %.3f s, final state %s (%zu of %zu values differ, max |diff| %.3g); "
+             "Etot/N %.8f vs %.8f\n",
+             nr.seconds, d.differing ? "differs" : "identical", d.differing, d.n, d.max_abs, nr.last.etotal / n,
+             r->last.etotal / n);
+  } else {
+    json_object_set_new(jd, "native", json_pack("{s:s}", "error", nr.why));
+    if (!m->json) printf("  native build: error: %s\n", nr.why);
   }
-  json_t *jref = NULL;
-  int ref_agree = 1;
-  if (reference && first != (size_t)-1) {
-    run_result rr;
-    run_one(&rr, NULL, &sp, NULL, NULL, 0);
-    ref_agree = rr.ok && !strcmp(rr.state_hex, res[first].state_hex) && !strcmp(rr.forces_hex, res[first].forces_hex) &&
-                thermo_equal(&rr.log, &res[first].log);
-    jref = result_json(&rr, "host reference", sys->natoms);
-    json_object_set_new(jref, "agrees", json_boolean(ref_agree));
-    if (!json) {
-      if (rr.ok)
-        printf("host reference: %.3f s, forces %.16s..., state %.16s... — %s\n", rr.seconds, rr.forces_hex,
-               rr.state_hex, ref_agree ? "identical to the devices" : "DIFFERS from the devices");
-      else
-        printf("host reference: error: %s\n", rr.why);
-    }
-    result_free(&rr);
+  result_free(&nr);
+}
+
+/* Device i's successful run r: compared with the first device, tallied, printed. */
+static void device_result(md_cmd *m, cli_tally *t, const run_result *r, const cli_devices *devs) {
+  const run_result *f = &m->res[m->first];
+  int lead = r == f;
+  int same = !strcmp(r->state_hex, f->state_hex) && !strcmp(r->forces_hex, f->forces_hex);
+  int tsame = thermo_equal(&r->log, &f->log);
+  cli_tally_add(t, r->state_hex, same && tsame);
+  if (m->json) return;
+  if (!lead)
+    printf("  thermo output %s device [%zu]'s\n", tsame ? "identical to" : "DIFFERS from", devs->index[m->first]);
+  printf("  forces(step 0) sha256 %s\n  final state    sha256 %s\n", r->forces_hex, r->state_hex);
+  printf("  %.3f s for %zu steps (%.1f steps/s), path %s, %zu neighbour-list builds\n", r->seconds, m->steps,
+         r->seconds > 0 ? (double)m->steps / r->seconds : 0.0, rcl_md_path_name(r->path), r->last.neighbor_builds);
+}
+
+/* Device i (and its native twin): runs (the first to run writes --out and --log and prints the thermo). */
+static void device_row(md_cmd *m, cli_run *run, size_t i) {
+  const cli_devices *devs = &run->devs;
+  const char *why;
+  if (!m->json) printf("[%zu] %s\n", devs->index[i], devs->name[i]);
+  if (rcl_device_profile_support(rcl_context_profile(devs->ctx[i]), RCL_FAMILY_MD, m->sp.dt, &why) ==
+      RCL_SUPPORT_NONE) {
+    skipped(run, devs->name[i], why, m->json);
+    return;
   }
-  int ok = res && ran > 0 && agree == ran && ref_agree && rc == 0;
-  if (json) {
-    json_t *top = json_pack("{s:s,s:s,s:I,s:s,s:s,s:f,s:b,s:f,s:I,s:o,s:I,s:I,s:b}", "command", "md", "input", what,
-                            "natoms", (json_int_t)sys->natoms, "dtype", rcl_dtype_name(sp.dt), "units", "lj", "cutoff",
-                            cutoff, "shift", shift, "dt", dtime, "steps", (json_int_t)steps, "devices", jdevs, "ran",
-                            (json_int_t)ran, "unsupported", (json_int_t)unsupported, "all_agree", ok);
-    if (jref) json_object_set_new(top, "reference", jref);
+  int lead = m->first == (size_t)-1;
+  run_result *r = &m->res[i];
+  run_one(r, devs->ctx[i], &m->sp, lead ? m->traj : NULL, lead ? m->logf : NULL, lead && !m->json);
+  if (!r->ok && r->status == RCL_ERR_UNSUPPORTED) { /* e.g. the symmetric path without int64 atomics */
+    skipped(run, devs->name[i], r->why, m->json);
+    return;
+  }
+  json_t *jd = result_json(r, devs->name[i], m->sys->natoms);
+  json_array_append_new(run->jdevs, jd);
+  if (!r->ok) {
+    if (!m->json) printf("  error: %s\n", r->why);
+    if (!m->failed++) m->status = cli_exit_status(r->status);
+    return;
+  }
+  if (lead) m->first = i;
+  device_result(m, &run->tally, r, devs);
+  if (m->native) native_row(m, jd, r, run->ndevs.ctx[i]);
+}
+
+/* --reference: the host reference against the first device. Returns its JSON entry; *agrees, *status. */
+static json_t *reference_row(const md_cmd *m, int *agrees, int *status) {
+  run_result rr;
+  const run_result *f = &m->res[m->first];
+  run_one(&rr, NULL, &m->sp, NULL, NULL, 0);
+  *agrees = rr.ok && !strcmp(rr.state_hex, f->state_hex) && !strcmp(rr.forces_hex, f->forces_hex) &&
+            thermo_equal(&rr.log, &f->log);
+  *status = rr.ok ? (*agrees ? CLI_EXIT_OK : CLI_EXIT_FINDING) : cli_exit_status(rr.status);
+  json_t *jref = result_json(&rr, "host reference", m->sys->natoms);
+  json_object_set_new(jref, "agrees", json_boolean(*agrees));
+  if (!m->json && rr.ok)
+    printf("host reference: %.3f s, forces %.16s..., state %.16s... — %s\n", rr.seconds, rr.forces_hex, rr.state_hex,
+           *agrees ? "identical to the devices" : "DIFFERS from the devices");
+  else if (!m->json)
+    printf("host reference: error: %s\n", rr.why);
+  result_free(&rr);
+  return jref;
+}
+
+/* The summary (JSON or the last line). Returns the exit status. */
+static int report(md_cmd *m, const cli_tally *t, json_t *jdevs, json_t *jref, int ref_status, size_t devices) {
+  int ok = cli_tally_ok(t) && ref_status == 0 && !m->failed;
+  if (m->json) {
+    json_t *top =
+        json_pack("{s:s,s:s,s:I,s:s,s:s,s:f,s:b,s:f,s:I,s:O,s:I,s:I,s:b}", "command", "md", "input", m->what, "natoms",
+                  (json_int_t)m->sys->natoms, "dtype", rcl_dtype_name(m->sp.dt), "units", "lj", "cutoff", m->cutoff,
+                  "shift", m->shift, "dt", m->dtime, "steps", (json_int_t)m->steps, "devices", jdevs, "ran",
+                  (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", ok);
+    if (jref) json_object_set(top, "reference", jref);
     cli_json_print(top);
+  } else if (m->failed) {
+    printf("FAILED: the simulation stopped with an error on %zu device(s)\n", m->failed);
   } else {
-    json_decref(jdevs);
-    json_decref(jref);
-    if (failed)
-      printf("FAILED: the simulation stopped with an error on %zu device(s)\n", failed);
-    else
-      printf("%s: %zu of %zu device(s) ran, %zu agree (forces, thermo, final state)%s\n", ok ? "AGREE" : "DISAGREE",
-             ran, devs.count, agree, unsupported ? "; the others cannot run this configuration" : "");
+    printf("%s: %zu of %zu device(s) ran, %zu agree (forces, thermo, final state)%s\n", ok ? "AGREE" : "DISAGREE",
+           t->ran, devices, t->agree, t->unsupported ? "; the others cannot run this configuration" : "");
   }
-  if (!rc) rc = ok ? 0 : 1;
-  for (size_t i = 0; res && i < devs.count; i++) result_free(&res[i]);
-  free(res);
+  if (m->failed) return m->status;
+  if (!cli_tally_ok(t)) return cli_tally_status(t);
+  return ref_status;
+}
+
+int cmd_md(int argc, char **argv) {
+  md_cmd m;
+  memset(&m, 0, sizeof m);
+  m.lj = (rcl_md_lj)RCL_MD_LJ_INIT;
+  m.sp.opts = (rcl_md_options)RCL_MD_OPTIONS_INIT;
+  m.sp.dt = RCL_F32;
+  m.seed = 87287;
+  m.cutoff = 2.5;
+  m.dtime = 0.005;
+  m.first = (size_t)-1;
+  int rc = md_parse(&m, argc, argv);
+  if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
+  json_t *jref = NULL;
+  cli_run r;
+  cli_run_init(&r);
+  if ((rc = md_system(&m)) || (rc = cli_run_open(&r, m.device, m.native))) goto out;
+  if (!(m.res = calloc(r.devs.count, sizeof *m.res))) {
+    rc = cli_error("out of host memory");
+    goto out;
+  }
+  if (!m.json)
+    printf("md: %zu atoms (%s), %s, cutoff %g%s, dt %g, %zu steps\n", m.sys->natoms, m.what, rcl_dtype_name(m.sp.dt),
+           m.cutoff, m.shift ? " shifted" : "", m.dtime, m.steps);
+  for (size_t i = 0; i < r.devs.count; i++) device_row(&m, &r, i);
+  int ref_status = 0, ref_agrees = 1;
+  if (m.reference && m.first != (size_t)-1) jref = reference_row(&m, &ref_agrees, &ref_status);
+  rc = report(&m, &r.tally, r.jdevs, jref, ref_status, r.devs.count);
 out:
-  cli_devices_close(&ndevs);
-  cli_devices_close(&devs);
-  if (traj && fclose(traj) != 0 && !rc) rc = cli_error("writing %s failed", outpath);
-  if (logf && fclose(logf) != 0 && !rc) rc = cli_error("writing %s failed", logpath);
-  rcl_md_system_free(sys);
+  json_decref(jref);
+  for (size_t i = 0; m.res && i < r.devs.count; i++) result_free(&m.res[i]);
+  free(m.res);
+  cli_run_close(&r);
+  if (m.traj && fclose(m.traj) != 0 && !rc) rc = cli_error("writing %s failed", m.outpath);
+  if (m.logf && fclose(m.logf) != 0 && !rc) rc = cli_error("writing %s failed", m.logpath);
+  rcl_md_system_free(m.sys);
   return rc;
 }

@@ -1,6 +1,5 @@
 /* Helpers of the sparse commands: matrix and vector inputs, scalars, JSON descriptions. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -99,32 +98,4 @@ double cli_sparse_spmv_bytes(const rcl_csr *A, int beta_nonzero) {
   double es = (double)rcl_dtype_size(A->dtype), rp = A->nnz > UINT32_MAX ? 8.0 : 4.0;
   return (double)A->nnz * (es + 4.0) + (double)(A->nrows + 1) * rp + (double)A->ncols * es +
          (double)A->nrows * es * (beta_nonzero ? 2.0 : 1.0);
-}
-
-int cli_sparse_tunable(rcl_spmv_options *o, int opt, const char *arg, int *rc) {
-  switch (opt) {
-  case 1001:
-    *rc = rcl_spmv_variant_parse(&o->variant, arg) ? cli_error("--variant: %s", rcl_error_last()) : 0;
-    return 1;
-  case 1002:
-    *rc = cli_parse_size(&o->local_size, "--local", arg);
-    return 1;
-  case 1003:
-    *rc = cli_parse_size(&o->lanes, "--lanes", arg);
-    return 1;
-  case 1004:
-    *rc = cli_parse_size(&o->block_nnz, "--block", arg);
-    return 1;
-  case 1005:
-    *rc = cli_parse_size(&o->slice, "--slice", arg);
-    return 1;
-  case 1006:
-    *rc = cli_parse_size(&o->long_row, "--long-row", arg);
-    return 1;
-  case 1007:
-    *rc = cli_parse_size(&o->window, "--window", arg);
-    return 1;
-  default:
-    return 0;
-  }
 }

@@ -2,6 +2,7 @@
 #ifndef REPROCL_SPARSE_CLI_H
 #define REPROCL_SPARSE_CLI_H
 #include "cli.h"
+#include "cli_run_common.h"
 
 /* Loads the matrix of --matrix FILE (Matrix Market or Harwell-Boeing) or --gen SPEC (exactly one of them)
  * in dtype; label receives a short name for output. Returns 0 or an exit status (message printed). */
@@ -16,17 +17,19 @@ json_t *cli_sparse_matrix_json(const rcl_csr *A, const char *label);
 /* Bytes an SpMV y = alpha*A*x (+ beta*y) moves at least once: values, column indices, row pointers,
  * x and y (y twice when beta is not zero). */
 double cli_sparse_spmv_bytes(const rcl_csr *A, int beta_nonzero);
-/* Parses the launch tunables shared by the commands: --variant --local --lanes --block --slice
- * --long-row --window. Returns 1 if opt was one of them (rc set), 0 otherwise. */
-int cli_sparse_tunable(rcl_spmv_options *o, int opt, const char *arg, int *rc);
-#define CLI_SPARSE_TUNABLE_OPTIONS                                                                                     \
-  {"variant", required_argument, 0, 1001}, {"local", required_argument, 0, 1002},                                      \
-      {"lanes", required_argument, 0, 1003}, {"block", required_argument, 0, 1004},                                    \
-      {"slice", required_argument, 0, 1005}, {"long-row", required_argument, 0, 1006}, {                               \
-    "window", required_argument, 0, 1007                                                                               \
-  }
-#define CLI_SPARSE_TUNABLE_HELP                                                                                        \
-  "  --variant auto|scalar|vector|adaptive|sell|task   the implementation (all give the same bits)\n"                  \
-  "  --local N --lanes N --block N --slice N --long-row N --window N   launch tunables (0: default)\n"
+/* The launch tunables of the SpMV kernels, shared by spmv and cg: a fragment of an option table (with its
+ * heading `title`) that parses into the rcl_spmv_options *o. Every setting gives the same bits. */
+#define CLI_SPARSE_TUNABLES(title, o)                                                                                  \
+  CLI_SECTION(title),                                                                                                  \
+      CLI_VAL("variant", &(o)->variant, cli_opt_spmv_variant, "auto|scalar|vector|adaptive|sell|task",                 \
+              "the implementation (all give the same bits)"),                                                          \
+      CLI_VAL("local", &(o)->local_size, cli_opt_size, "N",                                                            \
+              "work-group size of the vector, adaptive, sell and long-row kernels (0: default)"),                      \
+      CLI_VAL("lanes", &(o)->lanes, cli_opt_size, "N", "vector: work-items per row (0: default)"),                     \
+      CLI_VAL("block", &(o)->block_nnz, cli_opt_size, "N", "adaptive: products staged per work-group (0: default)"),   \
+      CLI_VAL("slice", &(o)->slice, cli_opt_size, "N", "sell: rows per slice (0: default)"),                           \
+      CLI_VAL("long-row", &(o)->long_row, cli_opt_size, "N",                                                           \
+              "rows with more entries take the long-row path (0: default)"),                                           \
+      CLI_VAL("window", &(o)->window, cli_opt_size, "N", "long-row path: entries per launch or segment (0: default)")
 
 #endif

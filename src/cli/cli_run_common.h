@@ -1,0 +1,69 @@
+/* Shared pieces of the commands that run one computation on the devices and compare digests (run reduce,
+ * spmv, cg, stencil, md): value parsers for the library's names and sizes (for CLI_VAL in their option
+ * tables), and the tally of which devices ran and agreed, which gives the exit status of the rule. */
+#ifndef REPROCL_CLI_RUN_COMMON_H
+#define REPROCL_CLI_RUN_COMMON_H
+#include "cli.h"
+#include "opt.h"
+
+/* Value parsers by target type; an unknown name is an error naming the option ("--op: unknown reduction
+ * ..."), exit status 2. */
+int cli_opt_reduce_op(void *target, const char *opt, const char *value);       /* rcl_reduce_op */
+int cli_opt_reduce_mode(void *target, const char *opt, const char *value);     /* rcl_reduce_mode */
+int cli_opt_reduce_variant(void *target, const char *opt, const char *value);  /* rcl_reduce_variant */
+int cli_opt_gen_kind(void *target, const char *opt, const char *value);        /* rcl_gen_kind */
+int cli_opt_spmv_contract(void *target, const char *opt, const char *value);   /* rcl_spmv_contract */
+int cli_opt_spmv_variant(void *target, const char *opt, const char *value);    /* rcl_spmv_variant */
+int cli_opt_boundary(void *target, const char *opt, const char *value);        /* rcl_boundary */
+int cli_opt_stencil_variant(void *target, const char *opt, const char *value); /* rcl_stencil_variant */
+int cli_opt_md_mixing(void *target, const char *opt, const char *value);       /* rcl_md_mixing */
+int cli_opt_md_path(void *target, const char *opt, const char *value);         /* rcl_md_path */
+/* "WxH" into size_t[2], both >= 1 (cli_parse_dims). */
+int cli_opt_dims(void *target, const char *opt, const char *value);
+
+/* "reprocl CMD: error: WHAT on DEVICE: <the library's message>" for a run that failed in the library or in a
+ * plain OpenCL call (clFinish, a read), which sets no library status: the exit status by the library's
+ * status, and 3 (could not run) where there is none, never 0. */
+int cli_fail_on(const char *what, const char *device);
+
+/* How the devices' results compare. key: the digest(s) every device must reproduce (compared with the
+ * first device that ran); matches: whether this device also matches the host reference (1 without one). */
+typedef struct {
+  size_t ran, agree, unsupported;
+  int all_same;
+  char first[2 * RCL_SHA256_HEX_SIZE + 2];
+} cli_tally;
+void cli_tally_init(cli_tally *t);
+/* Records a device that ran; returns 1 when it is the first (its result is the one --out writes). */
+int cli_tally_add(cli_tally *t, const char *key, int matches);
+/* Every device that ran agrees with the others and with the reference, and one ran at least. */
+int cli_tally_ok(const cli_tally *t);
+/* The exit status of the rule: 0 all agree, 1 a reproducible result disagrees, 3 no device could run it. */
+int cli_tally_status(const cli_tally *t);
+/* --out: writes the first device's result (data, bytes) to path; nothing without a path. Returns 0 or an
+ * exit status (2 when no device ran). */
+int cli_tally_write(const cli_tally *t, const char *path, const void *data, size_t bytes);
+/* The last line of run reduce and spmv: "AGREE: 2 of 3 device(s) ran, 2 agree with the reference ...". */
+void cli_tally_print(const cli_tally *t, size_t devices);
+
+/* The devices a command runs on and what it collects from them. */
+typedef struct {
+  cli_devices devs, ndevs; /* reproducible mode, and native mode (the same devices) with --native */
+  json_t *jdevs;           /* the devices' JSON entries */
+  cli_tally tally;
+} cli_run;
+/* Makes r empty (cli_run_close is then safe). */
+void cli_run_init(cli_run *r);
+/* Opens the devices of --device spec (NULL: $REPROCL_DEVICE or 0) and, with native, their native twins. */
+int cli_run_open(cli_run *r, const char *spec, int native);
+/* Device i of r: runs it, tallies it, prints its line and fills jd, its JSON entry. Returns 0 or an exit status. */
+typedef int (*cli_run_fn)(void *job, cli_run *r, json_t *jd, size_t i);
+/* Calls fn for every device that can run family in dt (the others are counted unsupported, shown as such,
+ * the name in `width` columns), until one fails. Returns 0 or that exit status. */
+int cli_run_each(cli_run *r, rcl_family family, rcl_dtype dt, int json, int width, cli_run_fn fn, void *job);
+void cli_run_close(cli_run *r);
+
+/* What exit status 1 means for these commands (their cli_cmd_spec's finding). */
+#define CLI_RUN_FINDING "a reproducible result differs between devices or from the host reference"
+
+#endif
