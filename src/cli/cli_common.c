@@ -29,7 +29,9 @@ int cli_fail(const char *what, ...) {
   vfprintf(stderr, what, ap);
   va_end(ap);
   fprintf(stderr, ": %s\n", rcl_error_last());
-  return cli_exit_status(rcl_error_last_status());
+  int status = rcl_error_last_status();
+  /* A failure the library did not report (a failed OpenCL call of the tool itself) could not run. */
+  return status ? cli_exit_status(status) : CLI_EXIT_FAILED;
 }
 
 int cli_exit_status(int rcl_status) {

@@ -25,10 +25,7 @@ int cli_opt_dims(void *target, const char *opt, const char *value) {
   return cli_parse_dims(&d[0], &d[1], opt, value);
 }
 
-int cli_fail_on(const char *what, const char *device) {
-  int rc = cli_fail("%s on %s", what, device);
-  return rc ? rc : CLI_EXIT_FAILED;
-}
+int cli_fail_on(const char *what, const char *device) { return cli_fail("%s on %s", what, device); }
 
 void cli_tally_init(cli_tally *t) {
   memset(t, 0, sizeof *t);

@@ -25,23 +25,23 @@ static const cli_opt *find_short(const cli_opt *opts, char c) {
   return NULL;
 }
 
-/* Edit distance of a and b[0..bl), capped: enough to suggest `--dtype` for `--dtyp` or `--devcie`. */
+/* Edit distance of a and b[0..bl) counting a swap of two neighbours as one edit (optimal string alignment),
+ * capped: enough to suggest `--dtype` for `--dtyp` and `--grid` for `--gird`. */
 static size_t distance(const char *a, const char *b, size_t bl) {
-  size_t al = strlen(a), row[64];
+  size_t al = strlen(a), d[64][64];
   if (al >= 63 || bl >= 63) return 99;
-  for (size_t j = 0; j <= bl; j++) row[j] = j;
-  for (size_t i = 1; i <= al; i++) {
-    size_t diag = row[0];
-    row[0] = i;
+  for (size_t i = 0; i <= al; i++) d[i][0] = i;
+  for (size_t j = 0; j <= bl; j++) d[0][j] = j;
+  for (size_t i = 1; i <= al; i++)
     for (size_t j = 1; j <= bl; j++) {
-      size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
-      if (up + 1 < best) best = up + 1;
-      if (row[j - 1] + 1 < best) best = row[j - 1] + 1;
-      diag = up;
-      row[j] = best;
+      size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      if (d[i - 1][j] + 1 < best) best = d[i - 1][j] + 1;
+      if (d[i][j - 1] + 1 < best) best = d[i][j - 1] + 1;
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+        best = d[i - 2][j - 2] + 1;
+      d[i][j] = best;
     }
-  }
-  return row[bl];
+  return d[al][bl];
 }
 
 const char *cli_opt_nearest(const char *word, size_t len, const char *const *names, size_t n) {
@@ -187,7 +187,7 @@ void cli_opt_help(FILE *f, const cli_cmd_spec *cmd) {
     put_indented(f, cmd->finding, 15);
     fputc('\n', f);
   }
-  fprintf(f, "             2 bad usage or input\n             3 could not run\n(docs/cli.md)\n");
+  fprintf(f, "             2 bad usage or input\n             3 could not run\n(the rule of every command: docs/cli.md)\n");
 }
 
 int cli_opt_dtype(void *target, const char *opt, const char *value) {
