@@ -82,10 +82,16 @@ class Pattern:
     def matches(self, line):
         return not self.wild and self.rx.fullmatch(mask(line)) is not None
 
+    def similar(self, line):
+        """Whether a real line looks like a new version of this one (what --update replaces it with)."""
+        sm = difflib.SequenceMatcher(None, mask(self.text), mask(line), autojunk=False)
+        return sm.real_quick_ratio() >= 0.6 and sm.quick_ratio() >= 0.6 and sm.ratio() >= 0.6
+
 
 def align(shown, real):
     """The cheapest alignment of shown lines (patterns) with real lines: a shown line matching a real one
-    costs 0, a line wildcard swallows any real lines for free, an unmatched line on either side costs 1.
+    costs 0, a line wildcard swallows any real lines for free, a shown line replaced by a similar real one
+    costs 1 (so a stale line beside a wildcard is replaced, not dropped), an unmatched line on either side 2.
     Returns (cost, updated) where updated is the shown text with unmatched shown lines dropped and
     unmatched real lines inserted: what --update writes."""
     pats = [Pattern(s) for s in shown]
@@ -94,7 +100,7 @@ def align(shown, real):
     cost = [[inf] * (m + 1) for _ in range(n + 1)]
     move = [[None] * (m + 1) for _ in range(n + 1)]
     for j in range(m, -1, -1):
-        cost[n][j], move[n][j] = m - j, "ins"
+        cost[n][j], move[n][j] = 2 * (m - j), "ins"
     for i in range(n - 1, -1, -1):
         p = pats[i]
         for j in range(m, -1, -1):
@@ -103,12 +109,14 @@ def align(shown, real):
                 if j < m and cost[i][j + 1] < best:
                     best, mv = cost[i][j + 1], "eat"
             else:
-                best, mv = 1 + cost[i + 1][j], "del"
+                best, mv = 2 + cost[i + 1][j], "del"
                 if j < m:
                     if p.matches(real[j]) and cost[i + 1][j + 1] <= best:
                         best, mv = cost[i + 1][j + 1], "match"
-                    if 1 + cost[i][j + 1] < best:
-                        best, mv = 1 + cost[i][j + 1], "ins"
+                    if 1 + cost[i + 1][j + 1] < best and p.similar(real[j]):
+                        best, mv = 1 + cost[i + 1][j + 1], "sub"
+                    if 2 + cost[i][j + 1] < best:
+                        best, mv = 2 + cost[i][j + 1], "ins"
             cost[i][j], move[i][j] = best, mv
     updated, i, j = [], 0, 0
     while i < n or j < m:
@@ -116,8 +124,11 @@ def align(shown, real):
         if mv == "match":
             updated.append(shown[i])
             i, j = i + 1, j + 1
+        elif mv == "sub":
+            updated.append(real[j].rstrip())
+            i, j = i + 1, j + 1
         elif mv == "ins":
-            updated.append(real[j])
+            updated.append(real[j].rstrip())
             j += 1
         elif mv == "del":
             i += 1
