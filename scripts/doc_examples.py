@@ -26,7 +26,9 @@ Commands run with bash, in document order, in one scratch directory (so a block 
 earlier block of the same document wrote) that links to the repository's tests/, scripts/, cl/,
 platforms/, include/ and docs/, so `tests/data/...` works as from the repository root while files the
 examples write stay out of the tree. `reprocl` is the built CLI (--cli, default build/reprocl), put first
-on PATH. REPROCL_TUNING=off (unless set) keeps the tuner's timing-dependent choices out of the output.
+on PATH. REPROCL_TUNING=off (unless set) keeps the tuner's timing-dependent choices out of the output, and
+RUSTICL_ENABLE is unset: an example that wants Rusticl's device sets it on its command line. Blank lines
+ending a command's output only separate it from the next command.
 
 Links: every relative link [text](path#anchor) outside code must name an existing file or directory, and
 its anchor a heading of that Markdown file (GitHub's anchors) or an explicit <a id=...>.
@@ -404,6 +406,7 @@ def main():
         env = dict(os.environ)
         env["PATH"] = os.path.join(tmp, "bin") + os.pathsep + env.get("PATH", "")
         env.setdefault("REPROCL_TUNING", "off")
+        env.pop("RUSTICL_ENABLE", None)  # an example that wants Rusticl says so on its command line
         env.setdefault("LC_ALL", "C.UTF-8")
         total = 0
         for f, examples in selected.items():
@@ -424,7 +427,15 @@ def main():
                     continue
                 status_bad = mismatch = False
                 for k, (c, (status, real)) in enumerate(zip(ex.commands, results)):
-                    cost, updated = align(c.out, real)
+                    # blank lines closing a command's output separate it from the next command
+                    shown = c.out[:]
+                    while shown and not shown[-1].strip():
+                        shown.pop()
+                    gap = c.out[len(shown):]
+                    while real and not real[-1].strip():
+                        real.pop()
+                    cost, updated = align(shown, real)
+                    updated += gap
                     first = c.text.splitlines()[0]
                     if status != 0 and not shows_status(ex.commands, k):
                         status_bad = True
@@ -439,7 +450,7 @@ def main():
                         print(f"{f}:{c.line}: updated: $ {first}")
                         continue
                     print(f"{f}:{c.line}: FAIL: $ {first}")
-                    diff = difflib.unified_diff(c.out, updated, "shown", "real", lineterm="", n=2)
+                    diff = difflib.unified_diff(shown, updated, "shown", "real", lineterm="", n=2)
                     for d in list(diff)[2:]:
                         m = re.match(r"^@@ -(\d+)(,\d+)? ", d)
                         if m:  # hunk headers name the file's line, not the block's
