@@ -26,8 +26,8 @@ Commands run with bash, in document order, in one scratch directory (so a block 
 earlier block of the same document wrote) that links to the repository's tests/, scripts/, cl/,
 platforms/, include/ and docs/, so `tests/data/...` works as from the repository root while files the
 examples write stay out of the tree. `reprocl` is the built CLI (--cli, default build/reprocl), put first
-on PATH. REPROCL_TUNING=off (unless set) keeps the tuner's timing-dependent choices out of the output, and
-RUSTICL_ENABLE is unset: an example that wants Rusticl's device sets it on its command line. Blank lines
+on PATH. REPROCL_TUNING=off (unless set) and an empty REPROCL_CACHE_DIR of its own keep tuned,
+timing-dependent choices out of the output (the built-in defaults are shown), and RUSTICL_ENABLE is unset: an example that wants Rusticl's device sets it on its command line. Blank lines
 ending a command's output only separate it from the next command.
 
 Links: every relative link [text](path#anchor) outside code must name an existing file or directory, and
@@ -406,6 +406,7 @@ def main():
         env = dict(os.environ)
         env["PATH"] = os.path.join(tmp, "bin") + os.pathsep + env.get("PATH", "")
         env.setdefault("REPROCL_TUNING", "off")
+        env["REPROCL_CACHE_DIR"] = os.path.join(tmp, "cache")  # no tuned choice from earlier runs
         env.pop("RUSTICL_ENABLE", None)  # an example that wants Rusticl says so on its command line
         env.setdefault("LC_ALL", "C.UTF-8")
         total = 0
