@@ -344,6 +344,7 @@ def main():
                     help="run only the examples of FILE (or the one whose block starts at or contains LINE)")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per example block (default 300)")
     args = ap.parse_args()
+    sys.stdout.reconfigure(line_buffering=True)  # progress shows as it comes, also through a pipe
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     os.chdir(root)
