@@ -354,6 +354,11 @@ def main():
         if not os.path.isfile(f):
             print(f"doc_examples.py: {f}: no such file", file=sys.stderr)
             return 2
+    for o in args.only:
+        of, _, ol = o.partition(":")
+        if not any(os.path.normpath(of) == os.path.normpath(f) for f in files) or not re.fullmatch(r"\d*", ol):
+            print(f"doc_examples.py: --only {o}: not FILE[:LINE] of a checked file", file=sys.stderr)
+            return 2
 
     failures = 0
     docs = {}
@@ -397,7 +402,7 @@ def main():
         return 0
 
     cli = os.path.abspath(args.cli)
-    if not os.access(cli, os.X_OK):
+    if not (os.path.isfile(cli) and os.access(cli, os.X_OK)):
         print(f"doc_examples.py: {args.cli}: not an executable reprocl (build it, or pass --cli)", file=sys.stderr)
         return 3
     tmp = tempfile.mkdtemp(prefix="doc-examples-")
@@ -441,9 +446,10 @@ def main():
                     first = c.text.splitlines()[0]
                     if status != 0 and not shows_status(ex.commands, k):
                         status_bad = True
-                        print(f"{f}:{c.line}: FAIL: $ {first}\n  exit status {status} (the block does not show it)")
-                        for r in real[-15:]:
-                            print("  | " + r)
+                        print(f"{f}:{c.line}: FAIL: $ {first}: exit status {status} (the block does not show it)")
+                        if not cost:
+                            for r in real[-15:]:
+                                print("  | " + r)
                     if not cost:
                         continue
                     mismatch = True
