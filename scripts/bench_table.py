@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns a `reprocl bench` JSON file into Markdown: per device, the issue's targets as ratios measured in
+"""Turns a `reprocl bench` JSON file into Markdown: per device, the performance targets as ratios measured in
 the run, reprocl against the peer libraries, and one table per family (reproducible beside native and
 the peers, with the fraction of the device's copy bandwidth).
 
@@ -120,7 +120,7 @@ def pct(v):
     return "–" if v is None else f"{100 * v:.0f}%"
 
 
-# ---- targets (docs/performance.md; the issue's, on the H100) -----------------------------------------
+# ---- targets (docs/performance.md: on the H100) -----------------------------------------
 def is_stencil_impl(r):
     return r["variant"] in ("plain", "tiled") or r["variant"].startswith("tiled-")
 
@@ -389,7 +389,7 @@ def main(argv):
         extra = f"; one small kernel's launch + finish {launch * 1e6:.1f} µs" if launch else ""
         print(f"\n### {short_device(dev)}: copy bandwidth {d.get('copy_gbps', 0):.1f} GB/s (read + write){extra}\n")
         if family is None:
-            print("Targets (the issue's, measured in this run):\n")
+            print("Targets, measured in this run:\n")
             print(table(["target", "measured", "status", "how"], targets(doc, dev)))
             prs = peer_rows(doc, dev)
             if prs:

@@ -24,7 +24,14 @@ from collections import defaultdict
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_table as bt  # noqa: E402
 
-import matplotlib  # noqa: E402
+try:
+    import matplotlib
+except ImportError as e:  # the charts need it, nothing else does: say what to install, no traceback
+    if getattr(e, "name", None) == "matplotlib":
+        print("plot_bench.py: matplotlib is not installed (Debian: python3-matplotlib)", file=sys.stderr)
+    else:
+        print(f"plot_bench.py: matplotlib cannot be imported: {e}", file=sys.stderr)
+    sys.exit(3)
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
