@@ -2,7 +2,10 @@
  * Not installed. */
 #ifndef REPROCL_SPARSE_INTERNAL_H
 #define REPROCL_SPARSE_INTERNAL_H
-#include "tune/tune_internal.h"
+#include "build/program.h"
+#include "core/internal.h"
+#include "tune/params.h"
+#include "tune/tune.h"
 #include "reprocl/sparse.h"
 
 /* Entries in file order, before assembly into CSR: (row, col) 0-based, values in dtype. */
