@@ -10,6 +10,7 @@
 #include <ctype.h>
 
 #include "fuzz_common.h"
+#include "core/alloc.h"
 #include "tune/tune_cache.h"
 
 static int hex_lower(const char *s, size_t n) {
