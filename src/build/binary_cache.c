@@ -1,5 +1,5 @@
-/* Program binaries: the on-disk binary cache (a second run skips compilation), and the lookup of a program in the
- * context's loaded bundle (bundle.c) before it.
+/* Program binaries: the on-disk binary cache (a second run skips compilation), and the lookup of a
+ * program in the context's loaded bundle (bundle.c) before it.
  *
  * Both are keyed by the SHA-256 of the translation unit (every source string, prelude included) and its
  * build options; the cache also by the device fingerprint and library version, and a bundle carries the

@@ -1,6 +1,8 @@
 /* The autotuner: per-context choices of launch parameters, the search that proves every candidate's
  * output bits equal the default configuration's, and the public tuning API. The files behind it are
- * tune_cache.c (the cache file), cache_dir.c (where it lives) and platform.c (the built-in defaults).
+ * tune_cache.c (the cache file), params.c (parameter values), platform.c (the built-in defaults) and,
+ * below, build/cache_dir.c (where the cache lives) and build/cache_state.c (its directory, warning and
+ * statistics per context). The table of every family's kernels comes from context creation.
  *
  * The search (tune_now): the family builds its programs and scratch data; every point of the space is
  * checked by the family's validity predicate (invalid points are never launched) and reduced to the
@@ -13,7 +15,6 @@
  * A candidate replaces the default only if its median is CLEAR_MARGIN faster and its upper quartile is
  * below the default's lower quartile. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
