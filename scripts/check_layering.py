@@ -104,6 +104,8 @@ def check_symbols(build, errors):
     owner, uses = {}, {}
     for o in objs:
         rel = os.path.relpath(o, objdir)[: -len(".o")]
+        if not os.path.exists(os.path.join(SRC, rel)):
+            continue  # a stale object of a source file that was moved or deleted
         d, u = nm_symbols(o)
         for s in d:
             owner[s] = rel
@@ -128,7 +130,7 @@ def check_symbols(build, errors):
                  sorted(edges[f]) if g in comp]
         errors.append("a knot between files (each reaches the others): " + ", ".join(sorted(comp)) + "\n" +
                       "\n".join(lines))
-    return len(objs), sum(len(v) for v in edges.values())
+    return len(uses), sum(len(v) for v in edges.values())
 
 
 def sccs(adj):

@@ -14,7 +14,13 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "tune/tune_internal.h"
+#include "build/cache_dir.h"
+#include "context/registry.h"
+#include "core/internal.h"
+#include "tune/params.h"
+#include "tune/platform.h"
+#include "tune/tune.h"
+#include "tune/tune_cache.h"
 
 static char *tmpdir(const char *tag) {
   char *p = malloc(256);

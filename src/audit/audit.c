@@ -6,7 +6,8 @@
 #include <string.h>
 
 #include "audit/audit_internal.h"
-#include "tune/tune_internal.h"
+#include "build/program.h"
+#include "context/registry.h"
 
 static const char *const class_names[RCL_AUDIT_NCLASSES] = {"fma", "approx", "ftz", "fast-math"};
 

@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "audit/audit_internal.h"
-#include "tune/tune_internal.h"
+#include "build/cache_dir.h"
 
 extern char **environ;
 

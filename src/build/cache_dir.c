@@ -11,7 +11,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "tune/tune_internal.h"
+#include "build/cache_dir.h"
+#include "core/alloc.h"
+#include "core/file.h"
 
 #ifndef S_ISVTX
 #define S_ISVTX 01000 /* the sticky bit: POSIX names it only with the XSI option */
@@ -123,51 +125,9 @@ int rcl__cache_dir_trusted(const char *dir) {
 }
 
 int rcl__cache_read_file(char **data, size_t *size, const char *path) {
-  *data = NULL;
-  *size = 0;
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return rcl__fail(RCL_ERR_NOT_FOUND, "%s does not exist", path);
-    return rcl__fail(RCL_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return rcl__fail(RCL_ERR_IO, "%s is not a regular file", path);
-  }
-  size_t cap = (size_t)st.st_size + 1, len = 0;
-  char *buf = rcl__malloc(cap);
-  if (!buf) {
-    close(fd);
-    return RCL_ERR_OUT_OF_MEMORY;
-  }
-  for (;;) {
-    if (len + 1 >= cap) { /* the file grew since fstat */
-      char *nb = rcl__realloc(buf, cap * 2);
-      if (!nb) {
-        rcl__free(buf);
-        close(fd);
-        return RCL_ERR_OUT_OF_MEMORY;
-      }
-      buf = nb;
-      cap *= 2;
-    }
-    ssize_t got = read(fd, buf + len, cap - 1 - len);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      int e = errno;
-      rcl__free(buf);
-      close(fd);
-      return rcl__fail(RCL_ERR_IO, "cannot read %s: %s", path, strerror(e));
-    }
-    if (got == 0) break;
-    len += (size_t)got;
-  }
-  close(fd);
-  buf[len] = '\0';
-  *data = buf;
-  *size = len;
-  return 0;
+  rcl_file_error e;
+  int rc = rcl__file_read(data, size, path, RCL_FILE_NOFOLLOW | RCL_FILE_REGULAR, &e);
+  return rc == RCL_ERR_IO ? rcl__file_fail(&e, path) : rc;
 }
 
 static int write_all(int fd, const void *data, size_t size) {

@@ -4,12 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
-#include "tune/tune_internal.h"
-
-/* The prelude parts, in order: portable types first, then the integer-exact numerics, then the policy. */
-static const char *const prelude_parts[] = {"rcl_portable.cl", "rcl_softfloat.cl", "rcl_exact.cl", "prelude.cl"};
-#define NPRELUDE (sizeof prelude_parts / sizeof prelude_parts[0])
+#include "build/binary_cache.h"
+#include "build/program.h"
+#include "build/program_unit.h"
+#include "core/alloc.h"
+#include "core/kernel_source.h"
 
 /* ---- policy: build options ------------------------------------------------------------------------ */
 
@@ -442,79 +441,21 @@ static int check_option_macros(const char *options, int lint_values) {
 
 /* ---- composing and building ----------------------------------------------------------------------- */
 
-int rcl__policy_options(char *buf, size_t size, const rcl_context *ctx, rcl_dtype dtype, int have_dtype) {
-  const rcl_device_profile *p = &ctx->profile;
-  int repro = ctx->mode == RCL_MODE_REPRODUCIBLE;
-  int n = snprintf(buf, size, "%s%s%s%s%s%s%s", repro ? "-DRCL_REPRODUCIBLE=1" : "-DRCL_NATIVE=1",
-                   repro && p->fp32_correctly_rounded_div_sqrt ? " -cl-fp32-correctly-rounded-divide-sqrt" : "",
-                   repro && p->fp32_emulate_subnormals ? " -DRCL_EMULATE_F32_SUBNORMALS=1" : "",
-                   repro && p->fp32_emulate_div_sqrt ? " -DRCL_EMULATE_F32_DIV_SQRT=1" : "",
-                   p->fp64 ? " -DRCL_HAS_FP64=1" : "", p->int64_atomics ? " -DRCL_HAS_INT64_ATOMICS=1" : "",
-                   !have_dtype        ? ""
-                   : dtype == RCL_F64 ? " -DRCL_DTYPE_F64=1"
-                                      : " -DRCL_DTYPE_F32=1");
-  if (n < 0 || (size_t)n >= size) return rcl__fail(RCL_ERR_INTERNAL, "build options do not fit %zu bytes", size);
-  return 0;
-}
-
-/* The strings of a translation unit: [pragma] then per prelude part [#line, text], then [#line, body].
- * parts[] receives the prelude texts (the caller frees them with free_unit). */
-#define NSTRINGS (2 + 2 * NPRELUDE + 2)
-typedef struct {
-  char *parts[NPRELUDE];
-  size_t nparts;
-  const char *strs[NSTRINGS];
-  size_t lens[NSTRINGS];
-  char lines[NPRELUDE + 1][160];
-  cl_uint ns;
-} unit;
-
-static void free_unit(unit *u) {
-  for (size_t i = 0; i < u->nparts; i++) rcl__free(u->parts[i]);
-  u->nparts = 0;
-}
-
-static int compose(unit *u, const rcl_context *ctx, const char *body, size_t body_len, const char *body_name) {
-  int rc = 0;
-  u->nparts = 0;
-  u->ns = 0;
-  for (; u->nparts < NPRELUDE; u->nparts++) {
-    rc = rcl__kernel_source(&u->parts[u->nparts], &u->lens[0], prelude_parts[u->nparts]);
-    if (rc) break;
-  }
-  if (rc) {
-    free_unit(u);
-    return rc;
-  }
-  /* The pragma comes first, before any code of any part. */
-  u->strs[u->ns] = ctx->mode == RCL_MODE_REPRODUCIBLE ? "#pragma OPENCL FP_CONTRACT OFF\n" : "\n";
-  u->lens[u->ns] = strlen(u->strs[u->ns]);
-  u->ns++;
-  for (size_t i = 0; i <= NPRELUDE; i++) {
-    snprintf(u->lines[i], sizeof u->lines[i], "\n#line 1 \"%s\"\n", i < NPRELUDE ? prelude_parts[i] : body_name);
-    u->strs[u->ns] = u->lines[i];
-    u->lens[u->ns++] = strlen(u->lines[i]);
-    u->strs[u->ns] = i < NPRELUDE ? u->parts[i] : body;
-    u->lens[u->ns++] = i < NPRELUDE ? strlen(u->parts[i]) : body_len;
-  }
-  return 0;
-}
-
 /* Builds prelude + body. `body_name` names the body in #line directives and messages. A program whose
  * binary is in a loaded bundle or the binary cache comes from there (binary_cache.c) instead. */
 static int build(cl_program *out, rcl_context *ctx, const char *body, size_t body_len, const char *body_name,
                  const char *options) {
-  unit u;
-  int rc = compose(&u, ctx, body, body_len, body_name);
+  rcl_unit u;
+  int rc = rcl__unit_compose(&u, ctx, body, body_len, body_name);
   if (rc) return rc;
   cl_program cached;
   if ((rc = rcl__binary_lookup(&cached, ctx, u.ns, u.strs, u.lens, options)) != 0) {
-    free_unit(&u);
+    rcl__unit_free(&u);
     return rc;
   }
   if (cached) {
     *out = cached;
-    free_unit(&u);
+    rcl__unit_free(&u);
     return 0;
   }
   cl_int err;
@@ -543,55 +484,7 @@ static int build(cl_program *out, rcl_context *ctx, const char *body, size_t bod
       *out = prog;
     }
   }
-  free_unit(&u);
-  return rc;
-}
-
-/* The full options of reprocl's own cl/<file> for dtype (policy options plus extra defines). */
-static int library_options(char *opts, size_t size, const rcl_context *ctx, const char *file, rcl_dtype dtype,
-                           const char *extra) {
-  int rc = rcl__policy_options(opts, size - 256, ctx, dtype, 1);
-  if (rc) return rc;
-  if (extra && *extra) {
-    size_t ol = strlen(opts);
-    if (ol + 1 + strlen(extra) + 1 > size)
-      return rcl__fail(RCL_ERR_INVALID_ARG, "extra build defines for %s are too long", file);
-    snprintf(opts + ol, size - ol, " %s", extra);
-  }
-  return 0;
-}
-
-int rcl__program_unit(char **text, size_t *len, char **options, char key[RCL_SHA256_HEX_SIZE], rcl_context *ctx,
-                      const char *file, rcl_dtype dtype, const char *extra) {
-  char opts[1024];
-  int rc = library_options(opts, sizeof opts, ctx, file, dtype, extra);
-  char *src = NULL;
-  size_t slen = 0;
-  unit u;
-  if (!rc) rc = rcl__kernel_source(&src, &slen, file);
-  if (!rc && (rc = compose(&u, ctx, src, slen, file)) == 0) {
-    size_t total = 0;
-    for (cl_uint i = 0; i < u.ns; i++) total += u.lens[i];
-    char *t = rcl__malloc(total + 1);
-    char *o = t ? rcl__strdup(opts) : NULL;
-    if (!o) {
-      rcl__free(t);
-      rc = RCL_ERR_OUT_OF_MEMORY;
-    } else {
-      size_t at = 0;
-      for (cl_uint i = 0; i < u.ns; i++) {
-        memcpy(t + at, u.strs[i], u.lens[i]);
-        at += u.lens[i];
-      }
-      t[at] = '\0';
-      rcl__program_key(key, u.ns, u.strs, u.lens, opts);
-      *text = t;
-      *len = total;
-      *options = o;
-    }
-    free_unit(&u);
-  }
-  rcl__free(src);
+  rcl__unit_free(&u);
   return rc;
 }
 
@@ -605,11 +498,11 @@ struct rcl_program_entry {
 
 int rcl__program_get(cl_program *out, rcl_context *ctx, const char *file, rcl_dtype dtype, const char *extra) {
   char opts[1024], key[1200];
-  /* The family's first use on this device runs its self-test (selftest.c): it may refuse the family or
+  /* The context's gate (the family's first-use self-test, context/selftest.c) may refuse the family or
    * send it to the conservative build. */
   int conservative = 0;
-  int rc = rcl__selftest_gate(&conservative, ctx, file, dtype);
-  if (!rc) rc = library_options(opts, sizeof opts, ctx, file, dtype, extra);
+  int rc = ctx->gate ? ctx->gate(&conservative, ctx, file, dtype) : 0;
+  if (!rc) rc = rcl__program_options(opts, sizeof opts, ctx, file, dtype, extra);
   if (rc) return rc;
   if (conservative) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", RCL_CONSERVATIVE_OPTIONS);
   snprintf(key, sizeof key, "%s|%s", file, opts);

@@ -1,19 +1,30 @@
 /* rcl_context: one device with its OpenCL context and queue (created here or the caller's), its
- * profile, and the programs built for it. Every context holds one reference on each OpenCL object it
+ * profile, and the programs built for it. Creating one wires the layers' state into it: the caches'
+ * state (build/cache_state.c), the tuner's (with the table of every family's kernels) and the first-use
+ * self-test, installed as the gate of every program build. The structure and its plain accessors are
+ * core's (core/context.c). Every context holds one reference on each OpenCL object it
  * uses and releases it in rcl_context_free(). */
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "core/internal.h"
-#include "tune/tune_internal.h"
+#include "build/cache_state.h"
+#include "build/program.h"
+#include "context/registry.h"
+#include "context/selftest_internal.h"
+#include "core/alloc.h"
+#include "core/profile.h"
+#include "core/scratch.h"
+#include "tune/tune.h"
 
 static int options_ok(const rcl_context_options *opts) {
   if (opts && opts->version != RCL_CONTEXT_OPTIONS_VERSION)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_context_options.version is %u, expected %u (use RCL_CONTEXT_OPTIONS_INIT)",
-                     opts->version, RCL_CONTEXT_OPTIONS_VERSION);
+    return rcl__fail(RCL_ERR_INVALID_ARG,
+                     "rcl_context_options.version is %u, expected %u (use RCL_CONTEXT_OPTIONS_INIT)", opts->version,
+                     RCL_CONTEXT_OPTIONS_VERSION);
   if (opts && opts->mode != RCL_MODE_REPRODUCIBLE && opts->mode != RCL_MODE_NATIVE)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_context_options.mode %d is neither reproducible nor native", (int)opts->mode);
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_context_options.mode %d is neither reproducible nor native",
+                     (int)opts->mode);
   if (opts && (unsigned)opts->tuning > RCL_TUNING_FORCE)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_context_options.tuning %d is not an rcl_tuning_mode", (int)opts->tuning);
   return 0;
@@ -25,10 +36,14 @@ static int resolve_tuning(rcl_tuning_mode *out, rcl_tuning_mode requested) {
     return 0;
   }
   const char *e = getenv("REPROCL_TUNING");
-  if (!e || !*e || !strcasecmp(e, "on")) *out = RCL_TUNING_ON;
-  else if (!strcasecmp(e, "off")) *out = RCL_TUNING_OFF;
-  else if (!strcasecmp(e, "force")) *out = RCL_TUNING_FORCE;
-  else return rcl__fail(RCL_ERR_INVALID_ARG, "REPROCL_TUNING=\"%s\": expected on, off or force", e);
+  if (!e || !*e || !strcasecmp(e, "on"))
+    *out = RCL_TUNING_ON;
+  else if (!strcasecmp(e, "off"))
+    *out = RCL_TUNING_OFF;
+  else if (!strcasecmp(e, "force"))
+    *out = RCL_TUNING_FORCE;
+  else
+    return rcl__fail(RCL_ERR_INVALID_ARG, "REPROCL_TUNING=\"%s\": expected on, off or force", e);
   return 0;
 }
 
@@ -52,12 +67,18 @@ static int context_new(rcl_context **out, cl_context c, cl_device_id d, cl_comma
   if (!rc) rc = rcl_device_profile_query(&ctx->profile, d);
   if (!rc && pthread_mutex_init(&ctx->lock, NULL) != 0)
     rc = rcl__fail(RCL_ERR_INTERNAL, "pthread_mutex_init failed");
-  else if (!rc && (rc = rcl__tune_ctx_create(ctx, ctx->cache_dir)) != 0)
+  else if (!rc && (rc = rcl__cache_state_create(ctx, ctx->cache_dir)) != 0)
     pthread_mutex_destroy(&ctx->lock);
-  else if (!rc && (rc = rcl__selftest_create(ctx)) != 0) {
+  else if (!rc && (rc = rcl__tune_ctx_create(ctx, rcl__tune_kernels)) != 0) {
+    rcl__cache_state_free(ctx);
+    pthread_mutex_destroy(&ctx->lock);
+  } else if (!rc && (rc = rcl__selftest_create(ctx)) != 0) {
     rcl__tune_ctx_free(ctx);
+    rcl__cache_state_free(ctx);
     pthread_mutex_destroy(&ctx->lock);
   }
+  /* Every build of reprocl's own programs passes the first-use self-test (selftest.c). */
+  if (!rc) ctx->gate = rcl__selftest_gate;
   if (rc) {
     if (ctx) rcl__free(ctx->cache_dir);
     rcl__free(ctx);
@@ -144,15 +165,10 @@ void rcl_context_free(rcl_context *ctx) {
   rcl__queue_scratch_free(ctx);
   rcl__tune_ctx_free(ctx);
   rcl__selftest_free(ctx);
+  rcl__cache_state_free(ctx);
   pthread_mutex_destroy(&ctx->lock);
   if (ctx->queue) clReleaseCommandQueue(ctx->queue);
   clReleaseContext(ctx->cl_ctx);
   rcl__free(ctx->cache_dir);
   rcl__free(ctx);
 }
-
-cl_context rcl_context_cl_context(const rcl_context *ctx) { return ctx ? ctx->cl_ctx : NULL; }
-cl_device_id rcl_context_cl_device(const rcl_context *ctx) { return ctx ? ctx->device : NULL; }
-cl_command_queue rcl_context_cl_queue(const rcl_context *ctx) { return ctx ? ctx->queue : NULL; }
-const rcl_device_profile *rcl_context_profile(const rcl_context *ctx) { return ctx ? &ctx->profile : NULL; }
-rcl_mode rcl_context_mode(const rcl_context *ctx) { return ctx ? ctx->mode : RCL_MODE_REPRODUCIBLE; }

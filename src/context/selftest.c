@@ -12,8 +12,12 @@
 #include <strings.h>
 
 #include "md/md_internal.h"
+#include "build/cache_dir.h"
+#include "build/cache_state.h"
+#include "build/program.h"
+#include "build/program_unit.h"
 #include "context/selftest_internal.h"
-#include "tune/tune_internal.h"
+#include "tune/tune.h"
 
 #define ST_MAGIC "reprocl-selftest 1"
 #define ST_DIR "selftest"

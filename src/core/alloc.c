@@ -1,10 +1,11 @@
 /* Host allocation wrappers. All of reprocl's host allocations go through here so that
  * REPROCL_FAIL_ALLOC=N (a test mode) makes the N-th allocation fail, proving that every error path
  * returns a status and frees what it took. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/alloc.h"
 
 static long fail_at = -2; /* -2: not read yet; -1: off; 0: count only */
 static long alloc_count = 0;
@@ -52,22 +53,28 @@ long rcl__alloc_live(void) {
 
 void *rcl__malloc(size_t size) {
   void *p = should_fail() ? NULL : malloc(size ? size : 1);
-  if (!p) rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", size);
-  else live_add(1);
+  if (!p)
+    rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu bytes", size);
+  else
+    live_add(1);
   return p;
 }
 
 void *rcl__calloc(size_t n, size_t size) {
   void *p = should_fail() ? NULL : calloc(n ? n : 1, size ? size : 1);
-  if (!p) rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu x %zu bytes", n, size);
-  else live_add(1);
+  if (!p)
+    rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of host memory allocating %zu x %zu bytes", n, size);
+  else
+    live_add(1);
   return p;
 }
 
 void *rcl__realloc(void *old, size_t size) {
   void *p = should_fail() ? NULL : realloc(old, size ? size : 1);
-  if (!p) rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of host memory growing a buffer to %zu bytes", size);
-  else if (!old) live_add(1);
+  if (!p)
+    rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of host memory growing a buffer to %zu bytes", size);
+  else if (!old)
+    live_add(1);
   return p;
 }
 

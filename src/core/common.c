@@ -2,7 +2,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/internal.h"
+#include "core/error.h"
 
 size_t rcl_dtype_size(rcl_dtype dtype) { return dtype == RCL_F32 ? 4 : dtype == RCL_F64 ? 8 : 0; }
 

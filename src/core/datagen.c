@@ -4,7 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/internal.h"
+#include "core/error.h"
 
 uint64_t rcl_rng_next(rcl_rng *r) {
   uint64_t z = (r->state += 0x9e3779b97f4a7c15u);

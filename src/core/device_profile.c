@@ -5,8 +5,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "core/internal.h"
-#include "tune/tune_internal.h"
+#include "core/alloc.h"
+#include "core/profile.h"
 
 /* Reads a string property; an unreadable one becomes "" (a profile is still useful without it). */
 static void info_str(char *dst, size_t cap, cl_int (*get)(void *, cl_uint, size_t, void *, size_t *),

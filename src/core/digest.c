@@ -3,7 +3,7 @@
 #include <nettle/sha2.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/error.h"
 
 _Static_assert(sizeof(struct sha256_ctx) <= sizeof(rcl_sha256_ctx), "rcl_sha256_ctx too small for nettle");
 

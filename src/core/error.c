@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/error.h"
 
 /* Large enough for a headline plus a useful build log; longer logs are cut with a note. */
 #define RCL_ERROR_CAP 16384

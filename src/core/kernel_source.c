@@ -1,51 +1,21 @@
 /* Kernel sources: the .cl files of cl/ embedded at build time (scripts/embed_cl.cmake), or, when
  * REPROCL_KERNEL_DIR is set, the files of that directory — for kernel development without rebuilding. */
-#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "core/internal.h"
+#include "core/alloc.h"
+#include "core/file.h"
+#include "core/kernel_source.h"
 
 static int read_file(char **text, size_t *size, const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return rcl__fail(RCL_ERR_IO, "cannot open kernel source %s: %s", path, strerror(errno));
+  rcl_file_error e;
+  int rc = rcl__file_read(text, size, path, RCL_FILE_NO_DEVICE, &e);
+  if (rc != RCL_ERR_IO) return rc;
+  if (e.problem == RCL_FILE_ABSENT || e.problem == RCL_FILE_OPEN)
+    return rcl__fail(RCL_ERR_IO, "cannot open kernel source %s: %s", path, strerror(e.errnum));
   /* A device (a kernel file linked to /dev/zero) would be read until memory runs out. */
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
-    fclose(f);
-    return rcl__fail(RCL_ERR_IO, "kernel source %s is a device, not a file", path);
-  }
-  char *buf = NULL;
-  size_t len = 0, cap = 0;
-  int rc = 0;
-  for (;;) {
-    if (cap - len < 4096) {
-      size_t ncap = cap ? cap * 2 : 16384;
-      char *nb = rcl__realloc(buf, ncap + 1);
-      if (!nb) {
-        rc = RCL_ERR_OUT_OF_MEMORY;
-        break;
-      }
-      buf = nb;
-      cap = ncap;
-    }
-    size_t got = fread(buf + len, 1, cap - len, f);
-    len += got;
-    if (got == 0) {
-      if (ferror(f)) rc = rcl__fail(RCL_ERR_IO, "error reading kernel source %s", path);
-      break;
-    }
-  }
-  fclose(f);
-  if (rc) {
-    rcl__free(buf);
-    return rc;
-  }
-  buf[len] = '\0';
-  *text = buf;
-  *size = len;
-  return 0;
+  if (e.problem == RCL_FILE_DEVICE) return rcl__fail(RCL_ERR_IO, "kernel source %s is a device, not a file", path);
+  return rcl__fail(RCL_ERR_IO, "error reading kernel source %s", path);
 }
 
 int rcl__kernel_source(char **text, size_t *size, const char *name) {

@@ -4,8 +4,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "core/internal.h"
-#include "tune/tune_internal.h"
+#include "core/alloc.h"
+#include "core/launch.h"
 
 int rcl__set_args(cl_kernel k, const char *name, unsigned int nargs, ...) {
   va_list ap;
@@ -43,7 +43,7 @@ void rcl__chain_begin(rcl_chain *c, cl_command_queue queue, const rcl_queue_args
   c->sub = NULL;
 }
 
-/* The tuner's capture of this thread (tune_internal.h), or NULL. */
+/* The tuner's capture of this thread (launch.h), or NULL. */
 static _Thread_local rcl_capture *tl_capture;
 
 void rcl__capture_begin(rcl_capture *c) {

@@ -9,7 +9,9 @@
  * caller may have released and the driver reissued. */
 #include <string.h>
 
-#include "core/internal.h"
+#include "core/alloc.h"
+#include "core/launch.h"
+#include "core/scratch.h"
 
 /* A buffer of size bytes whose contents start zero (copied from zeroed host memory at creation). */
 static int create_zeroed(cl_mem *out, rcl_context *ctx, size_t size) {

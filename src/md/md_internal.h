@@ -13,7 +13,9 @@
 
 #include "core/internal.h"
 #include "reprocl/md.h"
-#include "tune/tune_internal.h"
+#include "build/program.h"
+#include "tune/params.h"
+#include "tune/tune.h"
 
 /* Keep in sync with cl/md.cl. */
 #define MD_ERR_RANGE 1u

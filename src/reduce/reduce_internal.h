@@ -3,7 +3,10 @@
  * reduce_launch.c (plans and enqueues with an explicit configuration), which uses neither. Not installed. */
 #ifndef REPROCL_REDUCE_INTERNAL_H
 #define REPROCL_REDUCE_INTERNAL_H
-#include "tune/tune_internal.h"
+#include "build/program.h"
+#include "core/internal.h"
+#include "tune/params.h"
+#include "tune/tune.h"
 
 /* The tunable parameters of the reductions, in the order of their rcl_tune_param_def tables. */
 enum { RCL_RED_P_VARIANT = 0, RCL_RED_P_LOCAL = 1, RCL_RED_P_GPC = 2 };

@@ -5,7 +5,10 @@
 #define REPROCL_SPARSE_INTERNAL_H
 #include <string.h>
 
-#include "tune/tune_internal.h"
+#include "build/program.h"
+#include "core/internal.h"
+#include "tune/params.h"
+#include "tune/tune.h"
 #include "reprocl/sparse.h"
 
 /* Entries in file order, before assembly into CSR: (row, col) 0-based, values in dtype. */

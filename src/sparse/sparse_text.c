@@ -5,63 +5,33 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "core/file.h"
 #include "sparse/sparse_internal.h"
 
 int rcl__read_file(char **buf, size_t *len, const char *path) {
   *buf = NULL;
   *len = 0;
   if (!path) return rcl__fail(RCL_ERR_INVALID_ARG, "NULL file name");
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    return rcl__fail(errno == ENOENT ? RCL_ERR_NOT_FOUND : RCL_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-  struct stat st;
-  if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
-    fclose(f);
-    return rcl__fail(RCL_ERR_IO, "%s: is a directory", path);
-  }
   /* A device never ends (/dev/zero, /dev/urandom): the whole-file read would grow until memory runs
    * out. Regular files and pipes (a matrix on standard input) are read. */
-  if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
-    fclose(f);
+  rcl_file_error e;
+  int rc = rcl__file_read(buf, len, path, RCL_FILE_NO_DIRECTORY | RCL_FILE_NO_DEVICE, &e);
+  if (rc != RCL_ERR_IO) return rc;
+  switch (e.problem) {
+  case RCL_FILE_ABSENT:
+  case RCL_FILE_OPEN:
+    return rcl__fail(e.problem == RCL_FILE_ABSENT ? RCL_ERR_NOT_FOUND : RCL_ERR_IO, "%s: cannot open: %s", path,
+                     strerror(e.errnum));
+  case RCL_FILE_DIRECTORY:
+    return rcl__fail(RCL_ERR_IO, "%s: is a directory", path);
+  case RCL_FILE_DEVICE:
     return rcl__fail(RCL_ERR_IO, "%s: is a device, not a file", path);
+  case RCL_FILE_TOO_LARGE:
+    return rcl__fail(RCL_ERR_OVERFLOW, "%s: file too large", path);
+  default:
+    return rcl__fail(RCL_ERR_IO, "%s: read error: %s", path, strerror(e.errnum));
   }
-  /* Read in growing steps: the size is what the file actually holds, never what it claims. */
-  size_t cap = (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) ? (size_t)st.st_size + 1 : 65536;
-  char *b = rcl__malloc(cap);
-  size_t n = 0;
-  int rc = b ? 0 : RCL_ERR_OUT_OF_MEMORY;
-  while (!rc) {
-    if (n + 1 >= cap) {
-      if (cap > SIZE_MAX / 2) {
-        rc = rcl__fail(RCL_ERR_OVERFLOW, "%s: file too large", path);
-        break;
-      }
-      char *nb = rcl__realloc(b, cap * 2);
-      if (!nb) {
-        rc = RCL_ERR_OUT_OF_MEMORY;
-        break;
-      }
-      b = nb;
-      cap *= 2;
-    }
-    size_t got = fread(b + n, 1, cap - 1 - n, f);
-    n += got;
-    if (got == 0) {
-      if (ferror(f)) rc = rcl__fail(RCL_ERR_IO, "%s: read error: %s", path, strerror(errno));
-      break;
-    }
-  }
-  fclose(f);
-  if (rc) {
-    rcl__free(b);
-    return rc;
-  }
-  b[n] = '\0';
-  *buf = b;
-  *len = n;
-  return 0;
 }
 
 int rcl__locale_begin(rcl_locale_guard *g) {

@@ -6,7 +6,10 @@
  * installed. */
 #ifndef REPROCL_STENCIL_INTERNAL_H
 #define REPROCL_STENCIL_INTERNAL_H
-#include "tune/tune_internal.h"
+#include "build/program.h"
+#include "core/internal.h"
+#include "tune/params.h"
+#include "tune/tune.h"
 #include "reprocl/grid.h"
 #include "reprocl/stencil.h"
 

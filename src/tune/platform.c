@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune/tune_internal.h"
+#include "build/cache_dir.h"
+#include "core/alloc.h"
+#include "tune/params.h"
+#include "tune/platform.h"
 
 static int contains_ci(const char *hay, const char *needle, size_t nl) {
   if (nl == 0) return 1;
@@ -21,9 +24,10 @@ static int contains_ci(const char *hay, const char *needle, size_t nl) {
 }
 
 typedef struct {
-  const char *name;              /* file name, for messages */
-  const rcl_device_profile *dev; /* NULL: only check the syntax */
-  const rcl_tune_kernel *k;      /* the kernel whose defaults are wanted, or NULL */
+  const rcl_tune_kernel *const *kernels; /* every tunable kernel: what a line's pattern may match */
+  const char *name;                      /* file name, for messages */
+  const rcl_device_profile *dev;         /* NULL: only check the syntax */
+  const rcl_tune_kernel *k;              /* the kernel whose defaults are wanted, or NULL */
   size_t *values;
   int applied;
 } apply_ctx;
@@ -116,7 +120,7 @@ static int parse_file(apply_ctx *a, const char *text, size_t size) {
     glob[tl] = '\0';
     size_t nmatch = 0;
     const char *pstart = q;
-    for (const rcl_tune_kernel *const *kp = rcl__tune_kernels; *kp; kp++) {
+    for (const rcl_tune_kernel *const *kp = a->kernels; *kp; kp++) {
       if (fnmatch(glob, (*kp)->name, 0) != 0) continue;
       nmatch++;
       int use = a->dev && a->k == *kp && file_matches && section_on;
@@ -160,8 +164,8 @@ static int parse_file(apply_ctx *a, const char *text, size_t size) {
   return 0;
 }
 
-int rcl__platform_check(const char *name, const char *text, size_t size) {
-  apply_ctx a = {name, NULL, NULL, NULL, 0};
+int rcl__platform_check_in(const rcl_tune_kernel *const *kernels, const char *name, const char *text, size_t size) {
+  apply_ctx a = {kernels, name, NULL, NULL, NULL, 0};
   return parse_file(&a, text, size);
 }
 
@@ -221,11 +225,11 @@ static int apply_dir(apply_ctx *a, const char *dir, const char **source) {
   return rc;
 }
 
-int rcl__platform_defaults(size_t values[RCL_TUNE_MAX_PARAMS], const char **source, const rcl_device_profile *p,
-                           const rcl_tune_kernel *k) {
+int rcl__platform_defaults_in(size_t values[RCL_TUNE_MAX_PARAMS], const char **source, const rcl_device_profile *p,
+                              const rcl_tune_kernel *k, const rcl_tune_kernel *const *kernels) {
   const char *src = "";
   for (size_t i = 0; i < RCL_TUNE_MAX_PARAMS; i++) values[i] = 0;
-  apply_ctx a = {NULL, p, k, values, 0};
+  apply_ctx a = {kernels, NULL, p, k, values, 0};
   int rc = 0;
   const char *dir = getenv("REPROCL_PLATFORM_DIR");
   if (dir && *dir) {

@@ -1,6 +1,8 @@
 /* The autotuner: per-context choices of launch parameters, the search that proves every candidate's
  * output bits equal the default configuration's, and the public tuning API. The files behind it are
- * tune_cache.c (the cache file), cache_dir.c (where it lives) and platform.c (the built-in defaults).
+ * tune_cache.c (the cache file), params.c (parameter values), platform.c (the built-in defaults) and,
+ * below, build/cache_dir.c (where the cache lives) and build/cache_state.c (its directory, warning and
+ * statistics per context). The table of every family's kernels comes from context creation.
  *
  * The search (tune_now): the family builds its programs and scratch data; every point of the space is
  * checked by the family's validity predicate (invalid points are never launched) and reduced to the
@@ -13,14 +15,19 @@
  * A candidate replaces the default only if its median is CLEAR_MARGIN faster and its upper quartile is
  * below the default's lower quartile. */
 #include <math.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <time.h>
 
-#include "context/selftest_internal.h"
-#include "tune/tune_internal.h"
+#include "build/cache_state.h"
+#include "build/program_unit.h"
+#include "core/alloc.h"
+#include "core/launch.h"
+#include "tune/params.h"
+#include "tune/platform.h"
+#include "tune/tune.h"
+#include "tune/tune_cache.h"
 
 #define PRUNE_FACTOR 3.0
 #define CLEAR_MARGIN 0.05
@@ -32,85 +39,6 @@
 /* Tuning on first use stops at this problem size: one launch of a larger problem can take the whole
  * budget (and its scratch copies the memory); `reprocl tune --size N` tunes any size explicitly. */
 #define FIRST_USE_MAX_N ((size_t)1 << 24)
-
-/* ---- registry helpers ------------------------------------------------------------------------------- */
-
-const rcl_tune_kernel *rcl__tune_kernel_find(const char *name) {
-  for (const rcl_tune_kernel *const *k = rcl__tune_kernels; name && *k; k++)
-    if (!strcmp((*k)->name, name)) return *k;
-  return NULL;
-}
-
-int rcl__tune_param_index(const rcl_tune_kernel *k, const char *name) {
-  for (size_t i = 0; i < k->nparams; i++)
-    if (!strcmp(k->params[i].name, name)) return (int)i;
-  return -1;
-}
-
-int rcl__tune_param_parse(size_t *out, const rcl_tune_param_def *p, const char *text) {
-  if (p->labels) {
-    for (size_t i = 0; i < p->count; i++)
-      if (!strcasecmp(p->labels[i], text)) {
-        *out = p->values[i];
-        return 0;
-      }
-  }
-  if (!p->labels && !strcasecmp(text, "max")) { /* "no limit" (e.g. spmv's long_row), the largest size_t */
-    *out = SIZE_MAX;
-    return 0;
-  }
-  char *end;
-  unsigned long long v = strtoull(text, &end, 10);
-  if (!*text || *end || text[0] == '-' || text[0] == '+') {
-    char list[256] = "";
-    for (size_t i = 0; p->labels && i < p->count; i++)
-      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", p->labels[i]);
-    return rcl__fail(RCL_ERR_INVALID_ARG, "%s=\"%s\": expected %s%s", p->name, text,
-                     p->labels ? "one of " : "a non-negative integer or max", list);
-  }
-  if (p->labels && v != 0) { /* an enumerated parameter takes only its own values */
-    size_t i = 0;
-    while (i < p->count && p->values[i] != v) i++;
-    if (i == p->count) return rcl__fail(RCL_ERR_INVALID_ARG, "%s=%s is not one of its values", p->name, text);
-  }
-  *out = (size_t)v;
-  return 0;
-}
-
-const char *rcl__tune_param_format(char *buf, size_t size, const rcl_tune_param_def *p, size_t value) {
-  for (size_t i = 0; p->labels && i < p->count; i++)
-    if (p->values[i] == value) {
-      snprintf(buf, size, "%s", p->labels[i]);
-      return buf;
-    }
-  if (value == SIZE_MAX)
-    snprintf(buf, size, "max");
-  else
-    snprintf(buf, size, "%zu", value);
-  return buf;
-}
-
-unsigned rcl__tune_bucket(size_t n) {
-  unsigned b = 0;
-  while (n > 1) {
-    n >>= 1;
-    b++;
-  }
-  return b;
-}
-
-size_t rcl_tune_kernel_count(void) {
-  size_t n = 0;
-  while (rcl__tune_kernels[n]) n++;
-  return n;
-}
-
-const char *rcl_tune_kernel_name(size_t i) { return i < rcl_tune_kernel_count() ? rcl__tune_kernels[i]->name : NULL; }
-
-size_t rcl_tune_kernel_default_size(const char *kernel) {
-  const rcl_tune_kernel *k = rcl__tune_kernel_find(kernel);
-  return k ? k->tune_n : 0;
-}
 
 const char *rcl_tune_origin_name(rcl_tune_origin o) {
   static const char *names[] = {"defaults", "cache", "tuned", "user"};
@@ -146,42 +74,31 @@ typedef struct tkey {
 } tkey;
 
 struct rcl_tune_ctx {
-  pthread_mutex_t lock;      /* guards everything below */
-  pthread_mutex_t tune_lock; /* one search at a time per context */
-  char *dir;                 /* NULL: memory only */
-  char *warning;
+  pthread_mutex_t lock;                  /* guards everything below */
+  pthread_mutex_t tune_lock;             /* one search at a time per context */
+  const rcl_tune_kernel *const *kernels; /* every tunable kernel (NULL-terminated), for lookups by name */
   int disk_loaded;
   rcl_tcache_record *disk; /* records of this device, library and schema */
   size_t ndisk;
   tentry *entries;
   tkey *keys;
-  size_t stats[RCL_STAT_COUNT];
-  rcl_bundle *bundle;
 };
 
-int rcl__tune_ctx_create(rcl_context *ctx, const char *configured) {
+int rcl__tune_ctx_create(rcl_context *ctx, const rcl_tune_kernel *const *kernels) {
   rcl_tune_ctx *t = rcl__calloc(1, sizeof *t);
   if (!t) return RCL_ERR_OUT_OF_MEMORY;
-  int rc = rcl__cache_dir_resolve(&t->dir, &t->warning, configured);
-  if (!rc && pthread_mutex_init(&t->lock, NULL) != 0) rc = rcl__fail(RCL_ERR_INTERNAL, "pthread_mutex_init failed");
+  int rc = 0;
+  if (pthread_mutex_init(&t->lock, NULL) != 0) rc = rcl__fail(RCL_ERR_INTERNAL, "pthread_mutex_init failed");
   if (!rc && pthread_mutex_init(&t->tune_lock, NULL) != 0) {
     pthread_mutex_destroy(&t->lock);
     rc = rcl__fail(RCL_ERR_INTERNAL, "pthread_mutex_init failed");
   }
   if (rc) {
-    rcl__free(t->dir);
-    rcl__free(t->warning);
     rcl__free(t);
     return rc;
   }
+  t->kernels = kernels;
   ctx->tune = t;
-  /* Offline binaries named by the environment: a bad bundle is an error of the caller's setup. */
-  const char *b = getenv("REPROCL_BINARIES");
-  if (b && *b && (rc = rcl_program_bundle_load(ctx, b)) != 0) {
-    rcl__tune_ctx_free(ctx);
-    rcl__error_append(" (REPROCL_BINARIES=%s)", b);
-    return rc;
-  }
   return 0;
 }
 
@@ -196,88 +113,24 @@ void rcl__tune_ctx_free(rcl_context *ctx) {
     n = k->next;
     rcl__free(k);
   }
-  rcl__bundle_free(t->bundle);
   pthread_mutex_destroy(&t->lock);
   pthread_mutex_destroy(&t->tune_lock);
   rcl__free(t->disk);
-  rcl__free(t->dir);
-  rcl__free(t->warning);
   rcl__free(t);
   ctx->tune = NULL;
 }
 
-const char *rcl__cache_dir(const rcl_context *ctx) { return ctx->tune ? ctx->tune->dir : NULL; }
-
-rcl_bundle *rcl__bundle_of(rcl_context *ctx) { return ctx->tune ? ctx->tune->bundle : NULL; }
-
-/* Sets the bundle (binary_cache.c); the previous one is freed. */
-void rcl__bundle_set(rcl_context *ctx, rcl_bundle *b);
-void rcl__bundle_set(rcl_context *ctx, rcl_bundle *b) {
-  pthread_mutex_lock(&ctx->tune->lock);
-  rcl_bundle *old = ctx->tune->bundle;
-  ctx->tune->bundle = b;
-  pthread_mutex_unlock(&ctx->tune->lock);
-  rcl__bundle_free(old);
-}
-
-void rcl__cache_warn(rcl_context *ctx, const char *fmt, ...) {
-  rcl_tune_ctx *t = ctx->tune;
-  if (!t) return;
-  char buf[1024];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(buf, sizeof buf, fmt, ap);
-  va_end(ap);
-  pthread_mutex_lock(&t->lock);
-  if (!t->warning) t->warning = strdup(buf); /* plain strdup: a failed warning must not set an error */
-  pthread_mutex_unlock(&t->lock);
-}
-
-void rcl__stat_add(rcl_context *ctx, rcl_stat s) {
-  if (!ctx->tune) return;
-  pthread_mutex_lock(&ctx->tune->lock);
-  ctx->tune->stats[s]++;
-  pthread_mutex_unlock(&ctx->tune->lock);
-}
-
-const char *rcl_cache_dir(const rcl_context *ctx) { return ctx ? rcl__cache_dir(ctx) : NULL; }
-
-const char *rcl_cache_warning(const rcl_context *ctx) { return ctx && ctx->tune ? ctx->tune->warning : NULL; }
-
-int rcl_cache_default_dir(char **dir, char **why) {
-  if (!dir || !why) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_cache_default_dir: NULL argument");
-  char *d = NULL, *w = NULL;
-  int rc = rcl__cache_dir_resolve(&d, &w, NULL);
-  if (rc) return rc;
-  /* Hand back malloc'ed copies the caller frees with free(). */
-  *dir = d ? strdup(d) : NULL;
-  *why = w ? strdup(w) : NULL;
-  rcl__free(d);
-  rcl__free(w);
-  if ((d && !*dir) || (w && !*why)) return rcl__fail(RCL_ERR_OUT_OF_MEMORY, "out of memory");
-  return 0;
-}
-
-void rcl_cache_stats_get(rcl_cache_stats *out, const rcl_context *ctx) {
-  if (!out) return;
-  memset(out, 0, sizeof *out);
-  if (!ctx || !ctx->tune) return;
-  rcl_tune_ctx *t = ctx->tune;
-  pthread_mutex_lock(&t->lock);
-  out->binary_hits = t->stats[RCL_STAT_BINARY_HIT];
-  out->binary_misses = t->stats[RCL_STAT_BINARY_MISS];
-  out->binary_stored = t->stats[RCL_STAT_BINARY_STORED];
-  out->binary_rejected = t->stats[RCL_STAT_BINARY_REJECTED];
-  out->bundle_hits = t->stats[RCL_STAT_BUNDLE_HIT];
-  out->tune_cache_hits = t->stats[RCL_STAT_TUNE_CACHE_HIT];
-  out->tunings = t->stats[RCL_STAT_TUNE_RUN];
-  pthread_mutex_unlock(&t->lock);
+/* A tunable kernel of the context's table by name, or NULL. */
+static const rcl_tune_kernel *kernel_find(const rcl_tune_ctx *t, const char *name) {
+  for (const rcl_tune_kernel *const *k = t->kernels; name && *k; k++)
+    if (!strcmp((*k)->name, name)) return *k;
+  return NULL;
 }
 
 /* ---- keys --------------------------------------------------------------------------------------------- */
 
-/* The key hashes of k/dt: the program's full source (prelude parts and the family file) and its build
- * options in this context's mode. Called with t->lock held. */
+/* The key hashes of k/dt (rcl__program_tune_key: the program's full source, prelude parts included, and
+ * its build options in this context's mode), computed once per context. Called with t->lock held. */
 static int key_of(const tkey **out, rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt) {
   rcl_tune_ctx *t = ctx->tune;
   for (tkey *e = t->keys; e; e = e->next)
@@ -285,51 +138,13 @@ static int key_of(const tkey **out, rcl_context *ctx, const rcl_tune_kernel *k, 
       *out = e;
       return 0;
     }
-  static const char *const parts[] = {"rcl_portable.cl", "rcl_softfloat.cl", "rcl_exact.cl", "prelude.cl"};
-  rcl_sha256_ctx h;
-  rcl_sha256_init(&h);
-  int rc = 0;
-  /* The prelude parts, then every file of the kernel's programs (k->source: "a.cl,b.cl"). */
-  for (size_t i = 0; i < 4 && !rc; i++) {
-    char *text;
-    size_t size;
-    rc = rcl__kernel_source(&text, &size, parts[i]);
-    if (!rc) {
-      rcl_sha256_update(&h, text, size + 1);
-      rcl__free(text);
-    }
-  }
-  for (const char *p = k->source; *p && !rc;) {
-    const char *c = strchr(p, ',');
-    size_t l = c ? (size_t)(c - p) : strlen(p);
-    char name[128], *text;
-    size_t size;
-    snprintf(name, sizeof name, "%.*s", (int)l, p);
-    rc = rcl__kernel_source(&text, &size, name);
-    if (!rc) {
-      rcl_sha256_update(&h, text, size + 1);
-      rcl__free(text);
-    }
-    p += l + (c != NULL);
-  }
-  if (rc) return rc;
   tkey *e = rcl__calloc(1, sizeof *e);
   if (!e) return RCL_ERR_OUT_OF_MEMORY;
-  char hex[RCL_SHA256_HEX_SIZE], opts[1200];
-  rcl_sha256_final_hex(&h, hex);
-  memcpy(e->src, hex, 16);
-  if ((rc = rcl__policy_options(opts, sizeof opts - 200, ctx, dt, 1)) != 0) {
+  int rc = rcl__program_tune_key(e->src, e->opts, ctx, k->source, dt, k->defines);
+  if (rc) {
     rcl__free(e);
     return rc;
   }
-  if (k->defines && *k->defines) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " %s", k->defines);
-  /* The code-generation environment joins the options' hash (only when set: the record format and the
-   * keys of an ordinary environment stay as they were). */
-  char env[RCL_SHA256_HEX_SIZE];
-  rcl__codegen_env(env);
-  if (env[0]) snprintf(opts + strlen(opts), sizeof opts - strlen(opts), " env=%s", env);
-  rcl_sha256_hex(hex, opts, strlen(opts));
-  memcpy(e->opts, hex, 16);
   e->k = k;
   e->dt = dt;
   e->next = t->keys;
@@ -393,16 +208,17 @@ static int load_disk(rcl_context *ctx) {
   rcl_tune_ctx *t = ctx->tune;
   if (t->disk_loaded) return 0;
   t->disk_loaded = 1;
-  if (!t->dir) return 0;
+  const char *dir = rcl__cache_dir(ctx);
+  if (!dir) return 0;
   rcl_tcache_record *all;
   size_t n, skipped;
-  int rc = rcl__tcache_read(&all, &n, &skipped, t->dir);
+  int rc = rcl__tcache_read(&all, &n, &skipped, dir);
   if (rc == RCL_ERR_OUT_OF_MEMORY) {
     t->disk_loaded = 0;
     return rc;
   }
   if (rc) {
-    if (!t->warning) t->warning = strdup(rcl_error_last());
+    rcl__cache_warn(ctx, "%s", rcl_error_last());
     rcl_error_clear();
     return 0;
   }
@@ -451,7 +267,7 @@ static int entry_from_disk(rcl_context *ctx, tentry *e) {
     if ((p = strstr(c, "default=")) != NULL) e->default_s = strtod(p + 8, NULL) * 1e-3;
     if ((p = strstr(c, "spread=")) != NULL) e->spread = strtod(p + 7, NULL) * 1e-2;
     if ((p = strstr(c, "samples=")) != NULL) e->samples = (unsigned)strtoul(p + 8, NULL, 10);
-    t->stats[RCL_STAT_TUNE_CACHE_HIT]++;
+    rcl__stat_add(ctx, RCL_STAT_TUNE_CACHE_HIT);
     return 0;
   }
   return 0;
@@ -539,7 +355,7 @@ static int launch(double *seconds, int *host_timing, const rcl_tune_kernel *k, v
 
 /* The defaults of k on this device: the platform files, 0 where none sets a value. */
 static int defaults_of(size_t v[RCL_TUNE_MAX_PARAMS], const rcl_context *ctx, const rcl_tune_kernel *k) {
-  return rcl__platform_defaults(v, NULL, &ctx->profile, k);
+  return rcl__platform_defaults_in(v, NULL, &ctx->profile, k, ctx->tune->kernels);
 }
 
 static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt, size_t n,
@@ -776,9 +592,9 @@ static void keep_result(rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt
     e->samples = rep->choice.samples;
     e->tuning_s = rep->tuning_s;
   }
-  t->stats[RCL_STAT_TUNE_RUN]++;
+  rcl__stat_add(ctx, RCL_STAT_TUNE_RUN);
   const tkey *key;
-  if (store && e && t->dir && key_of(&key, ctx, k, dt) == 0) {
+  if (store && e && rcl__cache_dir(ctx) && key_of(&key, ctx, k, dt) == 0) {
     record_key(&rec, ctx, k, key, dt, bucket);
     format_params(rec.params, sizeof rec.params, k, e->v);
     char dev[160];
@@ -796,7 +612,7 @@ static void keep_result(rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt
              rcl_mode_name(ctx->mode), dev);
     have_rec = 1;
   }
-  char *dir = have_rec ? rcl__strdup(t->dir) : NULL;
+  char *dir = have_rec ? rcl__strdup(rcl__cache_dir(ctx)) : NULL;
   pthread_mutex_unlock(&t->lock);
   if (have_rec && dir) {
     if (rcl__tcache_merge(dir, &rec, 1, NULL, NULL) != 0) rcl__cache_warn(ctx, "%s", rcl_error_last());
@@ -827,7 +643,7 @@ static void overlay(size_t values[RCL_TUNE_MAX_PARAMS], const tentry *e, size_t 
 /* The platform defaults of an entry, read once (t->lock held). */
 static int entry_defaults(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, tentry *e) {
   if (!e->has_defaults) {
-    int rc = rcl__platform_defaults(e->defaults, NULL, &ctx->profile, e->k);
+    int rc = rcl__platform_defaults_in(e->defaults, NULL, &ctx->profile, e->k, ctx->tune->kernels);
     if (rc) return rc;
     e->has_defaults = 1;
   }
@@ -911,7 +727,7 @@ int rcl__tune_peek(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const r
 
 static int kernel_arg(const rcl_tune_kernel **k, rcl_context *ctx, const char *kernel, rcl_dtype dt) {
   if (!ctx || !kernel) return rcl__fail(RCL_ERR_INVALID_ARG, "NULL context or kernel name");
-  *k = rcl__tune_kernel_find(kernel);
+  *k = kernel_find(ctx->tune, kernel);
   if (!*k) return rcl__fail(RCL_ERR_NOT_FOUND, "no tunable kernel named \"%s\" (see rcl_tune_kernel_name)", kernel);
   return rcl__require_support(ctx, (*k)->family, dt);
 }
@@ -937,7 +753,7 @@ int rcl_tune_get(rcl_tune_choice *out, rcl_context *ctx, const char *kernel, rcl
   int rc = kernel_arg(&k, ctx, kernel, dt);
   if (rc) return rc;
   size_t values[RCL_TUNE_MAX_PARAMS];
-  if ((rc = rcl__platform_defaults(values, NULL, &ctx->profile, k)) != 0) return rc;
+  if ((rc = rcl__platform_defaults_in(values, NULL, &ctx->profile, k, ctx->tune->kernels)) != 0) return rc;
   rcl_tune_ctx *t = ctx->tune;
   unsigned bucket = rcl__tune_bucket(n);
   pthread_mutex_lock(&t->lock);
@@ -1048,7 +864,7 @@ int rcl_tune_export(char **text, rcl_context *ctx) {
     rcl_tcache_record r;
     record_key(&r, ctx, e->k, key, e->dt, e->bucket);
     size_t v[RCL_TUNE_MAX_PARAMS];
-    rc = rcl__platform_defaults(v, NULL, &ctx->profile, e->k);
+    rc = rcl__platform_defaults_in(v, NULL, &ctx->profile, e->k, ctx->tune->kernels);
     if (rc) break;
     overlay(v, e, e->k->nparams);
     int complete = 1;
@@ -1084,7 +900,7 @@ int rcl_tune_import(rcl_context *ctx, const char *text, size_t *loaded, size_t *
   pthread_mutex_lock(&t->lock);
   rc = load_disk(ctx);
   for (size_t i = 0; i < n && !rc; i++) {
-    const rcl_tune_kernel *k = rcl__tune_kernel_find(recs[i].kernel);
+    const rcl_tune_kernel *k = kernel_find(t, recs[i].kernel);
     rcl_dtype dt;
     if (!k || strcmp(recs[i].fingerprint, ctx->profile.fingerprint) || strcmp(recs[i].lib, REPROCL_VERSION_STRING) ||
         recs[i].schema != RCL_TCACHE_SCHEMA || rcl_dtype_parse(&dt, recs[i].dtype) != 0) {

@@ -2,14 +2,19 @@
  * header; merged into by read-merge-write under a lock file, replaced atomically. See docs/tuning.md
  * ("The tuning cache file") for the format. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "tune/tune_internal.h"
+#include "build/binary_cache.h"
+#include "build/cache_dir.h"
+#include "core/alloc.h"
+#include "tune/tune_cache.h"
 
 static const char header[] = "reprocl-tuning-cache 1\n"
                              "# One record per line: R <checksum> <key> : <parameters> # <measurements>.\n"
@@ -289,5 +294,33 @@ int rcl__tcache_merge(const char *dir, const rcl_tcache_record *add, size_t nadd
   pthread_mutex_unlock(&merge_lock);
   rcl__free(out);
   rcl__free(old);
+  return rc;
+}
+
+/* ---- clearing (both caches: the tuning records here, the program binaries of binary_cache.c) ---------- */
+
+int rcl_cache_clear(const char *dir, const char *fingerprint, size_t *removed) {
+  if (!dir) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_cache_clear: NULL directory");
+  size_t n = 0;
+  struct stat st;
+  if (stat(dir, &st) != 0) {
+    if (removed) *removed = 0;
+    return 0; /* nothing cached */
+  }
+  int rc = rcl__tcache_merge(dir, NULL, 0, fingerprint ? fingerprint : "*", &n);
+  if (!rc && !fingerprint) {
+    /* Temporary files of writers that were killed mid-write (.tuning-1.txt.XXXXXX). */
+    DIR *td = opendir(dir);
+    struct dirent *e;
+    while (td && (e = readdir(td)) != NULL) {
+      if (strncmp(e->d_name, "." RCL_TCACHE_FILE ".", sizeof RCL_TCACHE_FILE + 1) != 0) continue;
+      char path[4096];
+      snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+      if (unlink(path) == 0) n++;
+    }
+    if (td) closedir(td);
+  }
+  if (!rc && !fingerprint) rcl__binary_clear(dir, &n);
+  if (removed) *removed = n;
   return rc;
 }

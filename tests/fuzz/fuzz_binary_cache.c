@@ -11,7 +11,8 @@
  * hashes to the header's digest. */
 #define _GNU_SOURCE /* memmem */
 #include "fuzz_common.h"
-#include "tune/tune_internal.h"
+#include "build/binary_cache.h"
+#include "build/bundle.h"
 
 #define FP "c19a5d9ec58dc8e30939c856d84cdbadcb1055f69e3e01fa420bb36e5443deb7"
 #define KEY "c52eba75692a7250495adcc9f3f140cac7c5396b5aa15f570bca663680b2031e"

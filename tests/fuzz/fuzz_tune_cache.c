@@ -10,7 +10,8 @@
 #include <ctype.h>
 
 #include "fuzz_common.h"
-#include "tune/tune_internal.h"
+#include "core/alloc.h"
+#include "tune/tune_cache.h"
 
 static int hex_lower(const char *s, size_t n) {
   if (strlen(s) != n) return 0;

@@ -1,0 +1,17 @@
+/* Errors of the library (error.c): the thread-local message every failure sets, and the attributes of internal symbols.
+ * Not installed. */
+#ifndef REPROCL_CORE_ERROR_H
+#define REPROCL_CORE_ERROR_H
+#include "reprocl/reprocl.h"
+
+#define RCL_INTERNAL __attribute__((visibility("hidden")))
+#define RCL_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* Sets this thread's error message and returns status, so call sites read `return rcl__fail(...)`. */
+RCL_INTERNAL int rcl__fail(int status, const char *fmt, ...) RCL_PRINTF(2, 3);
+/* An OpenCL failure: "what: CL_ERROR_NAME (code)". */
+RCL_INTERNAL int rcl__fail_cl(cl_int err, const char *what, ...) RCL_PRINTF(2, 3);
+/* Appends to the current message (e.g. a build log after the headline). */
+RCL_INTERNAL void rcl__error_append(const char *fmt, ...) RCL_PRINTF(1, 2);
+
+#endif
