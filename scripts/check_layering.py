@@ -20,7 +20,10 @@ Two graphs are checked:
 And within each folder, the files' symbol graph must have no cycle (a knot between two files is a design
 bug: the shared piece belongs in a third file below both).
 
-usage: scripts/check_layering.py [BUILD_DIR]   (default: build; exit 0 clean, 1 violations, 2 usage)
+usage: scripts/check_layering.py [--src DIR] [BUILD_DIR]
+  BUILD_DIR  a configured and built tree (default: build); DIR: the sources' src/ (default: this checkout's;
+             tests/cli_layering.sh points it at a made-up tree with known violations)
+  exit 0 clean, 1 violations, 2 usage
 """
 import collections
 import glob
@@ -58,6 +61,9 @@ def check_includes(errors):
         rel = os.path.relpath(path, SRC)
         f = folder_of(rel)
         files += 1
+        if f != "cli" and f not in RANK:
+            errors.append(f"src/{rel}: folder '{f}' is not in the layer table of scripts/check_layering.py")
+            continue
         with open(path, encoding="utf-8", errors="replace") as fh:
             for n, line in enumerate(fh, 1):
                 m = inc.match(line)
@@ -68,9 +74,6 @@ def check_includes(errors):
                     if target in RANK:
                         errors.append(f"src/{rel}:{n}: the CLI includes the library's private header {m.group(1)}")
                     continue
-                if f not in RANK:
-                    errors.append(f"src/{rel}: folder '{f}' is not in the layer table of scripts/check_layering.py")
-                    break
                 if target not in RANK:
                     continue  # a kernel source or generated file, not a layer
                 if not allowed(f, target):
@@ -166,10 +169,18 @@ def sccs(adj):
 
 
 def main():
-    if len(sys.argv) > 2 or (len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help")):
+    global SRC
+    args = sys.argv[1:]
+    if args[:1] in (["-h"], ["--help"]):
         print(__doc__.strip())
-        return 0 if len(sys.argv) == 2 else 2
-    build = sys.argv[1] if len(sys.argv) == 2 else os.path.join(ROOT, "build")
+        return 0
+    if args[:1] == ["--src"] and len(args) >= 2:
+        SRC = os.path.abspath(args[1])
+        args = args[2:]
+    if len(args) > 1 or (args and args[0].startswith("-")):
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    build = args[0] if args else os.path.join(ROOT, "build")
     errors = []
     nfiles = check_includes(errors)
     nobjs, nedges = check_symbols(build, errors)
