@@ -616,24 +616,94 @@ int rcl_bounds_order_parse(rcl_bounds_order *out, const char *name) {
   return 0;
 }
 
-int rcl_bounds_compute(rcl_bounds *out, const rcl_expr *e, size_t root, const rcl_bounds_options *opts) {
-  if (!out || !e) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_bounds_compute: NULL argument");
-  rcl_bounds_options o = RCL_BOUNDS_OPTIONS_INIT;
+/* The options (opts, or the defaults when NULL) into o, checked. */
+static int bounds_options(rcl_bounds_options *o, const rcl_bounds_options *opts) {
+  *o = (rcl_bounds_options)RCL_BOUNDS_OPTIONS_INIT;
   if (opts) {
     if (opts->version != RCL_BOUNDS_OPTIONS_VERSION)
       return rcl__fail(RCL_ERR_INVALID_ARG,
                        "rcl_bounds_options.version is %u, expected %u (use RCL_BOUNDS_OPTIONS_INIT)", opts->version,
                        RCL_BOUNDS_OPTIONS_VERSION);
-    o = *opts;
+    *o = *opts;
   }
-  if (o.order != RCL_BOUNDS_ANY_ORDER && o.order != RCL_BOUNDS_ASSOCIATIVE)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_bounds_options.order %d is not an rcl_bounds_order", (int)o.order);
-  if (o.max_any > RCL_BOUNDS_ANY_LIMIT)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "max_any %zu exceeds %u (the any-order DP takes O(3^m) time)", o.max_any,
+  if (o->order != RCL_BOUNDS_ANY_ORDER && o->order != RCL_BOUNDS_ASSOCIATIVE)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_bounds_options.order %d is not an rcl_bounds_order", (int)o->order);
+  if (o->max_any > RCL_BOUNDS_ANY_LIMIT)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "max_any %zu exceeds %u (the any-order DP takes O(3^m) time)", o->max_any,
                      RCL_BOUNDS_ANY_LIMIT);
-  if (o.max_assoc > RCL_BOUNDS_ASSOC_LIMIT)
+  if (o->max_assoc > RCL_BOUNDS_ASSOC_LIMIT)
     return rcl__fail(RCL_ERR_INVALID_ARG, "max_assoc %zu exceeds %u (the associative DP takes O(m^3) time)",
-                     o.max_assoc, RCL_BOUNDS_ASSOC_LIMIT);
+                     o->max_assoc, RCL_BOUNDS_ASSOC_LIMIT);
+  return 0;
+}
+
+/* Marks root's subtree in in[] (one pass downward: children always have smaller indices than their
+ * parent); *largest and *maxkids: the most terms of one of its sums. */
+static void mark_subtree(unsigned char *in, size_t *largest, size_t *maxkids, const rcl_expr *e, size_t root) {
+  in[root] = 1;
+  for (size_t i = root + 1; i-- > 0;)
+    if (in[i]) {
+      const expr_node *nd = &e->nodes[i];
+      for (size_t k = 0; k < nd->count; k++) in[e->kids[nd->first + k]] = 1;
+      if (nd->kind == NODE_SUM) {
+        if (nd->count > *largest) *largest = nd->count;
+        if (nd->count > *maxkids) *maxkids = nd->count;
+      }
+    }
+}
+
+/* The bounds val[i] of node i from its children's (t: room for its terms): a sum of more than limit terms
+ * is enclosed, a smaller one solved exactly. */
+static int eval_node(iv *val, bctx *c, term *t, const rcl_expr *e, size_t i, size_t limit, int any_order) {
+  const expr_node *nd = &e->nodes[i];
+  const size_t *kid = e->kids + nd->first;
+  if (nd->kind == NODE_VALUE) {
+    val[i] = iv_point(nd->value);
+  } else if (nd->kind == NODE_PRODUCT) {
+    val[i] = mul_iv(c, val[kid[0]], val[kid[1]]);
+  } else if (nd->count == 0) {
+    val[i] = iv_point(0.0); /* the empty sum is +0, as in rcl_reduce */
+  } else {
+    for (size_t k = 0; k < nd->count; k++) {
+      const expr_node *ch = &e->nodes[kid[k]];
+      t[k].v = val[kid[k]];
+      t[k].prod = ch->kind == NODE_PRODUCT;
+      if (t[k].prod) {
+        t[k].x = val[e->kids[ch->first]];
+        t[k].y = val[e->kids[ch->first + 1]];
+      }
+    }
+    if (nd->count == 1)
+      val[i] = t[0].v;
+    else if (nd->count > limit)
+      val[i] = enclose(c, nd->count, t);
+    else
+      return dp_sum(&val[i], c, nd->count, t, any_order);
+  }
+  return 0;
+}
+
+/* The result of root's bounds r into out. */
+static void bounds_result(rcl_bounds *out, const rcl_expr *e, iv r, const bctx *c, const rcl_bounds_options *o,
+                          size_t largest) {
+  memset(out, 0, sizeof *out);
+  out->dtype = e->dtype;
+  out->lo = r.val ? r.lo : NAN;
+  out->hi = r.val ? r.hi : NAN;
+  out->has_value = r.val;
+  out->may_be_nan = r.nan;
+  out->tight = c->tight;
+  out->order = o->order;
+  out->fma = c->fma;
+  out->largest_sum = largest;
+  out->enclosed_sums = c->enclosed;
+}
+
+int rcl_bounds_compute(rcl_bounds *out, const rcl_expr *e, size_t root, const rcl_bounds_options *opts) {
+  if (!out || !e) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_bounds_compute: NULL argument");
+  rcl_bounds_options o;
+  int rc = bounds_options(&o, opts);
+  if (rc) return rc;
   size_t max_any = o.max_any ? o.max_any : RCL_BOUNDS_ANY_DEFAULT;
   size_t max_assoc = o.max_assoc ? o.max_assoc : RCL_BOUNDS_ASSOC_DEFAULT;
   size_t limit = o.order == RCL_BOUNDS_ANY_ORDER ? max_any : max_assoc;
@@ -651,17 +721,7 @@ int rcl_bounds_compute(rcl_bounds *out, const rcl_expr *e, size_t root, const rc
     rcl__free(val);
     return RCL_ERR_OUT_OF_MEMORY;
   }
-  in[root] = 1;
-  for (size_t i = nodes; i-- > 0;)
-    if (in[i]) {
-      const expr_node *nd = &e->nodes[i];
-      for (size_t k = 0; k < nd->count; k++) in[e->kids[nd->first + k]] = 1;
-      if (nd->kind == NODE_SUM) {
-        if (nd->count > largest) largest = nd->count;
-        if (nd->count > maxkids) maxkids = nd->count;
-      }
-    }
-  int rc = 0;
+  mark_subtree(in, &largest, &maxkids, e, root);
   if (o.exact_only && largest > limit)
     rc = rcl__fail(RCL_ERR_INVALID_ARG,
                    "a sum of %zu terms exceeds the exact %s-order limit of %zu (raise max_%s up to %u, or allow the "
@@ -671,48 +731,9 @@ int rcl_bounds_compute(rcl_bounds *out, const rcl_expr *e, size_t root, const rc
   term *t = rc ? NULL : rcl__malloc(maxkids * sizeof *t);
   if (!rc && !t) rc = RCL_ERR_OUT_OF_MEMORY;
   bctx c = {e->dtype == RCL_F32, !o.no_fma, 1, 0};
-  for (size_t i = 0; !rc && i < nodes; i++) {
-    if (!in[i]) continue;
-    const expr_node *nd = &e->nodes[i];
-    const size_t *kid = e->kids + nd->first;
-    if (nd->kind == NODE_VALUE) {
-      val[i] = iv_point(nd->value);
-    } else if (nd->kind == NODE_PRODUCT) {
-      val[i] = mul_iv(&c, val[kid[0]], val[kid[1]]);
-    } else if (nd->count == 0) {
-      val[i] = iv_point(0.0); /* the empty sum is +0, as in rcl_reduce */
-    } else {
-      for (size_t k = 0; k < nd->count; k++) {
-        const expr_node *ch = &e->nodes[kid[k]];
-        t[k].v = val[kid[k]];
-        t[k].prod = ch->kind == NODE_PRODUCT;
-        if (t[k].prod) {
-          t[k].x = val[e->kids[ch->first]];
-          t[k].y = val[e->kids[ch->first + 1]];
-        }
-      }
-      if (nd->count == 1)
-        val[i] = t[0].v;
-      else if (nd->count > limit)
-        val[i] = enclose(&c, nd->count, t);
-      else
-        rc = dp_sum(&val[i], &c, nd->count, t, o.order == RCL_BOUNDS_ANY_ORDER);
-    }
-  }
-  if (!rc) {
-    iv r = val[root];
-    memset(out, 0, sizeof *out);
-    out->dtype = e->dtype;
-    out->lo = r.val ? r.lo : NAN;
-    out->hi = r.val ? r.hi : NAN;
-    out->has_value = r.val;
-    out->may_be_nan = r.nan;
-    out->tight = c.tight;
-    out->order = o.order;
-    out->fma = c.fma;
-    out->largest_sum = largest;
-    out->enclosed_sums = c.enclosed;
-  }
+  for (size_t i = 0; !rc && i < nodes; i++)
+    if (in[i]) rc = eval_node(val, &c, t, e, i, limit, o.order == RCL_BOUNDS_ANY_ORDER);
+  if (!rc) bounds_result(out, e, val[root], &c, &o, largest);
   rcl__free(t);
   rcl__free(in);
   rcl__free(val);

@@ -277,6 +277,65 @@ static int check_pragma_operator(const char *s, size_t len, size_t k, const char
   return check_pragma(name, line, text, text + n, "_Pragma");
 }
 
+/* The replacement list of a "#define" [dn, end) (dn: just after "define") is code that runs wherever the
+ * macro is used: lints its calls, and a macro that is only an inexact builtin's name ("#define F mad"). */
+static int lint_define(const char *s, size_t dn, size_t end, const char *name, size_t line, int builtins) {
+  size_t b = dn;
+  while (b < end && is_blank(s[b])) b++;
+  while (b < end && is_ident(s[b])) b++; /* the macro's name */
+  if (b < end && s[b] == '(')            /* its parameters */
+    while (b < end && s[b] != ')') b++;
+  if (b < end) b++;
+  while (b < end && is_blank(s[b])) b++;
+  size_t e = end;
+  while (e > b && is_blank(s[e - 1])) e--;
+  for (size_t k = b; k < e;) {
+    if (isalpha((unsigned char)s[k]) || s[k] == '_') {
+      size_t st = k;
+      while (k < e && is_ident(s[k])) k++;
+      int alias = st == b && k == e;
+      if (k - st == 7 && !strncmp(s + st, "_Pragma", 7)) {
+        int rc = check_pragma_operator(s, e, k, name, line);
+        if (rc) return rc;
+      } else if (builtins && (alias || is_called(s, e, k)) && is_inexact(s + st, k - st))
+        return rcl__fail(RCL_ERR_POLICY,
+                         "%s:%zu: macro uses %.*s(): OpenCL does not fix its result bits, so devices may "
+                         "differ (RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
+                         name, line, (int)(k - st), s + st);
+    } else if (isdigit((unsigned char)s[k])) {
+      while (k < e && is_ident(s[k])) k++;
+    } else {
+      k++;
+    }
+  }
+  return 0;
+}
+
+/* A preprocessor line [i, end) (s[i] is the '#'): a #pragma is checked, a #define's replacement linted. */
+static int lint_directive(const char *s, size_t i, size_t end, const char *name, size_t line, int builtins) {
+  size_t d = i + 1;
+  while (d < end && is_blank(s[d])) d++;
+  size_t dn = d;
+  while (dn < end && is_ident(s[dn])) dn++;
+  if (dn - d == 6 && !strncmp(s + d, "pragma", 6)) return check_pragma(name, line, s + dn, s + end, "#pragma");
+  if (dn - d == 6 && !strncmp(s + d, "define", 6)) return lint_define(s, dn, end, name, line, builtins);
+  return 0;
+}
+
+/* An identifier starting at *i (moved past it): a _Pragma is checked, a call of an inexact builtin
+ * refused when `builtins` is set. */
+static int lint_identifier(const char *s, size_t len, size_t *i, const char *name, size_t line, int builtins) {
+  size_t st = *i;
+  while (*i < len && is_ident(s[*i])) (*i)++;
+  if (*i - st == 7 && !strncmp(s + st, "_Pragma", 7)) return check_pragma_operator(s, len, *i, name, line);
+  if (builtins && is_called(s, len, *i) && is_inexact(s + st, *i - st))
+    return rcl__fail(RCL_ERR_POLICY,
+                     "%s:%zu: call of %.*s(): OpenCL does not fix its result bits, so devices may differ "
+                     "(RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
+                     name, line, (int)(*i - st), s + st);
+  return 0;
+}
+
 /* Lints the clean text (lint_clean) of a source: floating-point pragmas always, calls of inexact
  * builtins when `builtins` is set. */
 static int lint_text(const char *s, size_t len, const char *name, int builtins) {
@@ -304,62 +363,15 @@ static int lint_text(const char *s, size_t len, const char *name, int builtins) 
     if (c == '#' && line_start) {
       size_t end = i;
       while (end < len && s[end] != '\n') end++;
-      size_t d = i + 1;
-      while (d < end && is_blank(s[d])) d++;
-      size_t dn = d;
-      while (dn < end && is_ident(s[dn])) dn++;
-      if (dn - d == 6 && !strncmp(s + d, "pragma", 6)) {
-        int rc = check_pragma(name, line, s + dn, s + end, "#pragma");
-        if (rc) return rc;
-      } else if (dn - d == 6 && !strncmp(s + d, "define", 6)) {
-        /* The replacement list is code that runs wherever the macro is used: lint its calls, and a
-         * macro that is only an inexact builtin's name ("#define F mad"). */
-        size_t b = dn;
-        while (b < end && is_blank(s[b])) b++;
-        while (b < end && is_ident(s[b])) b++; /* the macro's name */
-        if (b < end && s[b] == '(')            /* its parameters */
-          while (b < end && s[b] != ')') b++;
-        if (b < end) b++;
-        while (b < end && is_blank(s[b])) b++;
-        size_t e = end;
-        while (e > b && is_blank(s[e - 1])) e--;
-        for (size_t k = b; k < e;) {
-          if (isalpha((unsigned char)s[k]) || s[k] == '_') {
-            size_t st = k;
-            while (k < e && is_ident(s[k])) k++;
-            int alias = st == b && k == e;
-            if (k - st == 7 && !strncmp(s + st, "_Pragma", 7)) {
-              int rc = check_pragma_operator(s, e, k, name, line);
-              if (rc) return rc;
-            } else if (builtins && (alias || is_called(s, e, k)) && is_inexact(s + st, k - st))
-              return rcl__fail(RCL_ERR_POLICY,
-                               "%s:%zu: macro uses %.*s(): OpenCL does not fix its result bits, so devices may "
-                               "differ (RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
-                               name, line, (int)(k - st), s + st);
-          } else if (isdigit((unsigned char)s[k])) {
-            while (k < e && is_ident(s[k])) k++;
-          } else {
-            k++;
-          }
-        }
-      }
+      int rc = lint_directive(s, i, end, name, line, builtins);
+      if (rc) return rc;
       i = end;
       continue;
     }
     line_start = 0;
     if (isalpha((unsigned char)c) || c == '_') {
-      size_t st = i;
-      while (i < len && is_ident(s[i])) i++;
-      if (i - st == 7 && !strncmp(s + st, "_Pragma", 7)) {
-        int rc = check_pragma_operator(s, len, i, name, line);
-        if (rc) return rc;
-        continue;
-      }
-      if (builtins && is_called(s, len, i) && is_inexact(s + st, i - st))
-        return rcl__fail(RCL_ERR_POLICY,
-                         "%s:%zu: call of %.*s(): OpenCL does not fix its result bits, so devices may differ "
-                         "(RCL_PROGRAM_ALLOW_INEXACT_BUILTINS accepts it)",
-                         name, line, (int)(i - st), s + st);
+      int rc = lint_identifier(s, len, &i, name, line, builtins);
+      if (rc) return rc;
       continue;
     }
     if (isdigit((unsigned char)c)) { /* a number's suffixes are not identifiers: 1.5e-3f */

@@ -93,11 +93,112 @@ static int axpy_once(void *p) {
   return rc;
 }
 
+/* One size and dtype of bench_size: the two input vectors x, y and the result r on the device, the size's
+ * label and the JSON fields every record of it carries (nj). */
+typedef struct {
+  rcl_dtype dt;
+  size_t n, es;
+  const char *size;
+  cl_mem x, y, r;
+  json_t *nj;
+} size_case;
+
+/* x and y filled with the same deterministic uniform values. */
+static int upload_vectors(cli_bench *b, const size_case *s) {
+  void *h = malloc(s->n * s->es);
+  int rc = h ? 0 : RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) {
+    rcl_generate(h, s->dt, s->n, RCL_GEN_UNIFORM, 7);
+    if (clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), s->x, CL_TRUE, 0, s->n * s->es, h, 0, NULL, NULL) ||
+        clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), s->y, CL_TRUE, 0, s->n * s->es, h, 0, NULL, NULL))
+      rc = RCL_ERR_OPENCL;
+  }
+  free(h);
+  return rc;
+}
+
+/* The peer first: CLBlast's Xsum, Xasum, Xdot, Xnrm2 and Xaxpy on the same buffers. Its sum, dot and
+ * nrm2 are compared with reprocl's ordered result (drift_vs_reprocl), so a peer that returns garbage
+ * on some device cannot pass for a fast one. */
+static int bench_peer(cli_bench *b, const size_case *s) {
+  static const char *peer_ops[] = {"sum", "asum", "dot", "nrm2", "axpy"};
+  static const int peer_ref[] = {RCL_OP_SUM, -1, RCL_OP_DOT, RCL_OP_NRM2, -1};
+  size_t es = s->es, n = s->n;
+  rcl_dtype dt = s->dt;
+  cl_command_queue q = rcl_context_cl_queue(b->ctx);
+  int rc = 0;
+  for (int o = 0; o < 5 && !rc && cli_bench_peer_runs(b, "reduce", "clblast", peer_clblast_available()); o++) {
+    unsigned char ref[8], got[8];
+    if (peer_ref[o] >= 0) {
+      red_case c = {
+          b->ctx, (rcl_reduce_op)peer_ref[o], dt, n, s->x, s->y, s->r, RCL_REDUCE_OPTIONS_INIT, 0, {0}, {0}, 0, 0};
+      if ((rc = red_once(&c)) != 0 || clEnqueueReadBuffer(q, s->r, CL_TRUE, 0, es, ref, 0, NULL, NULL)) {
+        rc = rc ? rc : RCL_ERR_OPENCL;
+        break;
+      }
+    }
+    peer_case pc = {peer_ops[o], dt, n, s->r, s->x, s->y, q};
+    double med, mn, mx;
+    if (cli_bench_time(&med, &mn, &mx, b->repeats, peer_once, &pc)) {
+      cli_bench_skip(b, "reduce", peer_ops[o], "clblast", "CLBlast failed on this device");
+      continue;
+    }
+    json_t *extra = json_deep_copy(s->nj);
+    if (peer_ref[o] >= 0 && !clEnqueueReadBuffer(q, s->r, CL_TRUE, 0, es, got, 0, NULL, NULL)) {
+      cli_drift d;
+      cli_drift_compute(&d, ref, got, 1, dt);
+      json_object_set_new(extra, "drift_vs_reprocl", cli_drift_json(&d));
+    }
+    int two = !strcmp(peer_ops[o], "dot") || !strcmp(peer_ops[o], "axpy");
+    double bytes = (!strcmp(peer_ops[o], "axpy") ? 3.0 : two ? 2.0 : 1.0) * (double)(n * es);
+    cli_bench_record(b, "reduce", peer_ops[o], "clblast", "peer:clblast", dt, s->size, (double)n, med, mn, mx, bytes,
+                     two ? 2.0 * (double)n : (double)n, extra);
+  }
+  return rc;
+}
+
+/* reprocl's axpy beside CLBlast's, reproducible and native. */
+static int bench_axpy(cli_bench *b, const size_case *s) {
+  int rc = 0;
+  for (int native = 0; native < 2 && !rc; native++) {
+    axpy_case ac = {native ? b->native : b->ctx, s->dt, s->n, s->x, s->y};
+    double med, mn, mx;
+    rc = cli_bench_time(&med, &mn, &mx, b->repeats, axpy_once, &ac);
+    if (!rc)
+      cli_bench_record(b, "reduce", "axpy", "blas1", native ? "native" : "reproducible", s->dt, s->size, (double)s->n,
+                       med, mn, mx, 3.0 * (double)(s->n * s->es), 2.0 * (double)s->n, json_deep_copy(s->nj));
+  }
+  return rc;
+}
+
+/* sum, dot and nrm2 in ordered and exact mode, reproducible and native, with where each call's time goes. */
+static int bench_reductions(cli_bench *b, const size_case *s) {
+  static const rcl_reduce_op ops[] = {RCL_OP_SUM, RCL_OP_DOT, RCL_OP_NRM2};
+  size_t es = s->es, n = s->n;
+  int rc = 0;
+  for (int o = 0; o < 3 && !rc; o++)
+    for (int m = 0; m < 2 && !rc; m++)
+      for (int native = 0; native < 2 && !rc; native++) {
+        red_case c = {native ? b->native : b->ctx, ops[o], s->dt, n,   s->x, s->y, s->r,
+                      RCL_REDUCE_OPTIONS_INIT,     0,      {0},   {0}, 0,    0};
+        c.o.mode = m ? RCL_REDUCE_EXACT : RCL_REDUCE_ORDERED;
+        double med, mn, mx;
+        rc = cli_bench_time(&med, &mn, &mx, b->repeats, red_once, &c);
+        if (rc) break;
+        double loads = ops[o] == RCL_OP_DOT ? 2.0 : 1.0;
+        json_t *extra = breakdown_json(&c, b->repeats);
+        json_object_update(extra, s->nj);
+        cli_bench_record(b, "reduce", rcl_reduce_op_name(ops[o]), rcl_reduce_mode_name(c.o.mode),
+                         native ? "native" : "reproducible", s->dt, s->size, (double)n, med, mn, mx,
+                         loads * (double)(n * es), ops[o] == RCL_OP_SUM ? (double)n : 2.0 * (double)n, extra);
+      }
+  return rc;
+}
+
 /* One size and dtype: CLBlast (Xsum, Xasum, Xdot, Xnrm2, Xaxpy), reprocl's axpy, and sum, dot, nrm2 in
  * ordered and exact mode, reproducible beside native, all on the same two device vectors. */
 static int bench_size(cli_bench *b, rcl_dtype dt, int lg) {
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
-  static const rcl_reduce_op ops[] = {RCL_OP_SUM, RCL_OP_DOT, RCL_OP_NRM2};
   size_t es = rcl_dtype_size(dt), n = (size_t)1 << lg;
   char size[32];
   snprintf(size, sizeof size, "2^%d", lg);
@@ -107,85 +208,25 @@ static int bench_size(cli_bench *b, rcl_dtype dt, int lg) {
   }
   cl_int err;
   cl_context clc = rcl_context_cl_context(b->ctx);
-  cl_mem x = clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err);
-  cl_mem y = x ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
-  cl_mem r = y ? clCreateBuffer(clc, CL_MEM_READ_WRITE, es, NULL, &err) : NULL;
-  if (!r) {
-    if (x) clReleaseMemObject(x);
-    if (y) clReleaseMemObject(y);
+  size_case s = {dt, n, es, size, NULL, NULL, NULL, NULL};
+  s.x = clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err);
+  s.y = s.x ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
+  s.r = s.y ? clCreateBuffer(clc, CL_MEM_READ_WRITE, es, NULL, &err) : NULL;
+  if (!s.r) {
+    if (s.x) clReleaseMemObject(s.x);
+    if (s.y) clReleaseMemObject(s.y);
     cli_bench_skip(b, "reduce", "all", size, "device buffers could not be allocated");
     return 0;
   }
-  void *h = malloc(n * es);
-  int rc = h ? 0 : RCL_ERR_OUT_OF_MEMORY;
-  if (!rc) {
-    rcl_generate(h, dt, n, RCL_GEN_UNIFORM, 7);
-    if (clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), x, CL_TRUE, 0, n * es, h, 0, NULL, NULL) ||
-        clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), y, CL_TRUE, 0, n * es, h, 0, NULL, NULL))
-      rc = RCL_ERR_OPENCL;
-  }
-  free(h);
-  json_t *nj = json_pack("{s:I}", "n", (json_int_t)n);
-  /* The peer first: CLBlast's Xsum, Xasum, Xdot, Xnrm2 and Xaxpy on the same buffers. Its sum, dot and
-   * nrm2 are compared with reprocl's ordered result (drift_vs_reprocl), so a peer that returns garbage
-   * on some device cannot pass for a fast one. */
-  static const char *peer_ops[] = {"sum", "asum", "dot", "nrm2", "axpy"};
-  static const int peer_ref[] = {RCL_OP_SUM, -1, RCL_OP_DOT, RCL_OP_NRM2, -1};
-  cl_command_queue q = rcl_context_cl_queue(b->ctx);
-  for (int o = 0; o < 5 && !rc && cli_bench_peer_runs(b, "reduce", "clblast", peer_clblast_available()); o++) {
-    unsigned char ref[8], got[8];
-    if (peer_ref[o] >= 0) {
-      red_case c = {b->ctx, (rcl_reduce_op)peer_ref[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT, 0, {0}, {0}, 0, 0};
-      if ((rc = red_once(&c)) != 0 || clEnqueueReadBuffer(q, r, CL_TRUE, 0, es, ref, 0, NULL, NULL)) {
-        rc = rc ? rc : RCL_ERR_OPENCL;
-        break;
-      }
-    }
-    peer_case pc = {peer_ops[o], dt, n, r, x, y, q};
-    double med, mn, mx;
-    if (cli_bench_time(&med, &mn, &mx, b->repeats, peer_once, &pc)) {
-      cli_bench_skip(b, "reduce", peer_ops[o], "clblast", "CLBlast failed on this device");
-      continue;
-    }
-    json_t *extra = json_deep_copy(nj);
-    if (peer_ref[o] >= 0 && !clEnqueueReadBuffer(q, r, CL_TRUE, 0, es, got, 0, NULL, NULL)) {
-      cli_drift d;
-      cli_drift_compute(&d, ref, got, 1, dt);
-      json_object_set_new(extra, "drift_vs_reprocl", cli_drift_json(&d));
-    }
-    int two = !strcmp(peer_ops[o], "dot") || !strcmp(peer_ops[o], "axpy");
-    double bytes = (!strcmp(peer_ops[o], "axpy") ? 3.0 : two ? 2.0 : 1.0) * (double)(n * es);
-    cli_bench_record(b, "reduce", peer_ops[o], "clblast", "peer:clblast", dt, size, (double)n, med, mn, mx, bytes,
-                     two ? 2.0 * (double)n : (double)n, extra);
-  }
-  /* reprocl's axpy beside CLBlast's. */
-  for (int native = 0; native < 2 && !rc; native++) {
-    axpy_case ac = {native ? b->native : b->ctx, dt, n, x, y};
-    double med, mn, mx;
-    rc = cli_bench_time(&med, &mn, &mx, b->repeats, axpy_once, &ac);
-    if (!rc)
-      cli_bench_record(b, "reduce", "axpy", "blas1", native ? "native" : "reproducible", dt, size, (double)n, med, mn,
-                       mx, 3.0 * (double)(n * es), 2.0 * (double)n, json_deep_copy(nj));
-  }
-  for (int o = 0; o < 3 && !rc; o++)
-    for (int m = 0; m < 2 && !rc; m++)
-      for (int native = 0; native < 2 && !rc; native++) {
-        red_case c = {native ? b->native : b->ctx, ops[o], dt, n, x, y, r, RCL_REDUCE_OPTIONS_INIT, 0, {0}, {0}, 0, 0};
-        c.o.mode = m ? RCL_REDUCE_EXACT : RCL_REDUCE_ORDERED;
-        double med, mn, mx;
-        rc = cli_bench_time(&med, &mn, &mx, b->repeats, red_once, &c);
-        if (rc) break;
-        double loads = ops[o] == RCL_OP_DOT ? 2.0 : 1.0;
-        json_t *extra = breakdown_json(&c, b->repeats);
-        json_object_update(extra, nj);
-        cli_bench_record(b, "reduce", rcl_reduce_op_name(ops[o]), rcl_reduce_mode_name(c.o.mode),
-                         native ? "native" : "reproducible", dt, size, (double)n, med, mn, mx, loads * (double)(n * es),
-                         ops[o] == RCL_OP_SUM ? (double)n : 2.0 * (double)n, extra);
-      }
-  json_decref(nj);
-  clReleaseMemObject(x);
-  clReleaseMemObject(y);
-  clReleaseMemObject(r);
+  int rc = upload_vectors(b, &s);
+  s.nj = json_pack("{s:I}", "n", (json_int_t)n);
+  if (!rc) rc = bench_peer(b, &s);
+  if (!rc) rc = bench_axpy(b, &s);
+  if (!rc) rc = bench_reductions(b, &s);
+  json_decref(s.nj);
+  clReleaseMemObject(s.x);
+  clReleaseMemObject(s.y);
+  clReleaseMemObject(s.r);
   return rc ? cli_fail("reduce benchmark (%s %s)", rcl_dtype_name(dt), size) : 0;
 }
 

@@ -129,8 +129,132 @@ static int peer_drift(cli_bench *b, rcl_spmv_matrix *M, bench_run *r, const rcl_
   return rc;
 }
 
-static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
+/* The vectors x (deterministic uniform values) and y on the context; x or y NULL when they could not be made. */
+static void bench_vectors(cl_mem *x, cl_mem *y, cli_bench *b, const rcl_csr *A) {
   cl_context clc = rcl_context_cl_context(b->ctx);
+  size_t es = rcl_dtype_size(A->dtype);
+  void *hx = malloc((A->ncols ? A->ncols : 1) * es);
+  cl_int err;
+  if (hx) {
+    rcl_generate(hx, A->dtype, A->ncols, RCL_GEN_UNIFORM, 7);
+    *x = clCreateBuffer(clc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (A->ncols ? A->ncols : 1) * es, hx, &err);
+    *y = *x ? clCreateBuffer(clc, CL_MEM_READ_WRITE, (A->nrows ? A->nrows : 1) * es, NULL, &err) : NULL;
+  }
+  free(hx);
+}
+
+/* The peer first: ViennaCL's compressed_matrix SpMV on the same context, queue and vectors. */
+static int bench_peer(double *peer_secs, cli_bench *b, rcl_spmv_matrix *M, cl_mem x, cl_mem y, const rcl_csr *A,
+                      const char *label) {
+  int rc = 0;
+  if (cli_bench_peer_runs(b, "spmv", "viennacl", peer_viennacl_available())) {
+    peer_viennacl_matrix *V = NULL;
+    if (peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
+      char what[256];
+      snprintf(what, sizeof what, "%s viennacl", label);
+      cli_bench_skip(b, "spmv", "spmv", what, peer_viennacl_error());
+    } else {
+      bench_run r = {M, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 0, 0, 0, rcl_context_cl_queue(b->ctx), 1, V};
+      cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
+      cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
+      rc = bench_case(b, &r, A, label, "viennacl", "peer:viennacl", peer_secs);
+      if (!rc && *peer_secs > 0) rc = peer_drift(b, M, &r, A);
+    }
+    peer_viennacl_matrix_free(V);
+  }
+  return rc;
+}
+
+/* One launch shape sh of reprocl's kernels (mode 0 reproducible on M, 1 native on N; contract c 0
+ * ordered, 1 exact), its time kept in bst where it is the fastest so far. */
+static int bench_shape(cli_bench *b, rcl_spmv_matrix *M, rcl_spmv_matrix *N, cl_mem x, cl_mem y, const rcl_csr *A,
+                       const char *label, int mode, int c, const shape *sh, best *bst) {
+  char name[96];
+  shape_name(name, sizeof name, sh, 0);
+  char full[112];
+  snprintf(full, sizeof full, "%s/%s", c ? "exact" : "ordered", name);
+  if (sh->v == RCL_SPMV_TASK && A->nnz > ((size_t)1 << 20)) {
+    char what[256];
+    snprintf(what, sizeof what, "%s %s", label, full);
+    cli_bench_skip(b, "spmv", "spmv", what, "one work-item: benchmarked on matrices up to 2^20 entries only");
+    return 0;
+  }
+  bench_run r = {
+      mode ? N : M, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 0, 0, 0, rcl_context_cl_queue(mode ? b->native : b->ctx), 1,
+      NULL};
+  cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
+  cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
+  r.o.contract = c ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
+  r.o.variant = sh->v;
+  r.o.local_size = sh->local;
+  r.o.lanes = sh->lanes;
+  r.o.block_nnz = sh->block;
+  r.o.slice = sh->slice;
+  double secs;
+  int rc = bench_case(b, &r, A, label, full, mode ? "native" : "reproducible", &secs);
+  if (!rc && secs > 0 && c == 0) {
+    double *bp = mode ? &bst->best_native : &bst->best_repro;
+    if (secs < *bp) {
+      *bp = secs;
+      snprintf(mode ? bst->native_name : bst->repro_name, sizeof bst->repro_name, "%s", name);
+    }
+  }
+  if (!rc && secs > 0 && c == 1 && mode == 0 && secs < bst->best_exact) bst->best_exact = secs;
+  return rc;
+}
+
+/* the conventional kernel: strided lane sums and a tree, built natively */
+static int bench_baseline(cli_bench *b, rcl_spmv_matrix *N, cl_mem x, cl_mem y, const rcl_csr *A, const char *label,
+                          best *bst) {
+  static const size_t lanes[] = {0, 4, 8, 16, 32};
+  int rc = 0;
+  for (size_t l = 0; l < 5 && !rc; l++) {
+    if (b->quick && l) break;
+    bench_run r = {N, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 1, lanes[l], 0, rcl_context_cl_queue(b->native), 1, NULL};
+    cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
+    cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
+    shape sh = {RCL_SPMV_VECTOR, 0, lanes[l], 0, 0};
+    char name[96];
+    shape_name(name, sizeof name, &sh, 1);
+    double secs;
+    rc = bench_case(b, &r, A, label, name, "native", &secs);
+    if (!rc && secs > 0 && secs < bst->best_native) {
+      bst->best_native = secs;
+      snprintf(bst->native_name, sizeof bst->native_name, "%s", name);
+    }
+  }
+  return rc;
+}
+
+/* The summary of the matrix: the fastest reproducible ordered configuration (what a tuned run would
+ * pick) against the fastest native one, the fastest exact one and the peer. */
+static void bench_summary(cli_bench *b, const rcl_csr *A, const char *label, const best *bst, double peer_secs) {
+  double bytes = cli_sparse_spmv_bytes(A, 0), gb = bytes / bst->best_repro / 1e9;
+  json_t *s = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "record", "summary", "family", "spmv",
+                        "kernel", "spmv", "size", label, "dtype", rcl_dtype_name(A->dtype), "n", (json_int_t)A->nnz,
+                        "device", b->device_name, "fastest_reproducible_ordered", bst->repro_name, "reproducible_gbps",
+                        gb, "fastest_native_gbps", bytes / bst->best_native / 1e9, "reproducible_over_native_time",
+                        bst->best_repro / bst->best_native, "reproducible_gflops",
+                        2.0 * (double)A->nnz / bst->best_repro / 1e9, "copy_gbps", b->copy_gbps);
+  json_object_set_new(s, "fastest_native", json_string(bst->native_name));
+  json_object_set_new(s, "reproducible_copy_fraction", b->copy_gbps > 0 ? json_real(gb / b->copy_gbps) : json_null());
+  json_object_set_new(s, "exact_over_ordered_time",
+                      isfinite(bst->best_exact) ? json_real(bst->best_exact / bst->best_repro) : json_null());
+  json_object_set_new(s, "reproducible_over_viennacl_time",
+                      peer_secs > 0 ? json_real(bst->best_repro / peer_secs) : json_null());
+  json_array_append_new(b->results, s);
+  char peer[64] = "";
+  if (peer_secs > 0) snprintf(peer, sizeof peer, ", %.2fx ViennaCL's", bst->best_repro / peer_secs);
+  fprintf(stderr,
+          "  spmv     summary %s %s: reproducible ordered %s %.1f GB/s (%.0f%% of copy), %.2fx the time of "
+          "native %s%s\n",
+          label, rcl_dtype_name(A->dtype), bst->repro_name, gb, b->copy_gbps > 0 ? 100.0 * gb / b->copy_gbps : 0.0,
+          bst->best_repro / bst->best_native, bst->native_name, peer);
+}
+
+/* Every configuration of one matrix: the peer, reprocl's shapes (reproducible and native, ordered and
+ * exact), the conventional kernel, then the summary. */
+static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
   size_t es = rcl_dtype_size(A->dtype);
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
   char what[256];
@@ -145,36 +269,15 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
     cli_bench_skip(b, "spmv", "spmv", what, rcl_error_last());
     return 0;
   }
-  void *hx = malloc((A->ncols ? A->ncols : 1) * es);
-  cl_int err;
   cl_mem x = NULL, y = NULL;
-  if (hx) {
-    rcl_generate(hx, A->dtype, A->ncols, RCL_GEN_UNIFORM, 7);
-    x = clCreateBuffer(clc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (A->ncols ? A->ncols : 1) * es, hx, &err);
-    y = x ? clCreateBuffer(clc, CL_MEM_READ_WRITE, (A->nrows ? A->nrows : 1) * es, NULL, &err) : NULL;
-  }
-  free(hx);
+  bench_vectors(&x, &y, b, A);
   int rc = 0;
   double peer_secs = 0;
   if (!y) {
     cli_bench_skip(b, "spmv", "spmv", what, "device buffers could not be allocated");
     goto out;
   }
-  /* The peer first: ViennaCL's compressed_matrix SpMV on the same context, queue and vectors. */
-  if (cli_bench_peer_runs(b, "spmv", "viennacl", peer_viennacl_available())) {
-    peer_viennacl_matrix *V = NULL;
-    if (peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
-      snprintf(what, sizeof what, "%s viennacl", label);
-      cli_bench_skip(b, "spmv", "spmv", what, peer_viennacl_error());
-    } else {
-      bench_run r = {M, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 0, 0, 0, rcl_context_cl_queue(b->ctx), 1, V};
-      cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
-      cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
-      rc = bench_case(b, &r, A, label, "viennacl", "peer:viennacl", &peer_secs);
-      if (!rc && peer_secs > 0) rc = peer_drift(b, M, &r, A);
-    }
-    peer_viennacl_matrix_free(V);
-  }
+  rc = bench_peer(&peer_secs, b, M, x, y, A, label);
   best bst = {INFINITY, INFINITY, INFINITY, "", ""};
   for (int mode = 0; mode < 2 && !rc; mode++) /* reproducible, native */
     for (int c = 0; c < 2 && !rc; c++) {      /* ordered, exact */
@@ -183,89 +286,11 @@ static int bench_matrix(cli_bench *b, const rcl_csr *A, const char *label) {
         int is_default = s == 0 || shapes[s - 1].v != sh->v;
         /* exact and quick mode: the default shape of each variant only; task: one work-item, small only */
         if ((c == 1 || b->quick) && !is_default) continue;
-        char name[96];
-        shape_name(name, sizeof name, sh, 0);
-        char full[112];
-        snprintf(full, sizeof full, "%s/%s", c ? "exact" : "ordered", name);
-        if (sh->v == RCL_SPMV_TASK && A->nnz > ((size_t)1 << 20)) {
-          snprintf(what, sizeof what, "%s %s", label, full);
-          cli_bench_skip(b, "spmv", "spmv", what, "one work-item: benchmarked on matrices up to 2^20 entries only");
-          continue;
-        }
-        bench_run r = {mode ? N : M,
-                       y,
-                       x,
-                       {0},
-                       {0},
-                       RCL_SPMV_OPTIONS_INIT,
-                       0,
-                       0,
-                       0,
-                       rcl_context_cl_queue(mode ? b->native : b->ctx),
-                       1,
-                       NULL};
-        cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
-        cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
-        r.o.contract = c ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
-        r.o.variant = sh->v;
-        r.o.local_size = sh->local;
-        r.o.lanes = sh->lanes;
-        r.o.block_nnz = sh->block;
-        r.o.slice = sh->slice;
-        double secs;
-        rc = bench_case(b, &r, A, label, full, mode ? "native" : "reproducible", &secs);
-        if (!rc && secs > 0 && c == 0) {
-          double *bp = mode ? &bst.best_native : &bst.best_repro;
-          if (secs < *bp) {
-            *bp = secs;
-            snprintf(mode ? bst.native_name : bst.repro_name, sizeof bst.repro_name, "%s", name);
-          }
-        }
-        if (!rc && secs > 0 && c == 1 && mode == 0 && secs < bst.best_exact) bst.best_exact = secs;
+        rc = bench_shape(b, M, N, x, y, A, label, mode, c, sh, &bst);
       }
     }
-  /* the conventional kernel: strided lane sums and a tree, built natively */
-  static const size_t lanes[] = {0, 4, 8, 16, 32};
-  for (size_t l = 0; l < 5 && !rc; l++) {
-    if (b->quick && l) break;
-    bench_run r = {N, y, x, {0}, {0}, RCL_SPMV_OPTIONS_INIT, 1, lanes[l], 0, rcl_context_cl_queue(b->native), 1, NULL};
-    cli_sparse_scalar(r.alpha, "alpha", "1", A->dtype);
-    cli_sparse_scalar(r.beta, "beta", "0", A->dtype);
-    shape sh = {RCL_SPMV_VECTOR, 0, lanes[l], 0, 0};
-    char name[96];
-    shape_name(name, sizeof name, &sh, 1);
-    double secs;
-    rc = bench_case(b, &r, A, label, name, "native", &secs);
-    if (!rc && secs > 0 && secs < bst.best_native) {
-      bst.best_native = secs;
-      snprintf(bst.native_name, sizeof bst.native_name, "%s", name);
-    }
-  }
-  /* The summary of the matrix: the fastest reproducible ordered configuration (what a tuned run would
-   * pick) against the fastest native one, the fastest exact one and the peer. */
-  if (!rc && isfinite(bst.best_repro) && isfinite(bst.best_native)) {
-    double bytes = cli_sparse_spmv_bytes(A, 0), gb = bytes / bst.best_repro / 1e9;
-    json_t *s = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:s,s:f,s:f,s:f,s:f,s:f}", "record", "summary", "family",
-                          "spmv", "kernel", "spmv", "size", label, "dtype", rcl_dtype_name(A->dtype), "n",
-                          (json_int_t)A->nnz, "device", b->device_name, "fastest_reproducible_ordered", bst.repro_name,
-                          "reproducible_gbps", gb, "fastest_native_gbps", bytes / bst.best_native / 1e9,
-                          "reproducible_over_native_time", bst.best_repro / bst.best_native, "reproducible_gflops",
-                          2.0 * (double)A->nnz / bst.best_repro / 1e9, "copy_gbps", b->copy_gbps);
-    json_object_set_new(s, "fastest_native", json_string(bst.native_name));
-    json_object_set_new(s, "reproducible_copy_fraction", b->copy_gbps > 0 ? json_real(gb / b->copy_gbps) : json_null());
-    json_object_set_new(s, "exact_over_ordered_time",
-                        isfinite(bst.best_exact) ? json_real(bst.best_exact / bst.best_repro) : json_null());
-    json_object_set_new(s, "reproducible_over_viennacl_time",
-                        peer_secs > 0 ? json_real(bst.best_repro / peer_secs) : json_null());
-    json_array_append_new(b->results, s);
-    char peer[64] = "";
-    if (peer_secs > 0) snprintf(peer, sizeof peer, ", %.2fx ViennaCL's", bst.best_repro / peer_secs);
-    fprintf(stderr,
-            "  spmv     summary %s %s: reproducible ordered %s %.1f GB/s (%.0f%% of copy), %.2fx the time of "
-            "native %s%s\n",
-            label, rcl_dtype_name(A->dtype), bst.repro_name, gb, b->copy_gbps > 0 ? 100.0 * gb / b->copy_gbps : 0.0,
-            bst.best_repro / bst.best_native, bst.native_name, peer);
-  }
+  if (!rc) rc = bench_baseline(b, N, x, y, A, label, &bst);
+  if (!rc && isfinite(bst.best_repro) && isfinite(bst.best_native)) bench_summary(b, A, label, &bst, peer_secs);
 out:
   if (x) clReleaseMemObject(x);
   if (y) clReleaseMemObject(y);
@@ -378,6 +403,125 @@ static int cg_once(void *p) {
   return st == RCL_ERR_NO_CONVERGENCE ? 0 : st;
 }
 
+/* One dtype's CG benchmark: the matrix on both contexts and ViennaCL's, the vectors on the device, the
+ * host copies of the solutions that are compared. */
+typedef struct {
+  const char *spec;
+  rcl_dtype dt;
+  rcl_csr *A;
+  size_t n, es;
+  void *bv, *x_repro, *x_peer;
+  rcl_spmv_matrix *M, *N;
+  peer_viennacl_matrix *V;
+  cl_mem xb, bb;
+} cg_bench;
+
+/* The matrices, the right-hand side b and the solution x on the device, and the peer's matrix (a peer
+ * that cannot take it is skipped). */
+static int cg_setup(cli_bench *b, cg_bench *c) {
+  size_t n = c->n, es = c->es;
+  cl_int err;
+  c->bv = malloc(n * es);
+  c->x_repro = malloc(n * es);
+  c->x_peer = malloc(n * es);
+  int rc = c->bv && c->x_repro && c->x_peer ? 0 : cli_error("out of memory");
+  if (!rc && (rcl_spmv_matrix_create(&c->M, b->ctx, c->A) || rcl_spmv_matrix_share(&c->N, c->M, b->native)))
+    rc = cli_fail("uploading %s", c->spec);
+  if (!rc) {
+    rcl_generate(c->bv, c->dt, n, RCL_GEN_UNIFORM, 5);
+    c->bb =
+        clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * es, c->bv, &err);
+    c->xb = c->bb ? clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
+    if (!c->xb) rc = cli_error("cannot allocate the CG vectors (%zu values) on the device", n);
+  }
+  if (!rc && cli_bench_peer_runs(b, "cg", "viennacl", peer_viennacl_available()) &&
+      peer_viennacl_matrix_create(&c->V, rcl_context_cl_queue(b->ctx), c->A)) {
+    char what[64];
+    snprintf(what, sizeof what, "viennacl %s", rcl_dtype_name(c->dt));
+    cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());
+  }
+  return rc;
+}
+
+/* Iterations per solve: enough for about 0.3 s (at least 10, at most 100), from a 10-iteration solve
+ * of reprocl's plain CG, the same for every mode and peer (the time per iteration is what counts;
+ * a CPU would otherwise spend minutes here). */
+static int cg_calibrate(size_t *iters, cli_bench *b, const cg_bench *c) {
+  cg_run r = {c->M, NULL, rcl_context_cl_queue(b->ctx), c->xb, c->bb, c->es, c->n, 10, 0, RCL_CG_OPTIONS_INIT};
+  r.o.tol = 0;
+  r.o.max_iterations = 10;
+  double t0 = cli_now();
+  if (cg_once(&r) || cg_once(&r)) /* the first builds the programs */
+    return cli_fail("cg on %s", c->spec);
+  double per = (cli_now() - t0) / 20.0;
+  *iters = per > 0 ? (size_t)fmin(100.0, fmax(10.0, 0.3 / per)) : 100;
+  return 0;
+}
+
+/* One timed record: plain or Jacobi CG (jac) in one mode (0 reproducible, 1 native, 2 ViennaCL), with
+ * the peer's drift from reprocl's solution. */
+static int cg_mode(cli_bench *b, cg_bench *c, size_t iters, int jac, int mode, double bytes, double flops) {
+  size_t n = c->n, es = c->es;
+  cg_run r = {mode == 1 ? c->N : c->M,
+              mode == 2 ? c->V : NULL,
+              rcl_context_cl_queue(mode == 1 ? b->native : b->ctx),
+              c->xb,
+              c->bb,
+              es,
+              n,
+              iters,
+              0,
+              RCL_CG_OPTIONS_INIT};
+  r.o.tol = 0; /* run exactly `iters` iterations */
+  r.o.max_iterations = iters;
+  r.o.jacobi = jac;
+  double med, mn, mx;
+  int st = cli_bench_time(&med, &mn, &mx, b->repeats, cg_once, &r);
+  if (st && mode == 2) {
+    char what[64];
+    snprintf(what, sizeof what, "viennacl %s %s", jac ? "jacobi" : "plain", rcl_dtype_name(c->dt));
+    cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());
+    return 0;
+  }
+  if (st) return cli_fail("cg on %s", c->spec);
+  /* ViennaCL's solution against reprocl's (same iterations from the same start) */
+  json_t *drift = NULL;
+  if (mode != 1 && c->x_repro) {
+    void *dst = mode == 0 ? c->x_repro : c->x_peer;
+    if (clEnqueueReadBuffer(r.q, c->xb, CL_TRUE, 0, n * es, dst, 0, NULL, NULL))
+      return cli_error("cannot read the CG solution back");
+    if (mode == 2) {
+      cli_drift dd;
+      cli_drift_compute(&dd, c->x_repro, c->x_peer, n, c->dt);
+      drift = cli_drift_json(&dd);
+    }
+  }
+  double it = (double)(r.done ? r.done : 1);
+  cli_bench_record(b, "cg", "cg", jac ? "jacobi" : "plain",
+                   mode == 2 ? "peer:viennacl"
+                   : mode    ? "native"
+                             : "reproducible",
+                   c->dt, c->spec, (double)c->A->nnz, med / it, mn / it, mx / it, bytes, flops,
+                   json_pack("{s:s,s:I,s:I,s:s}", "matrix", c->spec, "rows", (json_int_t)n, "iterations",
+                             (json_int_t)r.done, "time", "per iteration"));
+  if (drift)
+    json_object_set_new(json_array_get(b->results, json_array_size(b->results) - 1), "drift_vs_reprocl", drift);
+  return 0;
+}
+
+/* Releases what cg_setup made, and the matrix. */
+static void cg_bench_free(cg_bench *c) {
+  peer_viennacl_matrix_free(c->V);
+  if (c->xb) clReleaseMemObject(c->xb);
+  if (c->bb) clReleaseMemObject(c->bb);
+  rcl_spmv_matrix_free(c->N);
+  rcl_spmv_matrix_free(c->M);
+  free(c->bv);
+  free(c->x_repro);
+  free(c->x_peer);
+  rcl_csr_free(c->A);
+}
+
 int cli_bench_cg(cli_bench *b) {
   static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
   const char *spec = b->quick ? "poisson2d:24" : "poisson3d:100";
@@ -393,108 +537,21 @@ int cli_bench_cg(cli_bench *b) {
     if (cli_bench_out_of_time(b, "cg", rcl_dtype_name(dts[d]), 2.0)) continue;
     rcl_csr *A;
     if (rcl_csr_generate(&A, dts[d], spec)) return cli_fail("generating %s", spec);
-    size_t n = A->nrows, es = rcl_dtype_size(dts[d]);
-    void *bv = malloc(n * es), *x_repro = malloc(n * es), *x_peer = malloc(n * es);
-    rcl_spmv_matrix *M = NULL, *N = NULL;
-    peer_viennacl_matrix *V = NULL;
-    cl_mem xb = NULL, bb = NULL;
-    cl_int err;
-    int rc = bv && x_repro && x_peer ? 0 : cli_error("out of memory");
-    if (!rc && (rcl_spmv_matrix_create(&M, b->ctx, A) || rcl_spmv_matrix_share(&N, M, b->native)))
-      rc = cli_fail("uploading %s", spec);
-    if (!rc) {
-      rcl_generate(bv, dts[d], n, RCL_GEN_UNIFORM, 5);
-      bb = clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, n * es, bv, &err);
-      xb = bb ? clCreateBuffer(rcl_context_cl_context(b->ctx), CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
-      if (!xb) rc = cli_error("cannot allocate the CG vectors (%zu values) on the device", n);
-    }
-    if (!rc && cli_bench_peer_runs(b, "cg", "viennacl", peer_viennacl_available()) && peer_viennacl_matrix_create(&V, rcl_context_cl_queue(b->ctx), A)) {
-      char what[64];
-      snprintf(what, sizeof what, "viennacl %s", rcl_dtype_name(dts[d]));
-      cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());
-    }
-    /* Iterations per solve: enough for about 0.3 s (at least 10, at most 100), from a 10-iteration solve
-     * of reprocl's plain CG, the same for every mode and peer (the time per iteration is what counts;
-     * a CPU would otherwise spend minutes here). */
-    if (!rc && !b->quick) {
-      cg_run r = {M, NULL, rcl_context_cl_queue(b->ctx), xb, bb, es, n, 10, 0, RCL_CG_OPTIONS_INIT};
-      r.o.tol = 0;
-      r.o.max_iterations = 10;
-      double t0 = cli_now();
-      if (cg_once(&r) || cg_once(&r)) { /* the first builds the programs */
-        rc = cli_fail("cg on %s", spec);
-      } else {
-        double per = (cli_now() - t0) / 20.0;
-        iters = per > 0 ? (size_t)fmin(100.0, fmax(10.0, 0.3 / per)) : 100;
-      }
-    }
+    cg_bench c = {spec, dts[d], A, A->nrows, rcl_dtype_size(dts[d]), NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    size_t n = c.n, es = c.es;
+    int rc = cg_setup(b, &c);
+    if (!rc && !b->quick) rc = cg_calibrate(&iters, b, &c);
     /* per iteration: one SpMV, two dots, one norm, three axpys, one scal (and the Jacobi SpMV) */
     for (int jac = 0; jac < 2 && !rc; jac++) {
       double bytes = cli_sparse_spmv_bytes(A, 0) + (double)n * es * (2 + 2 + 1 + 3 + 3 + 3 + 2) +
                      (jac ? (double)n * (2 * es + 8) : 0.0);
       double flops = 2.0 * (double)A->nnz + 12.0 * (double)n + (jac ? 2.0 * (double)n : 0.0);
       for (int mode = 0; mode < 3 && !rc; mode++) { /* reproducible, native, ViennaCL */
-        if (mode == 2 && !V) continue;
-        cg_run r = {mode == 1 ? N : M,
-                    mode == 2 ? V : NULL,
-                    rcl_context_cl_queue(mode == 1 ? b->native : b->ctx),
-                    xb,
-                    bb,
-                    es,
-                    n,
-                    iters,
-                    0,
-                    RCL_CG_OPTIONS_INIT};
-        r.o.tol = 0; /* run exactly `iters` iterations */
-        r.o.max_iterations = iters;
-        r.o.jacobi = jac;
-        double med, mn, mx;
-        int st = cli_bench_time(&med, &mn, &mx, b->repeats, cg_once, &r);
-        if (st && mode == 2) {
-          char what[64];
-          snprintf(what, sizeof what, "viennacl %s %s", jac ? "jacobi" : "plain", rcl_dtype_name(dts[d]));
-          cli_bench_skip(b, "cg", "cg", what, peer_viennacl_error());
-          continue;
-        }
-        if (st) {
-          rc = cli_fail("cg on %s", spec);
-          break;
-        }
-        /* ViennaCL's solution against reprocl's (same iterations from the same start) */
-        json_t *drift = NULL;
-        if (mode != 1 && x_repro) {
-          void *dst = mode == 0 ? x_repro : x_peer;
-          if (clEnqueueReadBuffer(r.q, xb, CL_TRUE, 0, n * es, dst, 0, NULL, NULL)) {
-            rc = cli_error("cannot read the CG solution back");
-            break;
-          }
-          if (mode == 2) {
-            cli_drift dd;
-            cli_drift_compute(&dd, x_repro, x_peer, n, dts[d]);
-            drift = cli_drift_json(&dd);
-          }
-        }
-        double it = (double)(r.done ? r.done : 1);
-        cli_bench_record(b, "cg", "cg", jac ? "jacobi" : "plain",
-                         mode == 2 ? "peer:viennacl"
-                         : mode    ? "native"
-                                   : "reproducible",
-                         dts[d], spec, (double)A->nnz, med / it, mn / it, mx / it, bytes, flops,
-                         json_pack("{s:s,s:I,s:I,s:s}", "matrix", spec, "rows", (json_int_t)n, "iterations",
-                                   (json_int_t)r.done, "time", "per iteration"));
-        if (drift)
-          json_object_set_new(json_array_get(b->results, json_array_size(b->results) - 1), "drift_vs_reprocl", drift);
+        if (mode == 2 && !c.V) continue;
+        rc = cg_mode(b, &c, iters, jac, mode, bytes, flops);
       }
     }
-    peer_viennacl_matrix_free(V);
-    if (xb) clReleaseMemObject(xb);
-    if (bb) clReleaseMemObject(bb);
-    rcl_spmv_matrix_free(N);
-    rcl_spmv_matrix_free(M);
-    free(bv);
-    free(x_repro);
-    free(x_peer);
-    rcl_csr_free(A);
+    cg_bench_free(&c);
     if (rc) return rc;
   }
   return 0;

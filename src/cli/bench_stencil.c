@@ -80,20 +80,113 @@ static int bench_case(cli_bench *b, st_case *c, const kernel_def *k, const char 
   return 0;
 }
 
-int cli_bench_stencil(cli_bench *b) {
-  static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
-  static const kernel_def kernels[] = {{"nine", 0, 1, 3}, {"general5", 0, 2, 2}, {"sor", 1, 1, 2}};
-  static const size_t full[] = {1024, 4096, 8192}, quick[] = {64, 128};
-  /* GPU tile sweep for the 9-point f32 stencil: local x, local y, points x, points y. */
-  /* Shapes (local x, local y, points x, points y) of the tiled and of the register-blocked plain variant
-   * (no local memory: several points along x per work-item, rows loaded once). */
-  static const size_t sweep[][4] = {{32, 8, 1, 4},  {32, 8, 1, 8}, {32, 8, 1, 16},  {64, 4, 1, 8},
-                                    {128, 2, 1, 8}, {32, 4, 2, 8}, {256, 1, 1, 16}, {64, 8, 1, 4},
-                                    {32, 4, 4, 8}};
-  static const size_t plain_sweep[][4] = {{32, 4, 4, 8}, {32, 8, 4, 4}, {64, 4, 4, 4}, {64, 4, 4, 1},
-                                          {32, 4, 2, 8}, {32, 8, 4, 8}, {64, 2, 4, 8}};
+static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
+static const kernel_def kernels[] = {{"nine", 0, 1, 3}, {"general5", 0, 2, 2}, {"sor", 1, 1, 2}};
+static const rcl_stencil_variant variants[] = {RCL_STENCIL_PLAIN, RCL_STENCIL_TILED, RCL_STENCIL_TASK};
+/* GPU tile sweep for the 9-point f32 stencil: local x, local y, points x, points y. */
+/* Shapes (local x, local y, points x, points y) of the tiled and of the register-blocked plain variant
+ * (no local memory: several points along x per work-item, rows loaded once). */
+static const size_t sweep[][4] = {{32, 8, 1, 4}, {32, 8, 1, 8},   {32, 8, 1, 16}, {64, 4, 1, 8}, {128, 2, 1, 8},
+                                  {32, 4, 2, 8}, {256, 1, 1, 16}, {64, 8, 1, 4},  {32, 4, 4, 8}};
+static const size_t plain_sweep[][4] = {{32, 4, 4, 8}, {32, 8, 4, 4}, {64, 4, 4, 4}, {64, 4, 4, 1},
+                                        {32, 4, 2, 8}, {32, 8, 4, 8}, {64, 2, 4, 8}};
+
+/* The case of kernel k in dtype dt on a w x w grid, with its three device buffers (NULL where they could
+ * not be made). */
+static void case_init(st_case *c, cli_bench *b, const kernel_def *k, rcl_dtype dt, size_t w) {
+  size_t n = w * w, es = rcl_dtype_size(dt);
+  cl_int err;
+  cl_context clc = rcl_context_cl_context(b->ctx);
+  memset(c, 0, sizeof *c);
+  c->sor = k->sor;
+  c->st = (rcl_stencil_desc)RCL_STENCIL_DESC_INIT;
+  if (k->radius == 2) {
+    c->st.kind = RCL_STENCIL_GENERAL;
+    c->st.radius = 2;
+    for (int q = 0; q < 25; q++) c->st.weights[q] = 1.0 / 25.0;
+  }
+  c->sd = (rcl_sor_desc)RCL_SOR_DESC_INIT;
+  c->dt = dt;
+  c->w = c->h = w;
+  c->a = clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err);
+  c->b = c->a ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
+  c->s = c->b ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
+}
+
+/* Every variant, reproducible and native, of one case at size index si; slow[v][native] marks those
+ * too slow (then skipped at larger sizes). */
+static int bench_variants(cli_bench *b, st_case *c, const kernel_def *k, size_t si, const char *size, int slow[3][2]) {
+  int rc = 0;
+  for (size_t v = 0; v < 3 && !rc; v++) {
+    if (variants[v] == RCL_STENCIL_TASK && si > 0) continue; /* one work-item: the smallest size only */
+    for (int native = 0; native < 2 && !rc; native++) {
+      if (slow[v][native]) continue;
+      c->ctx = native ? b->native : b->ctx;
+      c->o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
+      c->o.variant = variants[v];
+      slow[v][native] = bench_case(b, c, k, rcl_stencil_variant_name(variants[v]), native, size, &rc);
+    }
+  }
+  return rc;
+}
+
+/* What tuning the tiled and blocked plain shapes can reach (GPUs; everywhere at the smallest
+ * size). */
+static int bench_sweep(cli_bench *b, st_case *c, const kernel_def *k, const char *size) {
   const size_t nsweep = sizeof sweep / sizeof sweep[0], nplain = sizeof plain_sweep / sizeof plain_sweep[0];
-  static const rcl_stencil_variant variants[] = {RCL_STENCIL_PLAIN, RCL_STENCIL_TILED, RCL_STENCIL_TASK};
+  int rc = 0;
+  for (size_t t = 0; t < nsweep + nplain && !rc; t++) {
+    const int plain = t >= nsweep;
+    const size_t *sh = plain ? plain_sweep[t - nsweep] : sweep[t];
+    for (int native = 0; native < 2 && !rc; native++) {
+      char label[48];
+      snprintf(label, sizeof label, "%s-%zux%zu-%zux%zu", plain ? "plain" : "tiled", sh[0], sh[1], sh[2], sh[3]);
+      c->ctx = native ? b->native : b->ctx;
+      c->o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
+      c->o.variant = plain ? RCL_STENCIL_PLAIN : RCL_STENCIL_TILED;
+      for (int q = 0; q < 2; q++) {
+        c->o.local_size[q] = sh[q];
+        c->o.points_per_item[q] = sh[2 + q];
+      }
+      rcl_stencil_options used;
+      if (rcl_stencil_resolve_launch(&used, c->ctx, c->dt, &c->st, c->w, c->h, &c->o)) {
+        cli_bench_skip(b, "stencil", "nine", label, rcl_error_last());
+        break;
+      }
+      bench_case(b, c, k, label, native, size, &rc);
+    }
+  }
+  return rc;
+}
+
+/* Kernel ki in dtype index d at size index si (grid w x w): a uniform grid uploaded, every variant, and
+ * on the 9-point f32 stencil the sweep. */
+static int bench_kernel(cli_bench *b, size_t ki, int d, size_t si, size_t w, const char *size, int slow[3][2],
+                        int gpu) {
+  size_t n = w * w, es = rcl_dtype_size(dts[d]);
+  st_case c;
+  case_init(&c, b, &kernels[ki], dts[d], w);
+  void *h = c.s ? malloc(n * es) : NULL;
+  int rc = 0;
+  if (!h) {
+    cli_bench_skip(b, "stencil", kernels[ki].name, size, "device or host buffers could not be allocated");
+  } else {
+    rcl_generate(h, c.dt, n, RCL_GEN_UNIFORM, 7);
+    if (clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), c.a, CL_TRUE, 0, n * es, h, 0, NULL, NULL) != CL_SUCCESS)
+      rc = RCL_ERR_OPENCL;
+    if (!rc) rc = bench_variants(b, &c, &kernels[ki], si, size, slow);
+    if (!rc && !b->quick && ki == 0 && d == 0 && (gpu || si == 0)) rc = bench_sweep(b, &c, &kernels[ki], size);
+  }
+  free(h);
+  if (c.a) clReleaseMemObject(c.a);
+  if (c.b) clReleaseMemObject(c.b);
+  if (c.s) clReleaseMemObject(c.s);
+  if (rc) return cli_fail("stencil benchmark (%s %s %s)", kernels[ki].name, rcl_dtype_name(dts[d]), size);
+  return 0;
+}
+
+int cli_bench_stencil(cli_bench *b) {
+  static const size_t full[] = {1024, 4096, 8192}, quick[] = {64, 128};
   const rcl_device_profile *p = rcl_context_profile(b->ctx);
   int gpu = !(p->type & CL_DEVICE_TYPE_CPU);
   const size_t *sizes = b->quick ? quick : full;
@@ -122,74 +215,8 @@ int cli_bench_stencil(cli_bench *b) {
           cli_bench_skip(b, "stencil", kernels[k].name, size, "grid larger than the device's largest buffer");
           continue;
         }
-        cl_int err;
-        cl_context clc = rcl_context_cl_context(b->ctx);
-        st_case c;
-        memset(&c, 0, sizeof c);
-        c.sor = kernels[k].sor;
-        c.st = (rcl_stencil_desc)RCL_STENCIL_DESC_INIT;
-        if (kernels[k].radius == 2) {
-          c.st.kind = RCL_STENCIL_GENERAL;
-          c.st.radius = 2;
-          for (int q = 0; q < 25; q++) c.st.weights[q] = 1.0 / 25.0;
-        }
-        c.sd = (rcl_sor_desc)RCL_SOR_DESC_INIT;
-        c.dt = dts[d];
-        c.w = c.h = w;
-        c.a = clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err);
-        c.b = c.a ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
-        c.s = c.b ? clCreateBuffer(clc, CL_MEM_READ_WRITE, n * es, NULL, &err) : NULL;
-        void *h = c.s ? malloc(n * es) : NULL;
-        int rc = 0;
-        if (!h) {
-          cli_bench_skip(b, "stencil", kernels[k].name, size, "device or host buffers could not be allocated");
-        } else {
-          rcl_generate(h, c.dt, n, RCL_GEN_UNIFORM, 7);
-          if (clEnqueueWriteBuffer(rcl_context_cl_queue(b->ctx), c.a, CL_TRUE, 0, n * es, h, 0, NULL, NULL) !=
-              CL_SUCCESS)
-            rc = RCL_ERR_OPENCL;
-          for (size_t v = 0; v < 3 && !rc; v++) {
-            if (variants[v] == RCL_STENCIL_TASK && si > 0) continue; /* one work-item: the smallest size only */
-            for (int native = 0; native < 2 && !rc; native++) {
-              if (slow[d][k][v][native]) continue;
-              c.ctx = native ? b->native : b->ctx;
-              c.o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
-              c.o.variant = variants[v];
-              slow[d][k][v][native] =
-                  bench_case(b, &c, &kernels[k], rcl_stencil_variant_name(variants[v]), native, size, &rc);
-            }
-          }
-          /* What tuning the tiled and blocked plain shapes can reach (GPUs; everywhere at the smallest
-           * size). */
-          if (!b->quick && k == 0 && d == 0 && (gpu || si == 0))
-            for (size_t t = 0; t < nsweep + nplain && !rc; t++) {
-              const int plain = t >= nsweep;
-              const size_t *sh = plain ? plain_sweep[t - nsweep] : sweep[t];
-              for (int native = 0; native < 2 && !rc; native++) {
-                char label[48];
-                snprintf(label, sizeof label, "%s-%zux%zu-%zux%zu", plain ? "plain" : "tiled", sh[0], sh[1], sh[2],
-                         sh[3]);
-                c.ctx = native ? b->native : b->ctx;
-                c.o = (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
-                c.o.variant = plain ? RCL_STENCIL_PLAIN : RCL_STENCIL_TILED;
-                for (int q = 0; q < 2; q++) {
-                  c.o.local_size[q] = sh[q];
-                  c.o.points_per_item[q] = sh[2 + q];
-                }
-                rcl_stencil_options used;
-                if (rcl_stencil_resolve_launch(&used, c.ctx, c.dt, &c.st, c.w, c.h, &c.o)) {
-                  cli_bench_skip(b, "stencil", "nine", label, rcl_error_last());
-                  break;
-                }
-                bench_case(b, &c, &kernels[k], label, native, size, &rc);
-              }
-            }
-        }
-        free(h);
-        if (c.a) clReleaseMemObject(c.a);
-        if (c.b) clReleaseMemObject(c.b);
-        if (c.s) clReleaseMemObject(c.s);
-        if (rc) return cli_fail("stencil benchmark (%s %s %s)", kernels[k].name, rcl_dtype_name(dts[d]), size);
+        int rc = bench_kernel(b, k, d, si, w, size, slow[d][k], gpu);
+        if (rc) return rc;
       }
     }
   }

@@ -66,6 +66,62 @@ static int verdict_ctx(rcl_context **ctx, size_t i) {
   return rcl_context_create(ctx, &o);
 }
 
+/* Device i's profile p (and its self-test verdicts) as a JSON object appended to arr. */
+static int device_json(json_t *arr, const rcl_device_profile *p, size_t i, int selftest) {
+  int rc = 0;
+  json_t *o = cli_profile_json(p);
+  json_object_set_new(o, "index", json_integer((json_int_t)i));
+  json_array_append_new(arr, o);
+  rcl_context *ctx = NULL;
+  json_t *st = NULL;
+  if (selftest && (verdict_ctx(&ctx, i) || cli_verdicts_json(&st, ctx)))
+    rc = cli_fail("device %zu: the self-test verdicts", i);
+  if (st) json_object_set_new(o, "selftest", st);
+  rcl_context_free(ctx);
+  return rc;
+}
+
+/* Device i's profile p as text: identity, limits, guarantees, and how each family runs on it. */
+static void device_profile_print(const rcl_device_profile *p, size_t i) {
+  printf("[%zu] %s: %s\n", i, p->platform_name, p->device_name);
+  printf("    platform %s; device %s; driver %s; %s\n", p->platform_version, p->device_version, p->driver_version,
+         p->opencl_c_version);
+  printf("    %u compute units, work-group <= %zu, local %llu KiB, global %llu MiB, max alloc %llu MiB\n",
+         p->compute_units, p->max_work_group_size, (unsigned long long)p->local_mem_size / 1024,
+         (unsigned long long)p->global_mem_size >> 20, (unsigned long long)p->max_mem_alloc_size >> 20);
+  printf("    fp32: denormals %s, correctly rounded div/sqrt %s, fma %s | fp64: %s%s | int64 atomics %s\n",
+         yn(p->fp32_denormals), yn(p->fp32_correctly_rounded_div_sqrt), yn(p->fp32_fma), yn(p->fp64),
+         p->fp64 ? (p->fp64_denormals ? " (denormals)" : " (no denormals)") : "", yn(p->int64_atomics));
+  if (p->loop_iteration_limit)
+    printf("    driver ends loops after %llu iterations per work-item: grids are sized to stay below\n",
+           (unsigned long long)p->loop_iteration_limit);
+  static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
+  for (int f = 0; f < RCL_FAMILY_COUNT; f++) {
+    printf("    %-8s", rcl_family_name((rcl_family)f));
+    for (int d = 0; d < 2; d++) {
+      const char *why;
+      rcl_support s = rcl_device_profile_support(p, (rcl_family)f, dts[d], &why);
+      printf(" %s: %-11s", rcl_dtype_name(dts[d]), rcl_support_name(s));
+      if (*why && d == 1)
+        printf(" (%s)", why);
+      else if (*why)
+        printf(" (%s)\n%*s", why, 12, "");
+    }
+    printf("\n");
+  }
+}
+
+/* Device i as text: its profile p, then its self-test verdicts. */
+static int device_text(const rcl_device_profile *p, size_t i, int selftest) {
+  int rc = 0;
+  device_profile_print(p, i);
+  rcl_context *ctx = NULL;
+  if (selftest && (verdict_ctx(&ctx, i) || cli_verdicts_print(ctx)))
+    rc = cli_fail("device %zu: the self-test verdicts", i);
+  rcl_context_free(ctx);
+  return rc;
+}
+
 int cmd_devices(int argc, char **argv) {
   int json = 0, no_selftest = 0;
   const char *device = "all";
@@ -98,57 +154,13 @@ int cmd_devices(int argc, char **argv) {
   if (rcl_devices(&list, &n)) return cli_fail("cannot list OpenCL devices");
   json_t *arr = json_array();
   int rc = 0;
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < n && !rc; i++) {
     if (only != SIZE_MAX && i != only) continue;
     rcl_device_profile p;
-    if (rcl_device_profile_query(&p, list[i].device)) {
+    if (rcl_device_profile_query(&p, list[i].device))
       rc = cli_fail("cannot read the profile of device %zu", i);
-      break;
-    }
-    if (json) {
-      json_t *o = cli_profile_json(&p);
-      json_object_set_new(o, "index", json_integer((json_int_t)i));
-      json_array_append_new(arr, o);
-      rcl_context *ctx = NULL;
-      json_t *st = NULL;
-      if (selftest && (verdict_ctx(&ctx, i) || cli_verdicts_json(&st, ctx)))
-        rc = cli_fail("device %zu: the self-test verdicts", i);
-      if (st) json_object_set_new(o, "selftest", st);
-      rcl_context_free(ctx);
-      if (rc) break;
-      continue;
-    }
-    printf("[%zu] %s: %s\n", i, p.platform_name, p.device_name);
-    printf("    platform %s; device %s; driver %s; %s\n", p.platform_version, p.device_version, p.driver_version,
-           p.opencl_c_version);
-    printf("    %u compute units, work-group <= %zu, local %llu KiB, global %llu MiB, max alloc %llu MiB\n",
-           p.compute_units, p.max_work_group_size, (unsigned long long)p.local_mem_size / 1024,
-           (unsigned long long)p.global_mem_size >> 20, (unsigned long long)p.max_mem_alloc_size >> 20);
-    printf("    fp32: denormals %s, correctly rounded div/sqrt %s, fma %s | fp64: %s%s | int64 atomics %s\n",
-           yn(p.fp32_denormals), yn(p.fp32_correctly_rounded_div_sqrt), yn(p.fp32_fma), yn(p.fp64),
-           p.fp64 ? (p.fp64_denormals ? " (denormals)" : " (no denormals)") : "", yn(p.int64_atomics));
-    if (p.loop_iteration_limit)
-      printf("    driver ends loops after %llu iterations per work-item: grids are sized to stay below\n",
-             (unsigned long long)p.loop_iteration_limit);
-    static const rcl_dtype dts[] = {RCL_F32, RCL_F64};
-    for (int f = 0; f < RCL_FAMILY_COUNT; f++) {
-      printf("    %-8s", rcl_family_name((rcl_family)f));
-      for (int d = 0; d < 2; d++) {
-        const char *why;
-        rcl_support s = rcl_device_profile_support(&p, (rcl_family)f, dts[d], &why);
-        printf(" %s: %-11s", rcl_dtype_name(dts[d]), rcl_support_name(s));
-        if (*why && d == 1)
-          printf(" (%s)", why);
-        else if (*why)
-          printf(" (%s)\n%*s", why, 12, "");
-      }
-      printf("\n");
-    }
-    rcl_context *ctx = NULL;
-    if (selftest && (verdict_ctx(&ctx, i) || cli_verdicts_print(ctx)))
-      rc = cli_fail("device %zu: the self-test verdicts", i);
-    rcl_context_free(ctx);
-    if (rc) break;
+    else
+      rc = json ? device_json(arr, &p, i, selftest) : device_text(&p, i, selftest);
   }
   if (!rc && json) {
     json_t *top = json_pack("{s:s,s:I,s:o}", "reprocl", REPROCL_VERSION_STRING, "count",

@@ -98,12 +98,10 @@ static void histogram_svg(FILE *f, const double *bins, const char *title) {
   fputs("</figcaption></figure>", f);
 }
 
-int suite_write_html(const char *path, json_t *doc) {
-  FILE *f = fopen(path, "w");
-  if (!f) return cli_error("cannot write %s", path);
-  json_t *devs = json_object_get(doc, "devices"), *cases = json_object_get(doc, "cases");
-  size_t nd = json_array_size(devs), i;
-  json_t *d, *c;
+/* The page's head and style, the summary line and the list of devices. */
+static void html_head(FILE *f, json_t *doc, json_t *devs) {
+  size_t i;
+  json_t *d;
   fputs("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>reprocl check</title><style>"
         "body{font-family:sans-serif;margin:1.5em;color:#222}table{border-collapse:collapse;font-size:12px}"
         "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}th{background:#eee}td.ok{background:#e6f4e6}"
@@ -112,9 +110,11 @@ int suite_write_html(const char *path, json_t *doc) {
         "</style></head><body>\n<h1>reprocl check</h1>\n",
         f);
   int mism = (int)json_integer_value(json_object_get(doc, "mismatches"));
-  fprintf(f, "<p>reprocl %s, %s suite, %s on %s. <strong>%s</strong>: %d reproducible result(s) differ from the host "
-             "reference.</p>\n<h2>Devices</h2><ol start=\"0\">",
-          str(doc, "reprocl"), str(doc, "suite"), str(doc, "created"), str(doc, "host"), mism ? "DISAGREE" : "AGREE", mism);
+  fprintf(f,
+          "<p>reprocl %s, %s suite, %s on %s. <strong>%s</strong>: %d reproducible result(s) differ from the host "
+          "reference.</p>\n<h2>Devices</h2><ol start=\"0\">",
+          str(doc, "reprocl"), str(doc, "suite"), str(doc, "created"), str(doc, "host"), mism ? "DISAGREE" : "AGREE",
+          mism);
   json_array_foreach(devs, i, d) {
     fputs("<li>", f);
     html_escape(f, str(d, "name"));
@@ -122,102 +122,139 @@ int suite_write_html(const char *path, json_t *doc) {
     html_escape(f, str(d, "driver_version"));
     fputs("</li>", f);
   }
-  fputs("</ol>\n<h2>Reproducible mode</h2><p>Each cell: the first 8 hex digits of the SHA-256 of the result, and "
-        "whether it equals the host reference (C, <code>-ffp-contract=off</code>).</p><table><tr><th>case</th>"
-        "<th>contract</th><th>reference</th>",
-        f);
-  for (size_t k = 0; k < nd; k++) fprintf(f, "<th>[%zu]</th>", k);
-  fputs("</tr>\n", f);
-  json_array_foreach(cases, i, c) {
-    fputs("<tr><td>", f);
-    html_escape(f, str(c, "name"));
-    fputs("</td><td>", f);
-    html_escape(f, str(c, "contract"));
-    if (strcmp(str(c, "status"), "ok")) {
-      fprintf(f, "</td><td colspan=\"%zu\" class=\"na\">%s: ", nd + 1, str(c, "status"));
-      html_escape(f, str(c, "reason"));
-      fputs("</td></tr>\n", f);
-      continue;
-    }
-    fprintf(f, "</td><td><code>%.8s</code></td>", str(c, "reference"));
-    size_t k;
-    json_t *r;
-    json_array_foreach(json_object_get(c, "results"), k, r) {
-      if (!strcmp(str(r, "status"), "ok"))
-        fprintf(f, "<td class=\"%s\"><code>%.8s</code> %s</td>", json_is_true(json_object_get(r, "agrees")) ? "ok" : "bad",
-                str(r, "sha256"), json_is_true(json_object_get(r, "agrees")) ? "&#10003;" : "&#10007;");
-      else {
-        fprintf(f, "<td class=\"%s\" title=\"", !strcmp(str(r, "status"), "unsupported") ? "na" : "bad");
-        html_escape(f, str(r, "reason"));
-        fprintf(f, "\">%s</td>", !strcmp(str(r, "status"), "unsupported") ? "n/a" : "error");
-      }
-    }
-    fputs("</tr>\n", f);
+}
+
+/* One case's row of the reproducible table: its digest per device against the reference, or why not run. */
+static void html_repro_row(FILE *f, json_t *c, size_t nd) {
+  fputs("<tr><td>", f);
+  html_escape(f, str(c, "name"));
+  fputs("</td><td>", f);
+  html_escape(f, str(c, "contract"));
+  if (strcmp(str(c, "status"), "ok")) {
+    fprintf(f, "</td><td colspan=\"%zu\" class=\"na\">%s: ", nd + 1, str(c, "status"));
+    html_escape(f, str(c, "reason"));
+    fputs("</td></tr>\n", f);
+    return;
   }
-  fputs("</table>\n", f);
-  /* Native mode: table, histograms per device, difference images. */
-  int any_native = 0;
-  double (*hist)[SUITE_ULP_BINS] = calloc(nd ? nd : 1, sizeof *hist);
+  fprintf(f, "</td><td><code>%.8s</code></td>", str(c, "reference"));
+  size_t k;
+  json_t *r;
+  json_array_foreach(json_object_get(c, "results"), k, r) {
+    if (!strcmp(str(r, "status"), "ok"))
+      fprintf(f, "<td class=\"%s\"><code>%.8s</code> %s</td>",
+              json_is_true(json_object_get(r, "agrees")) ? "ok" : "bad", str(r, "sha256"),
+              json_is_true(json_object_get(r, "agrees")) ? "&#10003;" : "&#10007;");
+    else {
+      fprintf(f, "<td class=\"%s\" title=\"", !strcmp(str(r, "status"), "unsupported") ? "na" : "bad");
+      html_escape(f, str(r, "reason"));
+      fprintf(f, "\">%s</td>", !strcmp(str(r, "status"), "unsupported") ? "n/a" : "error");
+    }
+  }
+  fputs("</tr>\n", f);
+}
+
+typedef double ulp_bins[SUITE_ULP_BINS];
+
+/* The per-device sums of the native ulp histograms of every case (NULL when out of memory); *any_native
+ * set where some case ran natively. */
+static ulp_bins *native_histograms(json_t *cases, size_t nd, int *any_native) {
+  size_t i;
+  json_t *c;
+  ulp_bins *hist = calloc(nd ? nd : 1, sizeof *hist);
   json_array_foreach(cases, i, c) {
     size_t k;
     json_t *r;
     json_array_foreach(json_object_get(c, "results"), k, r) {
       json_t *n = json_object_get(r, "native");
       if (!n || strcmp(str(n, "status"), "ok") || k >= nd || !hist) continue;
-      any_native = 1;
+      *any_native = 1;
       size_t b;
       json_t *v;
-      json_array_foreach(json_object_get(n, "ulp_histogram"), b, v) if (b < SUITE_ULP_BINS) hist[k][b] += (double)json_integer_value(v);
+      json_array_foreach(json_object_get(n, "ulp_histogram"), b, v) if (b < SUITE_ULP_BINS) hist[k][b] +=
+          (double)json_integer_value(v);
     }
   }
-  if (any_native) {
-    fputs("<h2>Native mode</h2><p>The same kernels built with the vendor's default options (contraction allowed): "
-          "values that differ from the reproducible result, the largest difference in ulps and relative.</p>"
-          "<table><tr><th>case</th>",
-          f);
-    for (size_t k = 0; k < nd; k++) fprintf(f, "<th>[%zu] differing / max ulp / max rel</th>", k);
+  return hist;
+}
+
+/* One device's cell of the native table: values differing from the reproducible result, the largest
+ * differences, the difference image. */
+static void html_native_cell(FILE *f, json_t *r) {
+  json_t *n = json_object_get(r, "native"), *dr = n ? json_object_get(n, "drift") : NULL;
+  if (!dr) {
+    fputs("<td class=\"na\">n/a</td>", f);
+    return;
+  }
+  json_int_t diff = json_integer_value(json_object_get(dr, "differing"));
+  if (!diff) {
+    fputs("<td>same bits</td>", f);
+    return;
+  }
+  json_t *u = json_object_get(dr, "max_ulp"), *rel = json_object_get(dr, "max_rel");
+  fprintf(f, "<td>%lld / ", (long long)diff);
+  if (json_is_number(u))
+    fprintf(f, "%.3g", json_number_value(u));
+  else
+    html_escape(f, json_string_value(u));
+  fputs(" / ", f);
+  if (json_is_number(rel))
+    fprintf(f, "%.2e", json_number_value(rel));
+  else
+    html_escape(f, json_string_value(rel));
+  json_t *df = json_object_get(n, "diff");
+  if (df) {
+    fputs("<br>", f);
+    diff_image(f, df);
+  }
+  fputs("</td>", f);
+}
+
+/* Native mode: table, histograms per device, difference images. */
+static void html_native(FILE *f, json_t *cases, json_t *devs, size_t nd, ulp_bins *hist) {
+  size_t i;
+  json_t *c;
+  fputs("<h2>Native mode</h2><p>The same kernels built with the vendor's default options (contraction allowed): "
+        "values that differ from the reproducible result, the largest difference in ulps and relative.</p>"
+        "<table><tr><th>case</th>",
+        f);
+  for (size_t k = 0; k < nd; k++) fprintf(f, "<th>[%zu] differing / max ulp / max rel</th>", k);
+  fputs("</tr>\n", f);
+  json_array_foreach(cases, i, c) {
+    if (strcmp(str(c, "status"), "ok")) continue;
+    fputs("<tr><td>", f);
+    html_escape(f, str(c, "name"));
+    fputs("</td>", f);
+    size_t k;
+    json_t *r;
+    json_array_foreach(json_object_get(c, "results"), k, r) html_native_cell(f, r);
     fputs("</tr>\n", f);
-    json_array_foreach(cases, i, c) {
-      if (strcmp(str(c, "status"), "ok")) continue;
-      fputs("<tr><td>", f);
-      html_escape(f, str(c, "name"));
-      fputs("</td>", f);
-      size_t k;
-      json_t *r;
-      json_array_foreach(json_object_get(c, "results"), k, r) {
-        json_t *n = json_object_get(r, "native"), *dr = n ? json_object_get(n, "drift") : NULL;
-        if (!dr) {
-          fputs("<td class=\"na\">n/a</td>", f);
-          continue;
-        }
-        json_int_t diff = json_integer_value(json_object_get(dr, "differing"));
-        if (!diff) {
-          fputs("<td>same bits</td>", f);
-          continue;
-        }
-        json_t *u = json_object_get(dr, "max_ulp"), *rel = json_object_get(dr, "max_rel");
-        fprintf(f, "<td>%lld / ", (long long)diff);
-        if (json_is_number(u)) fprintf(f, "%.3g", json_number_value(u));
-        else html_escape(f, json_string_value(u));
-        fputs(" / ", f);
-        if (json_is_number(rel)) fprintf(f, "%.2e", json_number_value(rel));
-        else html_escape(f, json_string_value(rel));
-        json_t *df = json_object_get(n, "diff");
-        if (df) {
-          fputs("<br>", f);
-          diff_image(f, df);
-        }
-        fputs("</td>", f);
-      }
-      fputs("</tr>\n", f);
-    }
-    fputs("</table>\n<h3>Histogram of ulp differences per device (native vs reproducible, all cases)</h3>\n", f);
-    for (size_t k = 0; k < nd; k++) {
-      char title[300];
-      snprintf(title, sizeof title, "[%zu] %s", k, str(json_array_get(devs, k), "name"));
-      histogram_svg(f, hist[k], title);
-    }
   }
+  fputs("</table>\n<h3>Histogram of ulp differences per device (native vs reproducible, all cases)</h3>\n", f);
+  for (size_t k = 0; k < nd; k++) {
+    char title[300];
+    snprintf(title, sizeof title, "[%zu] %s", k, str(json_array_get(devs, k), "name"));
+    histogram_svg(f, hist[k], title);
+  }
+}
+
+int suite_write_html(const char *path, json_t *doc) {
+  FILE *f = fopen(path, "w");
+  if (!f) return cli_error("cannot write %s", path);
+  json_t *devs = json_object_get(doc, "devices"), *cases = json_object_get(doc, "cases");
+  size_t nd = json_array_size(devs), i;
+  json_t *c;
+  html_head(f, doc, devs);
+  fputs("</ol>\n<h2>Reproducible mode</h2><p>Each cell: the first 8 hex digits of the SHA-256 of the result, and "
+        "whether it equals the host reference (C, <code>-ffp-contract=off</code>).</p><table><tr><th>case</th>"
+        "<th>contract</th><th>reference</th>",
+        f);
+  for (size_t k = 0; k < nd; k++) fprintf(f, "<th>[%zu]</th>", k);
+  fputs("</tr>\n", f);
+  json_array_foreach(cases, i, c) html_repro_row(f, c, nd);
+  fputs("</table>\n", f);
+  int any_native = 0;
+  ulp_bins *hist = native_histograms(cases, nd, &any_native);
+  if (any_native) html_native(f, cases, devs, nd, hist);
   free(hist);
   fputs("\n</body></html>\n", f);
   if (fclose(f) != 0) return cli_error("cannot write %s", path);

@@ -718,7 +718,9 @@ static void plan_cells(rcl_md *md, dev_state *s) {
   for (int d = 0; d < 3; d++) s->cinv[d] = (double)s->nc[d] / md->len[d];
 }
 
-static int dev_init(rcl_md *md, const rcl_md_system *sys) {
+/* The backend's state (md->bs, freed by dev_destroy on every path): the queue and its order chain,
+ * sizes and limits of the context. */
+static int dev_setup(rcl_md *md) {
   rcl_context *ctx = md->ctx;
   dev_state *s = rcl__calloc(1, sizeof *s);
   if (!s) return RCL_ERR_OUT_OF_MEMORY;
@@ -737,23 +739,31 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   s->stride = ceil_div(md->n, 64) * 64;
   s->budget = rcl__loop_budget(ctx);
   s->lists = md->path != RCL_MD_PATH_ALLPAIRS;
-  size_t n = md->n, es = s->es;
-  if (md->path == RCL_MD_PATH_ALLPAIRS && n > ALLPAIRS_MAX_ATOMS)
+  if (md->path == RCL_MD_PATH_ALLPAIRS && md->n > ALLPAIRS_MAX_ATOMS)
     return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms; this system has %zu",
-                     ALLPAIRS_MAX_ATOMS, n);
+                     ALLPAIRS_MAX_ATOMS, md->n);
+  return 0;
+}
 
-  /* kernels: the force kernel with and without energy/virial, the rest from the plain program */
+/* kernels: the force kernel with and without energy/virial, the rest from the plain program */
+static int dev_kernels(rcl_md *md, dev_state *s) {
   char defs[2][80];
+  int rc = 0;
   for (int ev = 0; ev < 2; ev++) md_defines(defs[ev], sizeof defs[ev], md->nt, ev, md->opts.convert);
   for (int k = 0; k < K_N && !rc; k++) {
     const char *name = k <= K_FORCE_EV ? force_kernel_name(md->path) : knames[k];
-    rc = rcl__kernel_get(&s->k[k], ctx, "md.cl", md->dtype, defs[k == K_FORCE_EV || k == K_THERMO], name);
-    if (!rc) rc = rcl__kernel_wg_max(&s->wmax[k], s->k[k], ctx, name);
+    rc = rcl__kernel_get(&s->k[k], md->ctx, "md.cl", md->dtype, defs[k == K_FORCE_EV || k == K_THERMO], name);
+    if (!rc) rc = rcl__kernel_wg_max(&s->wmax[k], s->k[k], md->ctx, name);
   }
-  if (rc) return rc;
+  return rc;
+}
 
-  /* launch geometry */
+/* launch geometry: the force kernel's work-group (W; one for the task path) and the build kernels' (WB) */
+static int dev_local_sizes(rcl_md *md, dev_state *s) {
+  rcl_context *ctx = md->ctx;
   const rcl_md_options *o = &md->opts;
+  size_t n = md->n, es = s->es;
+  int rc = 0;
   size_t fmax = s->wmax[K_FORCE] < s->wmax[K_FORCE_EV] ? s->wmax[K_FORCE] : s->wmax[K_FORCE_EV];
   const char *fname = force_kernel_name(md->path);
   if (md->path == RCL_MD_PATH_TASK) {
@@ -776,7 +786,13 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   for (int k = K_INT1; k <= K_NEIGH; k++)
     if (k != K_SCAN && s->wmax[k] < bmax) bmax = s->wmax[k];
   if (!rc) rc = pick_local(&s->WB, o->build_local_size, 64, bmax, "build_local_size", "the MD build kernels", md);
-  if (rc) return rc;
+  return rc;
+}
+
+/* The scan and thermo work-groups (WS, WT), the thermo groups, and the cell grid of the neighbour lists. */
+static int dev_plan_rest(rcl_md *md, dev_state *s) {
+  rcl_context *ctx = md->ctx;
+  size_t n = md->n, es = s->es;
   s->WS = rcl__floor_pow2(s->wmax[K_SCAN] < 256 ? s->wmax[K_SCAN] : 256);
   s->WT = rcl__floor_pow2(s->WB < s->wmax[K_THERMO] ? s->WB : s->wmax[K_THERMO]);
   size_t acc = s->native ? es : 8;
@@ -795,9 +811,13 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
       return rcl__fail(RCL_ERR_UNSUPPORTED, "%zu cells are too many for %s's loop limit", s->ncells,
                        ctx->profile.device_name);
   }
+  return 0;
+}
 
-  /* buffers */
-  size_t p4 = s->stride * 4 * es;
+/* buffers: every device array of the state, then the neighbour lists at their starting capacity */
+static int dev_buffers(rcl_md *md, dev_state *s) {
+  size_t n = md->n, es = s->es, p4 = s->stride * 4 * es;
+  int rc = 0;
   struct {
     cl_mem *buf;
     size_t bytes;
@@ -822,21 +842,23 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
            {&s->ncount, s->stride * 4, "neighbour counts"},
            {&s->partials, s->thermo_groups * 6 * 8, "thermo partial sums"}};
   for (size_t i = 0; i < sizeof b / sizeof b[0] && !rc; i++)
-    rc = rcl__buffer_create(b[i].buf, ctx, CL_MEM_READ_WRITE, b[i].bytes, NULL, b[i].what);
-  if (rc) return rc;
-  if (s->lists) {
-    size_t cap = o->neighbor_capacity;
-    if (!cap) { /* the expected count in a sphere of cutoff + skin at the mean density, with room to spare */
-      double rcs = md->cutoff + md->skin, rho = (double)n / (md->len[0] * md->len[1] * md->len[2]);
-      double expect = 4.0 / 3.0 * 3.14159265358979 * rcs * rcs * rcs * rho;
-      if (expect > (double)n) expect = (double)n;
-      cap = ((size_t)(1.3 * expect) + 16 + 15) / 16 * 16;
-      if (cap > RCL_MD_MAX_NEIGHBORS) cap = RCL_MD_MAX_NEIGHBORS;
-    }
-    if ((rc = alloc_lists(md, s, cap)) != 0) return rc;
+    rc = rcl__buffer_create(b[i].buf, md->ctx, CL_MEM_READ_WRITE, b[i].bytes, NULL, b[i].what);
+  if (rc || !s->lists) return rc;
+  size_t cap = md->opts.neighbor_capacity;
+  if (!cap) { /* the expected count in a sphere of cutoff + skin at the mean density, with room to spare */
+    double rcs = md->cutoff + md->skin, rho = (double)n / (md->len[0] * md->len[1] * md->len[2]);
+    double expect = 4.0 / 3.0 * 3.14159265358979 * rcs * rcs * rcs * rho;
+    if (expect > (double)n) expect = (double)n;
+    cap = ((size_t)(1.3 * expect) + 16 + 15) / 16 * 16;
+    if (cap > RCL_MD_MAX_NEIGHBORS) cap = RCL_MD_MAX_NEIGHBORS;
   }
+  return alloc_lists(md, s, cap);
+}
 
-  /* upload: positions with the type tag in w, velocities, tags 0..n-1 */
+/* upload: positions with the type tag in w, velocities, tags 0..n-1; then zeroed status, forces, energy */
+static int dev_upload(rcl_md *md, dev_state *s, const rcl_md_system *sys) {
+  size_t n = md->n, es = s->es;
+  int rc = 0;
   unsigned char *hp = rcl__calloc(s->stride, 4 * es), *hv = rcl__calloc(s->stride, 4 * es);
   cl_int *ht = rcl__calloc(s->stride, sizeof(cl_int));
   if (!hp || !hv || !ht) rc = RCL_ERR_OUT_OF_MEMORY;
@@ -864,6 +886,18 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   if (!rc) rc = fill_zero(s, s->status, 0, MD_STATUS_WORDS * sizeof(cl_int));
   if (!rc) rc = fill_zero(s, s->force, 0, 3 * s->stride * 8);
   if (!rc) rc = fill_zero(s, s->ev, 0, 2 * s->stride * 8);
+  return rc;
+}
+
+/* The device backend of rcl_md_create: state, kernels, launch geometry, buffers, the system uploaded. */
+static int dev_init(rcl_md *md, const rcl_md_system *sys) {
+  int rc = dev_setup(md);
+  if (rc) return rc;
+  dev_state *s = md->bs;
+  if ((rc = dev_kernels(md, s)) != 0 || (rc = dev_local_sizes(md, s)) != 0 || (rc = dev_plan_rest(md, s)) != 0 ||
+      (rc = dev_buffers(md, s)) != 0)
+    return rc;
+  rc = dev_upload(md, s, sys);
   if (!rc) rc = dev_set_coef(md);
   s->need_build = s->lists;
   return rc;

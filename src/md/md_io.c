@@ -534,7 +534,15 @@ static int xyz_key(const char *line, const char *key, char *val, size_t cap) {
   return 0;
 }
 
-static int read_xyz(rcl_md_system **out, reader *r) {
+/* What an extended-XYZ comment line declares: the box (Lattice, Origin), its periodic axes (pbc) and
+ * whether atom lines carry velocities (Properties). */
+typedef struct {
+  double lo[3], len[3];
+  int periodic[3], have_lattice, with_vel;
+} xyz_header;
+
+/* The atom count of line 1, checked against what the file can hold; leaves the comment line in r->buf. */
+static int xyz_count(long long *out, reader *r) {
   int got = next_line(r, 0);
   if (got <= 0) return got < 0 ? got : rcl__fail(RCL_ERR_PARSE, "%s: the file is empty", r->path);
   long long n;
@@ -556,10 +564,13 @@ static int read_xyz(rcl_md_system **out, reader *r) {
                      "%s:1: the file declares %lld atoms but only %lld bytes of atom lines follow (an "
                      "atom line needs at least 8): truncated file or wrong count",
                      r->path, n, left);
-  char comment[4096], val[1024];
-  snprintf(comment, sizeof comment, "%s", r->buf);
-  double lo[3] = {0, 0, 0}, len[3] = {0, 0, 0};
-  int periodic[3] = {1, 1, 1}, have_lattice = 0, with_vel = 0;
+  *out = n;
+  return 0;
+}
+
+/* Lattice="..." of the comment line: an orthorhombic box's lengths into h->len. */
+static int xyz_lattice(xyz_header *h, const reader *r, const char *comment) {
+  char val[1024];
   int k = xyz_key(comment, "Lattice", val, sizeof val);
   if (k < 0) return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed Lattice=\"...\"", r->path);
   if (k > 0) {
@@ -575,18 +586,26 @@ static int read_xyz(rcl_md_system **out, reader *r) {
                          "an orthorhombic box",
                          r->path, m[i]);
     for (int d = 0; d < 3; d++) {
-      len[d] = m[4 * d];
-      if (!(len[d] > 0)) return rcl__fail(RCL_ERR_PARSE, "%s:2: Lattice length %g is not positive", r->path, len[d]);
+      h->len[d] = m[4 * d];
+      if (!(h->len[d] > 0))
+        return rcl__fail(RCL_ERR_PARSE, "%s:2: Lattice length %g is not positive", r->path, h->len[d]);
     }
-    have_lattice = 1;
+    h->have_lattice = 1;
   }
+  return 0;
+}
+
+/* Origin="..." and pbc="..." of the comment line: the box's lower corner and its periodic axes. */
+static int xyz_origin_pbc(xyz_header *h, const reader *r, const char *comment) {
+  char val[1024];
+  int k;
   if ((k = xyz_key(comment, "Origin", val, sizeof val)) < 0)
     return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed Origin=\"...\"", r->path);
   if (k > 0) {
     char *t[4];
     if (tokens(val, t, 3) != 3) return rcl__fail(RCL_ERR_PARSE, "%s:2: Origin needs 3 numbers", r->path);
     for (int d = 0; d < 3; d++)
-      if (parse_double(&lo[d], r, t[d], "an Origin entry")) return RCL_ERR_PARSE;
+      if (parse_double(&h->lo[d], r, t[d], "an Origin entry")) return RCL_ERR_PARSE;
   }
   if ((k = xyz_key(comment, "pbc", val, sizeof val)) < 0)
     return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed pbc=\"...\"", r->path);
@@ -596,68 +615,76 @@ static int read_xyz(rcl_md_system **out, reader *r) {
     for (int d = 0; d < 3; d++) {
       if (strcasecmp(t[d], "T") && strcasecmp(t[d], "F") && strcasecmp(t[d], "true") && strcasecmp(t[d], "false"))
         return rcl__fail(RCL_ERR_PARSE, "%s:2: pbc flag \"%s\" is neither T nor F", r->path, t[d]);
-      periodic[d] = toupper((unsigned char)t[d][0]) == 'T';
+      h->periodic[d] = toupper((unsigned char)t[d][0]) == 'T';
     }
-  } else if (!have_lattice) {
-    periodic[0] = periodic[1] = periodic[2] = 0;
+  } else if (!h->have_lattice) {
+    h->periodic[0] = h->periodic[1] = h->periodic[2] = 0;
   }
+  return 0;
+}
+
+/* The comment line (in r->buf): box, periodic axes and columns, checked to fit together. */
+static int xyz_comment(xyz_header *h, const reader *r) {
+  char comment[4096], val[1024];
+  snprintf(comment, sizeof comment, "%s", r->buf);
+  *h = (xyz_header){{0, 0, 0}, {0, 0, 0}, {1, 1, 1}, 0, 0};
+  int rc = xyz_lattice(h, r, comment);
+  if (!rc) rc = xyz_origin_pbc(h, r, comment);
+  if (rc) return rc;
+  int k;
   if ((k = xyz_key(comment, "Properties", val, sizeof val)) < 0)
     return rcl__fail(RCL_ERR_PARSE, "%s:2: malformed Properties=...", r->path);
   if (k > 0) {
     if (!strcmp(val, "species:S:1:pos:R:3:vel:R:3"))
-      with_vel = 1;
+      h->with_vel = 1;
     else if (strcmp(val, "species:S:1:pos:R:3"))
       return rcl__fail(RCL_ERR_PARSE, "%s:2: Properties=%s: reprocl reads species:S:1:pos:R:3[:vel:R:3]", r->path, val);
   }
-  for (int d = 0; d < 3 && have_lattice; d++)
-    if (!isfinite(lo[d] + len[d]))
-      return rcl__fail(RCL_ERR_PARSE, "%s:2: Origin %g plus Lattice length %g is not a finite number", r->path, lo[d],
-                       len[d]);
-  if (!have_lattice && (periodic[0] || periodic[1] || periodic[2]))
+  for (int d = 0; d < 3 && h->have_lattice; d++)
+    if (!isfinite(h->lo[d] + h->len[d]))
+      return rcl__fail(RCL_ERR_PARSE, "%s:2: Origin %g plus Lattice length %g is not a finite number", r->path,
+                       h->lo[d], h->len[d]);
+  if (!h->have_lattice && (h->periodic[0] || h->periodic[1] || h->periodic[2]))
     return rcl__fail(RCL_ERR_PARSE, "%s:2: pbc asks for periodic axes but there is no Lattice=\"...\" giving the box",
                      r->path);
-  rcl_md_system *s = NULL;
-  int rc = rcl_md_system_alloc(&s, (size_t)n, 1);
-  if (rc) return rc;
-  char names[RCL_MD_MAX_TYPES][32];
-  int nnames = 0;
-  for (long long i = 0; i < n && !rc; i++) {
-    got = next_line(r, 0);
-    if (got <= 0) {
-      rc = got < 0 ? got
+  return 0;
+}
+
+/* Atom line i of n into s: its species numbered in order of first appearance in names. */
+static int xyz_atom(rcl_md_system *s, reader *r, const xyz_header *h, long long i, long long n, char names[][32],
+                    int *nnames) {
+  char *tok[12];
+  int got = next_line(r, 0);
+  if (got <= 0)
+    return got < 0 ? got
                    : rcl__fail(RCL_ERR_PARSE, "%s:%zu: the file ends after %lld of %lld atoms", r->path, r->line, i, n);
-      break;
-    }
-    int want = with_vel ? 7 : 4, nt = tokens(r->buf, tok, 10);
-    if (nt != want) {
-      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: an atom line has %d columns (species x y z%s), this one has %d", r->path,
-                     r->line, want, with_vel ? " vx vy vz" : "", nt > 10 ? 11 : nt);
-      break;
-    }
-    int t = 0;
-    while (t < nnames && strcmp(names[t], tok[0])) t++;
-    if (t == nnames) {
-      if (nnames == RCL_MD_MAX_TYPES || strlen(tok[0]) >= sizeof names[0]) {
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: species \"%s\": at most %d species are supported", r->path, r->line,
+  int want = h->with_vel ? 7 : 4, nt = tokens(r->buf, tok, 10);
+  if (nt != want)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: an atom line has %d columns (species x y z%s), this one has %d", r->path,
+                     r->line, want, h->with_vel ? " vx vy vz" : "", nt > 10 ? 11 : nt);
+  int t = 0;
+  while (t < *nnames && strcmp(names[t], tok[0])) t++;
+  if (t == *nnames) {
+    if (*nnames == RCL_MD_MAX_TYPES || strlen(tok[0]) >= sizeof names[0])
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: species \"%s\": at most %d species are supported", r->path, r->line,
                        tok[0], RCL_MD_MAX_TYPES);
-        break;
-      }
-      snprintf(names[nnames++], sizeof names[0], "%s", tok[0]);
-    }
-    s->type[i] = t + 1;
-    for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&s->pos[3 * i + d], r, tok[1 + d], "the coordinate");
-    for (int d = 0; d < 3 && !rc && with_vel; d++) rc = parse_double(&s->vel[3 * i + d], r, tok[4 + d], "the velocity");
-    for (int d = 0; d < 3 && !rc && have_lattice; d++)
-      if (s->pos[3 * i + d] < lo[d] || s->pos[3 * i + d] > lo[d] + len[d])
-        rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
-                       r->path, r->line, i + 1, 'x' + d, s->pos[3 * i + d], lo[d], lo[d] + len[d]);
+    snprintf(names[(*nnames)++], sizeof names[0], "%s", tok[0]);
   }
-  if (rc) {
-    rcl_md_system_free(s);
-    return rc;
-  }
-  /* Species that are all the numbers 1..k keep their numbers as types (our own output); names are
-   * numbered in order of first appearance. */
+  s->type[i] = t + 1;
+  int rc = 0;
+  for (int d = 0; d < 3 && !rc; d++) rc = parse_double(&s->pos[3 * i + d], r, tok[1 + d], "the coordinate");
+  for (int d = 0; d < 3 && !rc && h->with_vel; d++)
+    rc = parse_double(&s->vel[3 * i + d], r, tok[4 + d], "the velocity");
+  for (int d = 0; d < 3 && !rc && h->have_lattice; d++)
+    if (s->pos[3 * i + d] < h->lo[d] || s->pos[3 * i + d] > h->lo[d] + h->len[d])
+      rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: atom %lld lies outside the box: %c = %.17g is not in [%.17g, %.17g]",
+                     r->path, r->line, i + 1, 'x' + d, s->pos[3 * i + d], h->lo[d], h->lo[d] + h->len[d]);
+  return rc;
+}
+
+/* Species that are all the numbers 1..k keep their numbers as types (our own output); names are
+ * numbered in order of first appearance. */
+static void xyz_types(rcl_md_system *s, long long n, char names[][32], int nnames) {
   int numeric = 1;
   long maxtype = 0;
   for (int t = 0; t < nnames && numeric; t++) {
@@ -669,31 +696,58 @@ static int read_xyz(rcl_md_system **out, reader *r) {
   s->ntypes = numeric ? (int)maxtype : nnames;
   if (numeric)
     for (size_t i = 0; i < (size_t)n; i++) s->type[i] = (int)strtol(names[s->type[i] - 1], NULL, 10);
-  if (have_lattice) {
+}
+
+/* The system's box: the Lattice's, or without one open axes around the atoms (the box only shapes the
+ * cell grid). */
+static int xyz_box(rcl_md_system *s, const reader *r, const xyz_header *h, long long n) {
+  if (h->have_lattice) {
     for (int d = 0; d < 3; d++) {
-      s->lo[d] = lo[d];
-      s->hi[d] = lo[d] + len[d];
-      s->periodic[d] = periodic[d];
+      s->lo[d] = h->lo[d];
+      s->hi[d] = h->lo[d] + h->len[d];
+      s->periodic[d] = h->periodic[d];
     }
-  } else { /* no box: open axes around the atoms (the box only shapes the cell grid) */
-    for (int d = 0; d < 3; d++) {
-      double mn = s->pos[d], mx = s->pos[d];
-      for (size_t i = 1; i < (size_t)n; i++) {
-        mn = fmin(mn, s->pos[3 * i + d]);
-        mx = fmax(mx, s->pos[3 * i + d]);
-      }
-      s->lo[d] = mn - 1.0;
-      s->hi[d] = mx + 1.0;
-      s->periodic[d] = 0;
-      /* The margin must survive rounding: at |x| >= 2^53 "x + 1" is x, and the box would have no width. */
-      if (!(s->lo[d] < mn) || !(s->hi[d] > mx) || !(s->hi[d] - s->lo[d] < INFINITY)) {
-        rcl_md_system_free(s);
-        return rcl__fail(RCL_ERR_PARSE,
-                         "%s: the atoms span %c = %g .. %g: too large for an open box (a margin of 1 is "
-                         "lost to rounding, or the width is not finite); give a Lattice",
-                         r->path, 'x' + d, mn, mx);
-      }
+    return 0;
+  }
+  for (int d = 0; d < 3; d++) {
+    double mn = s->pos[d], mx = s->pos[d];
+    for (size_t i = 1; i < (size_t)n; i++) {
+      mn = fmin(mn, s->pos[3 * i + d]);
+      mx = fmax(mx, s->pos[3 * i + d]);
     }
+    s->lo[d] = mn - 1.0;
+    s->hi[d] = mx + 1.0;
+    s->periodic[d] = 0;
+    /* The margin must survive rounding: at |x| >= 2^53 "x + 1" is x, and the box would have no width. */
+    if (!(s->lo[d] < mn) || !(s->hi[d] > mx) || !(s->hi[d] - s->lo[d] < INFINITY))
+      return rcl__fail(RCL_ERR_PARSE,
+                       "%s: the atoms span %c = %g .. %g: too large for an open box (a margin of 1 is "
+                       "lost to rounding, or the width is not finite); give a Lattice",
+                       r->path, 'x' + d, mn, mx);
+  }
+  return 0;
+}
+
+/* An extended XYZ file: the count, the comment line (box, pbc, columns), the atom lines, then types and box. */
+static int read_xyz(rcl_md_system **out, reader *r) {
+  long long n;
+  xyz_header h;
+  int rc = xyz_count(&n, r);
+  if (!rc) rc = xyz_comment(&h, r);
+  if (rc) return rc;
+  rcl_md_system *s = NULL;
+  rc = rcl_md_system_alloc(&s, (size_t)n, 1);
+  if (rc) return rc;
+  char names[RCL_MD_MAX_TYPES][32];
+  int nnames = 0;
+  for (long long i = 0; i < n && !rc; i++) rc = xyz_atom(s, r, &h, i, n, names, &nnames);
+  if (!rc) {
+    xyz_types(s, n, names, nnames);
+    rc = xyz_box(s, r, &h, n);
+  }
+  if (rc) {
+    rcl_md_system_free(s);
+    return rc;
   }
   *out = s;
   return 0;

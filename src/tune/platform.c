@@ -48,119 +48,159 @@ static int type_matches(const char *sec, size_t len, const rcl_device_profile *d
   return -1;
 }
 
+/* Where the parse of one file stands: the line number, what has been seen, whether the file's 'match'
+ * lines and the current section fit the device. */
+typedef struct {
+  size_t line;
+  int have_header, file_matches, have_match, section_on, have_section;
+} parse_state;
+
+/* The first line that is not blank: the header "reprocl-platform 1" (tok is its first token). */
+static int header_line(apply_ctx *a, parse_state *s, const char *tok, size_t tl, const char *q, const char *le) {
+  size_t line = s->line;
+  const char *t2;
+  size_t l2 = next_token(&t2, &q, le);
+  if (tl != 16 || strncmp(tok, "reprocl-platform", 16) || l2 != 1 || t2[0] != '1')
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: expected the header \"reprocl-platform 1\"", a->name, line);
+  s->have_header = 1;
+  return 0;
+}
+
+/* A 'match' line (the rest after the keyword is [q, le)): * or KEY~TEXT, all of which must fit the device. */
+static int match_line(apply_ctx *a, parse_state *s, const char *q, const char *le) {
+  size_t line = s->line, tl;
+  const char *tok;
+  if (s->have_section) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: 'match' must come before the sections", a->name, line);
+  s->have_match = 1;
+  int all = 1, any = 0;
+  while ((tl = next_token(&tok, &q, le)) > 0) {
+    any = 1;
+    if (tl == 1 && tok[0] == '*') continue;
+    const char *tilde = memchr(tok, '~', tl);
+    if (!tilde || tilde == tok + tl - 1)
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%.*s\": expected * or vendor~TEXT, platform~TEXT, device~TEXT",
+                       a->name, line, (int)tl, tok);
+    size_t kl = (size_t)(tilde - tok), vl = tl - kl - 1;
+    const char *field = NULL;
+    if (kl == 6 && !strncmp(tok, "vendor", 6))
+      field = a->dev ? a->dev->device_vendor : "";
+    else if (kl == 8 && !strncmp(tok, "platform", 8))
+      field = a->dev ? a->dev->platform_name : "";
+    else if (kl == 6 && !strncmp(tok, "device", 6))
+      field = a->dev ? a->dev->device_name : "";
+    else
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown match key \"%.*s\"", a->name, line, (int)kl, tok);
+    if (a->dev && !contains_ci(field, tilde + 1, vl)) all = 0;
+  }
+  if (!any) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: 'match' needs * or KEY~TEXT", a->name, line);
+  if (all) s->file_matches = 1;
+  return 0;
+}
+
+/* A section line "[all]", "[cpu]", "[gpu]" or "[accelerator]": whether the lines below it fit the device. */
+static int section_line(apply_ctx *a, parse_state *s, const char *tok, size_t tl) {
+  size_t line = s->line;
+  if (!s->have_match) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: a section before any 'match' line", a->name, line);
+  if (tl < 3 || tok[tl - 1] != ']')
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: malformed section \"%.*s\"", a->name, line, (int)tl, tok);
+  rcl_device_profile none;
+  memset(&none, 0, sizeof none);
+  int m = type_matches(tok + 1, tl - 2, a->dev ? a->dev : &none);
+  if (m < 0)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown section %.*s (expected [all], [cpu], [gpu] or [accelerator])",
+                     a->name, line, (int)tl, tok);
+  s->section_on = m;
+  s->have_section = 1;
+  return 0;
+}
+
+/* The name=value parameters [r, le) for one kernel the line's pattern glob matched: each checked, and
+ * stored into a->values where use is set. */
+static int kernel_params(apply_ctx *a, size_t line, const rcl_tune_kernel *const *kp, int use, const char *r,
+                         const char *le, const char *glob) {
+  size_t pl;
+  const char *pt;
+  int nparams = 0;
+  while ((pl = next_token(&pt, &r, le)) > 0) {
+    nparams++;
+    const char *eq = memchr(pt, '=', pl);
+    if (!eq || eq == pt || eq == pt + pl - 1)
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%.*s\": expected name=value", a->name, line, (int)pl, pt);
+    char name[32], val[32];
+    size_t nl2 = (size_t)(eq - pt), vl = pl - nl2 - 1;
+    if (nl2 >= sizeof name || vl >= sizeof val)
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%.*s\" is too long", a->name, line, (int)pl, pt);
+    memcpy(name, pt, nl2);
+    name[nl2] = '\0';
+    memcpy(val, eq + 1, vl);
+    val[vl] = '\0';
+    int idx = rcl__tune_param_index(*kp, name);
+    if (idx < 0)
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: %s has no parameter \"%s\"", a->name, line, (*kp)->name, name);
+    size_t v;
+    if (rcl__tune_param_parse(&v, &(*kp)->params[idx], val) != 0) {
+      char msg[512];
+      snprintf(msg, sizeof msg, "%s", rcl_error_last());
+      return rcl__fail(RCL_ERR_PARSE, "%s:%zu: %s", a->name, line, msg);
+    }
+    if (use) {
+      a->values[idx] = v;
+      a->applied = 1;
+    }
+  }
+  if (!nparams) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: no parameters after \"%s\"", a->name, line, glob);
+  return 0;
+}
+
+/* A parameters line: KERNEL-GLOB (tok) name=value ... ([q, le)), checked against every kernel the glob
+ * matches. */
+static int params_line(apply_ctx *a, const parse_state *s, const char *tok, size_t tl, const char *q, const char *le) {
+  size_t line = s->line;
+  if (!s->have_section) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: parameters before any section", a->name, line);
+  char glob[64];
+  if (tl >= sizeof glob) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: kernel pattern too long", a->name, line);
+  memcpy(glob, tok, tl);
+  glob[tl] = '\0';
+  size_t nmatch = 0;
+  for (const rcl_tune_kernel *const *kp = a->kernels; *kp; kp++) {
+    if (fnmatch(glob, (*kp)->name, 0) != 0) continue;
+    nmatch++;
+    int use = a->dev && a->k == *kp && s->file_matches && s->section_on;
+    int rc = kernel_params(a, line, kp, use, q, le, glob);
+    if (rc) return rc;
+  }
+  if (nmatch == 0) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%s\" matches no tunable kernel", a->name, line, glob);
+  return 0;
+}
+
 /* Parses (and, with a device and kernel, applies) one file. */
 static int parse_file(apply_ctx *a, const char *text, size_t size) {
   const char *p = text, *end = text + size;
-  size_t line = 0;
-  int have_header = 0, file_matches = 0, have_match = 0, section_on = 0, have_section = 0;
+  parse_state s = {0, 0, 0, 0, 0, 0};
   while (p < end) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     const char *le = nl ? nl : end, *q = p;
     p = nl ? nl + 1 : end;
-    line++;
+    s.line++;
     const char *hash = memchr(q, '#', (size_t)(le - q));
     if (hash) le = hash;
     const char *tok;
     size_t tl = next_token(&tok, &q, le);
+    int rc = 0;
     if (tl == 0) continue;
-    if (!have_header) {
-      const char *t2;
-      size_t l2 = next_token(&t2, &q, le);
-      if (tl != 16 || strncmp(tok, "reprocl-platform", 16) || l2 != 1 || t2[0] != '1')
-        return rcl__fail(RCL_ERR_PARSE, "%s:%zu: expected the header \"reprocl-platform 1\"", a->name, line);
-      have_header = 1;
-      continue;
-    }
-    if (tl == 5 && !strncmp(tok, "match", 5)) {
-      if (have_section) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: 'match' must come before the sections", a->name, line);
-      have_match = 1;
-      int all = 1, any = 0;
-      while ((tl = next_token(&tok, &q, le)) > 0) {
-        any = 1;
-        if (tl == 1 && tok[0] == '*') continue;
-        const char *tilde = memchr(tok, '~', tl);
-        if (!tilde || tilde == tok + tl - 1)
-          return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%.*s\": expected * or vendor~TEXT, platform~TEXT, device~TEXT",
-                           a->name, line, (int)tl, tok);
-        size_t kl = (size_t)(tilde - tok), vl = tl - kl - 1;
-        const char *field = NULL;
-        if (kl == 6 && !strncmp(tok, "vendor", 6))
-          field = a->dev ? a->dev->device_vendor : "";
-        else if (kl == 8 && !strncmp(tok, "platform", 8))
-          field = a->dev ? a->dev->platform_name : "";
-        else if (kl == 6 && !strncmp(tok, "device", 6))
-          field = a->dev ? a->dev->device_name : "";
-        else
-          return rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown match key \"%.*s\"", a->name, line, (int)kl, tok);
-        if (a->dev && !contains_ci(field, tilde + 1, vl)) all = 0;
-      }
-      if (!any) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: 'match' needs * or KEY~TEXT", a->name, line);
-      if (all) file_matches = 1;
-      continue;
-    }
-    if (tok[0] == '[') {
-      if (!have_match) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: a section before any 'match' line", a->name, line);
-      if (tl < 3 || tok[tl - 1] != ']')
-        return rcl__fail(RCL_ERR_PARSE, "%s:%zu: malformed section \"%.*s\"", a->name, line, (int)tl, tok);
-      rcl_device_profile none;
-      memset(&none, 0, sizeof none);
-      int m = type_matches(tok + 1, tl - 2, a->dev ? a->dev : &none);
-      if (m < 0)
-        return rcl__fail(RCL_ERR_PARSE, "%s:%zu: unknown section %.*s (expected [all], [cpu], [gpu] or [accelerator])",
-                         a->name, line, (int)tl, tok);
-      section_on = m;
-      have_section = 1;
-      continue;
-    }
-    if (!have_section) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: parameters before any section", a->name, line);
-    /* KERNEL-GLOB name=value ... : checked against every kernel the glob matches. */
-    char glob[64];
-    if (tl >= sizeof glob) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: kernel pattern too long", a->name, line);
-    memcpy(glob, tok, tl);
-    glob[tl] = '\0';
-    size_t nmatch = 0;
-    const char *pstart = q;
-    for (const rcl_tune_kernel *const *kp = a->kernels; *kp; kp++) {
-      if (fnmatch(glob, (*kp)->name, 0) != 0) continue;
-      nmatch++;
-      int use = a->dev && a->k == *kp && file_matches && section_on;
-      const char *r = pstart;
-      size_t pl;
-      const char *pt;
-      int nparams = 0;
-      while ((pl = next_token(&pt, &r, le)) > 0) {
-        nparams++;
-        const char *eq = memchr(pt, '=', pl);
-        if (!eq || eq == pt || eq == pt + pl - 1)
-          return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%.*s\": expected name=value", a->name, line, (int)pl, pt);
-        char name[32], val[32];
-        size_t nl2 = (size_t)(eq - pt), vl = pl - nl2 - 1;
-        if (nl2 >= sizeof name || vl >= sizeof val)
-          return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%.*s\" is too long", a->name, line, (int)pl, pt);
-        memcpy(name, pt, nl2);
-        name[nl2] = '\0';
-        memcpy(val, eq + 1, vl);
-        val[vl] = '\0';
-        int idx = rcl__tune_param_index(*kp, name);
-        if (idx < 0)
-          return rcl__fail(RCL_ERR_PARSE, "%s:%zu: %s has no parameter \"%s\"", a->name, line, (*kp)->name, name);
-        size_t v;
-        if (rcl__tune_param_parse(&v, &(*kp)->params[idx], val) != 0) {
-          char msg[512];
-          snprintf(msg, sizeof msg, "%s", rcl_error_last());
-          return rcl__fail(RCL_ERR_PARSE, "%s:%zu: %s", a->name, line, msg);
-        }
-        if (use) {
-          a->values[idx] = v;
-          a->applied = 1;
-        }
-      }
-      if (!nparams) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: no parameters after \"%s\"", a->name, line, glob);
-    }
-    if (nmatch == 0) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: \"%s\" matches no tunable kernel", a->name, line, glob);
+    if (!s.have_header)
+      rc = header_line(a, &s, tok, tl, q, le);
+    else if (tl == 5 && !strncmp(tok, "match", 5))
+      rc = match_line(a, &s, q, le);
+    else if (tok[0] == '[')
+      rc = section_line(a, &s, tok, tl);
+    else
+      rc = params_line(a, &s, tok, tl, q, le);
+    if (rc) return rc;
   }
-  if (!have_header) return rcl__fail(RCL_ERR_PARSE, "%s: empty (expected the header \"reprocl-platform 1\")", a->name);
-  if (!have_match) return rcl__fail(RCL_ERR_PARSE, "%s: no 'match' line", a->name);
+  if (!s.have_header)
+    return rcl__fail(RCL_ERR_PARSE, "%s: empty (expected the header \"reprocl-platform 1\")", a->name);
+  if (!s.have_match) return rcl__fail(RCL_ERR_PARSE, "%s: no 'match' line", a->name);
   return 0;
 }
 
