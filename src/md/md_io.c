@@ -730,7 +730,7 @@ static int xyz_box(rcl_md_system *s, const reader *r, const xyz_header *h, long 
 
 /* An extended XYZ file: the count, the comment line (box, pbc, columns), the atom lines, then types and box. */
 static int read_xyz(rcl_md_system **out, reader *r) {
-  long long n;
+  long long n = 0;
   xyz_header h;
   int rc = xyz_count(&n, r);
   if (!rc) rc = xyz_comment(&h, r);
