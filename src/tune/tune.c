@@ -358,208 +358,290 @@ static int defaults_of(size_t v[RCL_TUNE_MAX_PARAMS], const rcl_context *ctx, co
   return rcl__platform_defaults_in(v, NULL, &ctx->profile, k, ctx->tune->kernels);
 }
 
-static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt, size_t n,
-                    double budget_ms, int samples, void (*progress)(void *, size_t, size_t), void *puser) {
-  memset(rep, 0, sizeof *rep);
-  rep->host_timing = -1;
-  double start = now_s(), deadline;
-  if (samples < 3) samples = 3;
-  if (samples > MAX_SAMPLES) samples = MAX_SAMPLES;
-  if (samples % 2 == 0) samples++;
-  cl_int err;
-  cl_command_queue q = clCreateCommandQueue(ctx->cl_ctx, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
-  if (!q) return rcl__fail_cl(err, "clCreateCommandQueue(profiling) for tuning %s", k->name);
-  void *st = NULL;
-  cand *cands = NULL;
-  size_t nc = 0;
-  int rc = k->setup(&st, ctx, dt, n);
-  /* The space: the default first, then every point in mixed-radix order. */
-  size_t total = 1;
-  for (size_t i = 0; i < k->nparams; i++) total *= k->params[i].count;
-  rep->candidates = total;
-  if (!rc) {
-    cands = rcl__calloc(total + 1, sizeof *cands);
-    if (!cands) rc = RCL_ERR_OUT_OF_MEMORY;
-  }
+/* One search: the kernel and its request, the profiling queue, the kernel's state and the candidates. */
+typedef struct {
+  rcl_tune_report *rep;
+  rcl_context *ctx;
+  const rcl_tune_kernel *k;
+  rcl_dtype dt;
+  size_t n;
+  int samples;
+  void (*progress)(void *, size_t, size_t);
+  void *puser;
+  cl_command_queue q;
+  void *st;
+  cand *cands;
+  size_t nc, est, done;
+  char ref[RCL_SHA256_HEX_SIZE];
+} search;
+
+/* The default first: the platform files' values, which must pass the kernel's check. */
+static int add_default(search *s) {
+  const rcl_tune_kernel *k = s->k;
+  cand *cands = s->cands;
   char why[512];
+  cands[0].p.is_default = 1;
+  int rc = defaults_of(cands[0].p.v, s->ctx, k);
   if (!rc) {
-    cands[0].p.is_default = 1;
-    rc = defaults_of(cands[0].p.v, ctx, k);
-    if (!rc) {
-      int ok = k->check(st, &cands[0].p, 1, why, sizeof why);
-      if (ok < 0)
-        rc = ok;
-      else if (ok == 0)
-        rc = rcl__fail(RCL_ERR_INTERNAL, "%s: the default configuration cannot launch: %s", k->name, why);
-    }
-    if (!rc) {
-      cands[0].alive = 1;
-      nc = 1;
-    }
+    int ok = k->check(s->st, &cands[0].p, 1, why, sizeof why);
+    if (ok < 0)
+      rc = ok;
+    else if (ok == 0)
+      rc = rcl__fail(RCL_ERR_INTERNAL, "%s: the default configuration cannot launch: %s", k->name, why);
   }
-  for (size_t idx = 0; idx < total && !rc; idx++) {
-    cand *c = &cands[nc];
+  if (!rc) {
+    cands[0].alive = 1;
+    s->nc = 1;
+  }
+  return rc;
+}
+
+/* Then every point in mixed-radix order: those the check refuses and those whose effective values repeat a
+ * candidate's are counted, not kept. */
+static int add_points(search *s, size_t total) {
+  const rcl_tune_kernel *k = s->k;
+  cand *cands = s->cands;
+  char why[512];
+  for (size_t idx = 0; idx < total; idx++) {
+    cand *c = &cands[s->nc];
     memset(c, 0, sizeof *c);
     size_t r = idx;
     for (size_t i = 0; i < k->nparams; i++) {
       c->p.v[i] = k->params[i].values[r % k->params[i].count];
       r /= k->params[i].count;
     }
-    int ok = k->check(st, &c->p, 0, why, sizeof why);
-    if (ok < 0) {
-      rc = ok;
-      break;
-    }
+    int ok = k->check(s->st, &c->p, 0, why, sizeof why);
+    if (ok < 0) return ok;
     if (ok == 0) {
-      rep->invalid++;
+      s->rep->invalid++;
       continue;
     }
     size_t j = 0;
-    while (j < nc && memcmp(cands[j].p.eff, c->p.eff, sizeof c->p.eff) != 0) j++;
-    if (j < nc) {
-      rep->duplicates++;
+    while (j < s->nc && memcmp(cands[j].p.eff, c->p.eff, sizeof c->p.eff) != 0) j++;
+    if (j < s->nc) {
+      s->rep->duplicates++;
       continue;
     }
     c->alive = 1;
-    nc++;
+    s->nc++;
   }
-  /* Candidates closest to the default first (one parameter changed, then two, ...), so a small budget
-   * still explores around the default instead of one corner of the space. */
-  for (size_t i = 2; i < nc; i++) {
+  return 0;
+}
+
+/* Candidates closest to the default first (one parameter changed, then two, ...), so a small budget
+ * still explores around the default instead of one corner of the space. */
+static void order_by_distance(search *s) {
+  cand *cands = s->cands;
+  size_t nparams = s->k->nparams;
+  for (size_t i = 2; i < s->nc; i++) {
     cand c = cands[i];
-    size_t di = distance(&c.p, &cands[0].p, k->nparams), j = i;
-    while (j > 1 && distance(&cands[j - 1].p, &cands[0].p, k->nparams) > di) {
+    size_t di = distance(&c.p, &cands[0].p, nparams), j = i;
+    while (j > 1 && distance(&cands[j - 1].p, &cands[0].p, nparams) > di) {
       cands[j] = cands[j - 1];
       j--;
     }
     cands[j] = c;
   }
-  /* The budget counts launches: building the programs and the scratch data (which a first call pays
-   * anyway) is not spent on choosing. */
-  double t0 = now_s();
-  deadline = t0 + budget_ms * 1e-3;
-  /* Warm-ups may take at most half the budget: where they are slow (PoCL compiles a kernel per work-group
-   * size, ~0.5 s each), the candidates nearest the default are still timed instead of none. */
-  double warm_deadline = t0 + WARMUP_SHARE * budget_ms * 1e-3;
-  size_t est = nc * (1 + (size_t)samples), done = 0;
-  char ref[RCL_SHA256_HEX_SIZE] = "";
-  /* Warm-ups: each candidate once, untimed, its digest checked against the default's. */
-  for (size_t i = 0; i < nc && !rc; i++) {
+}
+
+/* A candidate whose output differs from the default's is excluded; the first such is described in the report. */
+static void note_mismatch(search *s, size_t i, const char *hex) {
+  rcl_tune_report *rep = s->rep;
+  const rcl_tune_kernel *k = s->k;
+  s->cands[i].alive = 0;
+  if (rep->mismatches++ == 0) {
+    char a[120], b[120];
+    describe(a, sizeof a, k, s->cands[i].p.v);
+    describe(b, sizeof b, k, s->cands[0].p.v);
+    snprintf(rep->mismatch, sizeof rep->mismatch,
+             "%s %s n=%zu: candidate %s gave output digest %.16s, the default %s gave %.16s (a bug: the "
+             "candidate is excluded; please report)",
+             k->name, rcl_dtype_name(s->dt), s->n, a, hex, b, s->ref);
+  }
+}
+
+/* Warm-ups: each candidate once, untimed, its digest checked against the default's. */
+static int warm_up(search *s, double warm_deadline) {
+  rcl_tune_report *rep = s->rep;
+  cand *cands = s->cands;
+  for (size_t i = 0; i < s->nc; i++) {
     if (i > 0 && now_s() > warm_deadline) {
       rep->budget_exhausted = 1; /* the rest of the space is not explored */
-      for (size_t j = i; j < nc; j++) cands[j].alive = 0;
-      est = done + i * (size_t)samples;
+      for (size_t j = i; j < s->nc; j++) cands[j].alive = 0;
+      s->est = s->done + i * (size_t)s->samples;
       break;
     }
     double t;
     char hex[RCL_SHA256_HEX_SIZE];
-    rc = launch(&t, &rep->host_timing, k, st, &cands[i].p, q);
-    if (!rc) rc = k->digest(st, q, hex);
+    int rc = launch(&t, &rep->host_timing, s->k, s->st, &cands[i].p, s->q);
+    if (!rc) rc = s->k->digest(s->st, s->q, hex);
     rep->launches++;
-    if (rc) break;
-    if (i == 0) {
-      memcpy(ref, hex, sizeof ref);
-    } else if (strcmp(hex, ref) != 0) {
-      cands[i].alive = 0;
-      if (rep->mismatches++ == 0) {
-        char a[120], b[120];
-        describe(a, sizeof a, k, cands[i].p.v);
-        describe(b, sizeof b, k, cands[0].p.v);
-        snprintf(rep->mismatch, sizeof rep->mismatch,
-                 "%s %s n=%zu: candidate %s gave output digest %.16s, the default %s gave %.16s (a bug: the "
-                 "candidate is excluded; please report)",
-                 k->name, rcl_dtype_name(dt), n, a, hex, b, ref);
+    if (rc) return rc;
+    if (i == 0)
+      memcpy(s->ref, hex, sizeof s->ref);
+    else if (strcmp(hex, s->ref) != 0)
+      note_mismatch(s, i, hex);
+    if (s->progress) s->progress(s->puser, ++s->done, s->est);
+  }
+  return 0;
+}
+
+/* prune: several times slower than the best so far */
+static void prune(search *s, size_t rounds) {
+  cand *cands = s->cands;
+  double best = INFINITY, med, q1, q3;
+  for (size_t i = 0; i < s->nc; i++)
+    if (cands[i].alive) {
+      stats_of(&cands[i], rounds, &med, &q1, &q3);
+      if (med < best) best = med;
+    }
+  for (size_t i = 1; i < s->nc; i++) /* the default (0) is never pruned: it is the baseline */
+    if (cands[i].alive) {
+      stats_of(&cands[i], rounds, &med, &q1, &q3);
+      if (med > PRUNE_FACTOR * best) {
+        cands[i].alive = 0;
+        s->rep->pruned++;
       }
     }
-    if (progress) progress(puser, ++done, est);
-  }
-  for (size_t i = 0; i < nc; i++) rep->timed += cands[i].alive;
-  /* Rounds: one timed launch per live candidate, round-robin. */
-  size_t rounds = 0;
-  int stopped = 0;
-  while (!rc && rounds < (size_t)samples && !stopped) {
-    for (size_t i = 0; i < nc && !rc; i++) {
+  s->est = s->done + (size_t)(s->samples - FIRST_ROUNDS) * (s->rep->timed - s->rep->pruned);
+}
+
+/* Rounds: one timed launch per live candidate, round-robin; *rounds counts the complete ones. */
+static int time_rounds(search *s, double deadline, size_t *rounds) {
+  rcl_tune_report *rep = s->rep;
+  cand *cands = s->cands;
+  int rc = 0, stopped = 0;
+  while (!rc && *rounds < (size_t)s->samples && !stopped) {
+    for (size_t i = 0; i < s->nc && !rc; i++) {
       if (!cands[i].alive) continue;
       if (now_s() > deadline) {
         rep->budget_exhausted = stopped = 1;
         break;
       }
-      rc = launch(&cands[i].t[cands[i].nt], &rep->host_timing, k, st, &cands[i].p, q);
+      rc = launch(&cands[i].t[cands[i].nt], &rep->host_timing, s->k, s->st, &cands[i].p, s->q);
       rep->launches++;
       if (!rc) cands[i].nt++;
-      if (progress) progress(puser, ++done, est);
+      if (s->progress) s->progress(s->puser, ++s->done, s->est);
     }
     if (rc || stopped) break;
-    rounds++;
-    if (rounds == FIRST_ROUNDS) { /* prune: several times slower than the best so far */
-      double best = INFINITY, med, q1, q3;
-      for (size_t i = 0; i < nc; i++)
-        if (cands[i].alive) {
-          stats_of(&cands[i], rounds, &med, &q1, &q3);
-          if (med < best) best = med;
-        }
-      for (size_t i = 1; i < nc; i++) /* the default (0) is never pruned: it is the baseline */
-        if (cands[i].alive) {
-          stats_of(&cands[i], rounds, &med, &q1, &q3);
-          if (med > PRUNE_FACTOR * best) {
-            cands[i].alive = 0;
-            rep->pruned++;
-          }
-        }
-      est = done + (size_t)(samples - FIRST_ROUNDS) * (rep->timed - rep->pruned);
+    (*rounds)++;
+    if (*rounds == FIRST_ROUNDS) prune(s, *rounds);
+  }
+  return rc;
+}
+
+/* The decision over the first `use` samples: the best candidate and its statistics, the default's. */
+typedef struct {
+  size_t use, best;
+  double bmed, bq1, bq3, dmed, dq1, dq3;
+} verdict;
+
+static void choose(const search *s, verdict *v) {
+  const cand *cands = s->cands;
+  size_t use = v->use;
+  if (use == 0 || cands[0].nt < use) return;
+  stats_of(&cands[0], use, &v->dmed, &v->dq1, &v->dq3);
+  v->bmed = v->dmed;
+  v->bq1 = v->dq1;
+  v->bq3 = v->dq3;
+  for (size_t i = 1; i < s->nc; i++) {
+    if (!cands[i].alive || cands[i].nt < use) continue;
+    double med, q1, q3;
+    stats_of(&cands[i], use, &med, &q1, &q3);
+    if (med < v->bmed) {
+      v->best = i;
+      v->bmed = med;
+      v->bq1 = q1;
+      v->bq3 = q3;
     }
   }
-  /* An odd number of complete rounds decides. */
-  size_t use = rounds % 2 ? rounds : rounds - (rounds > 0);
-  size_t best = 0;
-  double bmed = 0, bq1 = 0, bq3 = 0, dmed = 0, dq1 = 0, dq3 = 0;
-  if (!rc && use > 0 && cands[0].nt >= use) {
-    stats_of(&cands[0], use, &dmed, &dq1, &dq3);
-    bmed = dmed;
-    bq1 = dq1;
-    bq3 = dq3;
-    for (size_t i = 1; i < nc; i++) {
-      if (!cands[i].alive || cands[i].nt < use) continue;
-      double med, q1, q3;
-      stats_of(&cands[i], use, &med, &q1, &q3);
-      if (med < bmed) {
-        best = i;
-        bmed = med;
-        bq1 = q1;
-        bq3 = q3;
-      }
-    }
-    /* Clearly faster, or the default stays. */
-    if (best != 0 && !(bmed * (1.0 + CLEAR_MARGIN) < dmed && bq3 < dq1)) {
-      best = 0;
-      bmed = dmed;
-      bq1 = dq1;
-      bq3 = dq3;
-    }
+  /* Clearly faster, or the default stays. */
+  if (v->best != 0 && !(v->bmed * (1.0 + CLEAR_MARGIN) < v->dmed && v->bq3 < v->dq1)) {
+    v->best = 0;
+    v->bmed = v->dmed;
+    v->bq1 = v->dq1;
+    v->bq3 = v->dq3;
   }
+}
+
+/* The report's choice: the chosen candidate's values and labels, its time and the default's. */
+static void report_choice(search *s, const verdict *v) {
+  rcl_tune_report *rep = s->rep;
+  const rcl_tune_kernel *k = s->k;
+  const cand *c = &s->cands[v->best];
+  size_t use = v->use;
+  rcl_tune_choice *ch = &rep->choice;
+  snprintf(ch->kernel, sizeof ch->kernel, "%s", k->name);
+  ch->dtype = s->dt;
+  ch->size_log2 = rcl__tune_bucket(s->n);
+  ch->count = k->nparams;
+  for (size_t i = 0; i < k->nparams; i++) {
+    snprintf(ch->params[i].name, sizeof ch->params[i].name, "%s", k->params[i].name);
+    ch->params[i].value = c->p.v[i];
+    rcl__tune_param_format(ch->params[i].label, sizeof ch->params[i].label, &k->params[i], c->p.v[i]);
+  }
+  ch->origin = RCL_TUNE_FROM_TUNING;
+  ch->time_s = use ? v->bmed : 0;
+  ch->default_time_s = use ? v->dmed : 0;
+  ch->spread = use && v->bmed > 0 ? (v->bq3 - v->bq1) / v->bmed : 0;
+  ch->samples = (unsigned)use;
+  rep->improved = v->best != 0;
+  memcpy(rep->reference_digest, s->ref, sizeof s->ref);
+}
+
+static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kernel *k, rcl_dtype dt, size_t n,
+                    double budget_ms, int samples, void (*progress)(void *, size_t, size_t), void *puser) {
+  memset(rep, 0, sizeof *rep);
+  rep->host_timing = -1;
+  double start = now_s();
+  if (samples < 3) samples = 3;
+  if (samples > MAX_SAMPLES) samples = MAX_SAMPLES;
+  if (samples % 2 == 0) samples++;
+  cl_int err;
+  cl_command_queue q = clCreateCommandQueue(ctx->cl_ctx, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
+  if (!q) return rcl__fail_cl(err, "clCreateCommandQueue(profiling) for tuning %s", k->name);
+  search s = {.rep = rep,
+              .ctx = ctx,
+              .k = k,
+              .dt = dt,
+              .n = n,
+              .samples = samples,
+              .progress = progress,
+              .puser = puser,
+              .q = q};
+  int rc = k->setup(&s.st, ctx, dt, n);
+  /* The space: the default first, then every point in mixed-radix order. */
+  size_t total = 1;
+  for (size_t i = 0; i < k->nparams; i++) total *= k->params[i].count;
+  rep->candidates = total;
   if (!rc) {
-    rcl_tune_choice *ch = &rep->choice;
-    snprintf(ch->kernel, sizeof ch->kernel, "%s", k->name);
-    ch->dtype = dt;
-    ch->size_log2 = rcl__tune_bucket(n);
-    ch->count = k->nparams;
-    for (size_t i = 0; i < k->nparams; i++) {
-      snprintf(ch->params[i].name, sizeof ch->params[i].name, "%s", k->params[i].name);
-      ch->params[i].value = cands[best].p.v[i];
-      rcl__tune_param_format(ch->params[i].label, sizeof ch->params[i].label, &k->params[i], cands[best].p.v[i]);
-    }
-    ch->origin = RCL_TUNE_FROM_TUNING;
-    ch->time_s = use ? bmed : 0;
-    ch->default_time_s = use ? dmed : 0;
-    ch->spread = use && bmed > 0 ? (bq3 - bq1) / bmed : 0;
-    ch->samples = (unsigned)use;
-    rep->improved = best != 0;
-    memcpy(rep->reference_digest, ref, sizeof ref);
+    s.cands = rcl__calloc(total + 1, sizeof *s.cands);
+    if (!s.cands) rc = RCL_ERR_OUT_OF_MEMORY;
+  }
+  if (!rc) rc = add_default(&s);
+  if (!rc) rc = add_points(&s, total);
+  order_by_distance(&s);
+  /* The budget counts launches: building the programs and the scratch data (which a first call pays
+   * anyway) is not spent on choosing. */
+  double t0 = now_s(), deadline = t0 + budget_ms * 1e-3;
+  /* Warm-ups may take at most half the budget: where they are slow (PoCL compiles a kernel per work-group
+   * size, ~0.5 s each), the candidates nearest the default are still timed instead of none. */
+  double warm_deadline = t0 + WARMUP_SHARE * budget_ms * 1e-3;
+  s.est = s.nc * (1 + (size_t)samples);
+  if (!rc) rc = warm_up(&s, warm_deadline);
+  for (size_t i = 0; i < s.nc; i++) rep->timed += s.cands[i].alive;
+  size_t rounds = 0;
+  if (!rc) rc = time_rounds(&s, deadline, &rounds);
+  /* An odd number of complete rounds decides. */
+  verdict v = {.use = rounds % 2 ? rounds : rounds - (rounds > 0)};
+  if (!rc) {
+    choose(&s, &v);
+    report_choice(&s, &v);
   }
   rep->tuning_s = now_s() - start;
   if (rep->host_timing < 0) rep->host_timing = 0;
-  if (st) k->teardown(st);
-  rcl__free(cands);
+  if (s.st) k->teardown(s.st);
+  rcl__free(s.cands);
   clReleaseCommandQueue(q);
   return rc;
 }
