@@ -123,13 +123,8 @@ static rcl_spmv_variant auto_variant(const rcl_spmv_matrix *M) {
 /* A soft value (tuned, cached or platform, RCL_SP_P_*) for a field the caller left at 0, or 0. */
 static size_t soft_of(const size_t *soft, int i, size_t given) { return soft && !given ? soft[i] : 0; }
 
-/* Validates the options and fills the plan (kernels are looked up to learn their work-group limits).
- * Fields the caller left at 0 take the soft values (or NULL) where they have one, clamped to what the
- * device and matrix allow (never refused), else the built-in defaults. */
-static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft, kentry **kv,
-                     kentry **kl1, kentry **kl2) {
-  static const rcl_spmv_options defaults = RCL_SPMV_OPTIONS_INIT;
-  if (!o) o = &defaults;
+/* The options' version, contract and variant, then the plan's variant, loop budget and per-row loop costs. */
+static int plan_variant(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft) {
   if (o->version != RCL_SPMV_OPTIONS_VERSION)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.version is %u, expected %u (use RCL_SPMV_OPTIONS_INIT)",
                      o->version, RCL_SPMV_OPTIONS_VERSION);
@@ -145,13 +140,18 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, con
                : sv >= RCL_SPMV_SCALAR && sv < RCL_SPMV_VARIANT_COUNT ? (rcl_spmv_variant)sv
                                                                       : auto_variant(M);
   p->budget = rcl__loop_budget(M->ctx);
-  size_t es = rcl_dtype_size(M->dtype);
   p->xd = M->dtype == RCL_F64 ? XD_F64 : XD_F32;
   size_t xch = M->dtype == RCL_F64 ? XCH_F64 : XCH_F32;
   /* Loop iterations of one row sum: per entry the sum loop (and the chunk loop of the exact add), per
    * row the accumulator's window clearing, carry, complement, search and sticky loops. */
   p->ce = p->exact ? 1 + xch : 1;
   p->F = p->exact ? 6 * p->xd + 64 : 64;
+  return 0;
+}
+
+/* The kernels (variant and long-row) and, within their work-group limits, the work-groups W and WL. */
+static int plan_local(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft, kentry **kv,
+                      kentry **kl1, kentry **kl2) {
   if (o->local_size && !rcl__is_pow2(o->local_size))
     return bad_opt(M, "local_size", o->local_size, "is not a power of two");
   static const char *const vk[] = {
@@ -171,6 +171,12 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, con
   p->W = o->local_size ? o->local_size : rcl__floor_pow2(kmax < wl ? kmax : wl);
   if (p->variant == RCL_SPMV_TASK) p->W = 1;
   p->WL = o->local_size ? o->local_size : rcl__floor_pow2(lmax < wl ? lmax : wl);
+  return 0;
+}
+
+/* The block B of staged products, within local memory (and, for adaptive, the loop budget). */
+static int plan_block(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft) {
+  size_t es = rcl_dtype_size(M->dtype);
   cl_ulong lmem = M->ctx->profile.local_mem_size;
   /* Staged products per group: adaptive blocks and the ordered long-row path. */
   size_t stage = p->exact ? 2 * es : es;
@@ -197,6 +203,11 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, con
       while (p->B > p->W && p->B / p->W + p->B * p->ce + p->F > p->budget) p->B /= 2;
     }
   }
+  return 0;
+}
+
+/* The vector variant's lanes L and the sliced-ELL variant's slice height C. */
+static int plan_lanes_slice(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft) {
   /* Vector lanes. */
   if (p->variant == RCL_SPMV_VECTOR) {
     if (o->lanes) {
@@ -218,6 +229,11 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, con
     size_t sc = soft_of(soft, RCL_SP_P_SLICE, o->slice);
     p->C = o->slice ? o->slice : sc ? rcl__floor_pow2(sc < 4096 ? sc : 4096) : 32;
   }
+  return 0;
+}
+
+/* The row length T beyond which rows take the long-row path, within what one work-item may sum. */
+static int plan_long_row(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft) {
   /* The longest row one work-item of the variant may sum in one launch. */
   size_t cap;
   switch (p->variant) {
@@ -247,7 +263,11 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, con
     size_t st = soft_of(soft, RCL_SP_P_LONG_ROW, o->long_row);
     p->T = st && st < cap ? st : cap;
   }
-  /* Long-row path: ordered windows (entries per launch) or exact segments (entries per work-item). */
+  return 0;
+}
+
+/* Long-row path: ordered windows (entries per launch) or exact segments (entries per work-item). */
+static int plan_window(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o) {
   size_t wmax;
   if (!p->exact) {
     /* work-item 0 per entry: one add, at most one load step and one chunk step (B, W >= 1) */
@@ -267,6 +287,22 @@ static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, con
     p->window = p->exact ? (wmax < DEFAULT_SEGMENT ? wmax : DEFAULT_SEGMENT) : wmax;
   }
   return 0;
+}
+
+/* Validates the options and fills the plan (kernels are looked up to learn their work-group limits).
+ * Fields the caller left at 0 take the soft values (or NULL) where they have one, clamped to what the
+ * device and matrix allow (never refused), else the built-in defaults. */
+static int make_plan(plan *p, rcl_spmv_matrix *M, const rcl_spmv_options *o, const size_t *soft, kentry **kv,
+                     kentry **kl1, kentry **kl2) {
+  static const rcl_spmv_options defaults = RCL_SPMV_OPTIONS_INIT;
+  if (!o) o = &defaults;
+  int rc = plan_variant(p, M, o, soft);
+  if (!rc) rc = plan_local(p, M, o, soft, kv, kl1, kl2);
+  if (!rc) rc = plan_block(p, M, o, soft);
+  if (!rc) rc = plan_lanes_slice(p, M, o, soft);
+  if (!rc) rc = plan_long_row(p, M, o, soft);
+  if (!rc) rc = plan_window(p, M, o);
+  return rc;
 }
 
 /* ---- layouts ------------------------------------------------------------------------------------------ */
