@@ -228,8 +228,8 @@ static int lex_number(pnm_lexer *l, size_t *out, size_t max, const char *what) {
   return 0;
 }
 
-static int read_pgm(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_t wh) {
-  unsigned char magic[2];
+/* The signature: P2 or P5, anything else named for what it is. */
+static int pgm_magic(unsigned char magic[2], infile *in) {
   int rc = read_exact(in, magic, 2, "PGM signature");
   if (rc) return rc;
   if (magic[0] != 'P' || (magic[1] != '2' && magic[1] != '5')) {
@@ -240,20 +240,89 @@ static int read_pgm(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_
     return rcl__fail(RCL_ERR_PARSE, "%s: %s (P%c), not a greyscale PGM (P2 or P5)", in->path, what,
                      magic[1] >= 32 && magic[1] < 127 ? magic[1] : '?');
   }
+  return 0;
+}
+
+/* Width, height and maximum value: not empty, the requested size (where one is), within the grid limits. */
+static int pgm_header(pnm_lexer *l, size_t *w, size_t *h, size_t *maxval, rcl_dtype dtype, size_t ww, size_t wh) {
+  infile *in = l->in;
+  int rc;
+  if ((rc = lex_number(l, w, RCL_GRID_MAX_DIM, "width")) || (rc = lex_number(l, h, RCL_GRID_MAX_DIM, "height")) ||
+      (rc = lex_number(l, maxval, 65535, "maximum value")))
+    return rc;
+  if (*w == 0 || *h == 0)
+    return rcl__fail(RCL_ERR_PARSE, "%s:%zu: image size %zux%zu is empty", in->path, l->line, *w, *h);
+  if (*maxval == 0) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: maximum value 0 (must be 1..65535)", in->path, l->line);
+  if ((ww && ww != *w) || (wh && wh != *h))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: the image is %zux%zu, not the %zux%zu requested", in->path, *w, *h, ww,
+                     wh);
+  size_t es = rcl_dtype_size(dtype);
+  return rcl__grid_check_dims(*w, *h, es, in->path);
+}
+
+/* P5: exactly the bytes of the samples (one or two per sample, big-endian), each at most maxval. */
+static int pgm_binary(rcl_grid *out, infile *in, rcl_dtype dtype, size_t w, size_t h, size_t maxval, size_t left) {
+  size_t n = w * h, bps = maxval > 255 ? 2 : 1, need;
+  int rc;
+  if (rcl__mul_size(&need, n, bps, in->path)) return RCL_ERR_OVERFLOW;
+  if (left < need)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s: truncated: %zu bytes of samples, a %zux%zu image with maximum value %zu needs %zu", in->path,
+                     left, w, h, maxval, need);
+  if (left > need)
+    return rcl__fail(RCL_ERR_PARSE, "%s: %zu bytes of trailing data after the %zux%zu image", in->path, left - need, w,
+                     h);
+  if ((rc = alloc_for(out, dtype, w, h, in->path))) return rc;
+  unsigned char row[4096];
+  for (size_t i = 0; i < n && !rc;) {
+    size_t chunk = (n - i) * bps < sizeof row ? (n - i) : sizeof row / bps;
+    rc = read_exact(in, row, chunk * bps, "samples");
+    for (size_t k = 0; k < chunk && !rc; k++, i++) {
+      size_t v = bps == 2 ? ((size_t)row[2 * k] << 8) | row[2 * k + 1] : row[k];
+      if (v > maxval)
+        rc = rcl__fail(RCL_ERR_PARSE, "%s: sample %zu (x=%zu, y=%zu) is %zu, above the maximum value %zu", in->path, i,
+                       i % w, i / w, v, maxval);
+      else
+        put(out, i, (double)v / (double)maxval);
+    }
+  }
+  if (rc) rcl_grid_free(out);
+  return rc;
+}
+
+/* P2: w*h decimal samples, each at most maxval, then nothing but whitespace and comments. */
+static int pgm_ascii(rcl_grid *out, pnm_lexer *l, rcl_dtype dtype, size_t w, size_t h, size_t maxval, size_t left) {
+  infile *in = l->in;
+  size_t n = w * h;
+  int rc;
+  /* P2: every value takes at least a digit and a separator. */
+  if (left + 1 < 2 * n)
+    return rcl__fail(RCL_ERR_PARSE, "%s: truncated: %zu bytes cannot hold the %zu values of a %zux%zu image", in->path,
+                     left, n, w, h);
+  if ((rc = alloc_for(out, dtype, w, h, in->path))) return rc;
+  char what[64];
+  for (size_t i = 0; i < n && !rc; i++) {
+    size_t v;
+    snprintf(what, sizeof what, "sample %zu of %zu", i + 1, n);
+    rc = lex_number(l, &v, maxval, what);
+    if (!rc) put(out, i, (double)v / (double)maxval);
+  }
+  if (!rc) {
+    lex_skip(l);
+    if (l->c != EOF) rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: trailing data after the %zu values", in->path, l->line, n);
+  }
+  if (rc) rcl_grid_free(out);
+  return rc;
+}
+
+static int read_pgm(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_t wh) {
+  unsigned char magic[2];
+  int rc = pgm_magic(magic, in);
+  if (rc) return rc;
   pnm_lexer l = {in, 1, 0};
   lex_get(&l);
   size_t w, h, maxval;
-  if ((rc = lex_number(&l, &w, RCL_GRID_MAX_DIM, "width")) || (rc = lex_number(&l, &h, RCL_GRID_MAX_DIM, "height")) ||
-      (rc = lex_number(&l, &maxval, 65535, "maximum value")))
-    return rc;
-  if (w == 0 || h == 0) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: image size %zux%zu is empty", in->path, l.line, w, h);
-  if (maxval == 0) return rcl__fail(RCL_ERR_PARSE, "%s:%zu: maximum value 0 (must be 1..65535)", in->path, l.line);
-  if ((ww && ww != w) || (wh && wh != h))
-    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: the image is %zux%zu, not the %zux%zu requested", in->path, w, h, ww,
-                     wh);
-  size_t es = rcl_dtype_size(dtype);
-  if ((rc = rcl__grid_check_dims(w, h, es, in->path))) return rc;
-  size_t n = w * h;
+  if ((rc = pgm_header(&l, &w, &h, &maxval, dtype, ww, wh))) return rc;
   if (magic[1] == '5' && !(l.c == ' ' || l.c == '\t' || l.c == '\r' || l.c == '\n' || l.c == '\v' || l.c == '\f'))
     return rcl__fail(RCL_ERR_PARSE,
                      "%s:%zu: the maximum value must be followed by one whitespace character, then the "
@@ -261,50 +330,8 @@ static int read_pgm(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_
                      in->path, l.line);
   long pos = ftell(in->f); /* one past the single whitespace after maxval (already consumed as lookahead) */
   size_t left = pos < 0 || (size_t)pos > in->size ? 0 : in->size - (size_t)pos;
-  if (magic[1] == '5') {
-    size_t bps = maxval > 255 ? 2 : 1, need;
-    if (rcl__mul_size(&need, n, bps, in->path)) return RCL_ERR_OVERFLOW;
-    if (left < need)
-      return rcl__fail(RCL_ERR_PARSE,
-                       "%s: truncated: %zu bytes of samples, a %zux%zu image with maximum value %zu needs %zu",
-                       in->path, left, w, h, maxval, need);
-    if (left > need)
-      return rcl__fail(RCL_ERR_PARSE, "%s: %zu bytes of trailing data after the %zux%zu image", in->path, left - need,
-                       w, h);
-    if ((rc = alloc_for(out, dtype, w, h, in->path))) return rc;
-    unsigned char row[4096];
-    for (size_t i = 0; i < n && !rc;) {
-      size_t chunk = (n - i) * bps < sizeof row ? (n - i) : sizeof row / bps;
-      rc = read_exact(in, row, chunk * bps, "samples");
-      for (size_t k = 0; k < chunk && !rc; k++, i++) {
-        size_t v = bps == 2 ? ((size_t)row[2 * k] << 8) | row[2 * k + 1] : row[k];
-        if (v > maxval)
-          rc = rcl__fail(RCL_ERR_PARSE, "%s: sample %zu (x=%zu, y=%zu) is %zu, above the maximum value %zu", in->path,
-                         i, i % w, i / w, v, maxval);
-        else
-          put(out, i, (double)v / (double)maxval);
-      }
-    }
-  } else {
-    /* P2: every value takes at least a digit and a separator. */
-    if (left + 1 < 2 * n)
-      return rcl__fail(RCL_ERR_PARSE, "%s: truncated: %zu bytes cannot hold the %zu values of a %zux%zu image",
-                       in->path, left, n, w, h);
-    if ((rc = alloc_for(out, dtype, w, h, in->path))) return rc;
-    char what[64];
-    for (size_t i = 0; i < n && !rc; i++) {
-      size_t v;
-      snprintf(what, sizeof what, "sample %zu of %zu", i + 1, n);
-      rc = lex_number(&l, &v, maxval, what);
-      if (!rc) put(out, i, (double)v / (double)maxval);
-    }
-    if (!rc) {
-      lex_skip(&l);
-      if (l.c != EOF) rc = rcl__fail(RCL_ERR_PARSE, "%s:%zu: trailing data after the %zu values", in->path, l.line, n);
-    }
-  }
-  if (rc) rcl_grid_free(out);
-  return rc;
+  if (magic[1] == '5') return pgm_binary(out, in, dtype, w, h, maxval, left);
+  return pgm_ascii(out, &l, dtype, w, h, maxval, left);
 }
 
 /* ---- PNG ------------------------------------------------------------------------------------------- */
@@ -347,6 +374,67 @@ static const char *png_colour_name(int ct) {
  * be in it, so the reader refuses before allocating (a "decompression bomb" or a corrupt header). */
 #define PNG_MAX_RATIO 1032u
 
+/* The image's shape as read from its header. */
+typedef struct {
+  png_uint_32 w, h;
+  int depth;
+  size_t bps, rowbytes, total;
+} png_shape;
+
+/* The header: greyscale only, the requested size (where one is), within the grid limits and what the file
+ * can hold; libpng's transformations to 8 or 16 bits per sample, one pass. libpng may longjmp from here. */
+static int png_header(png_shape *d, png_structp png, png_infop info, infile *in, rcl_dtype dtype, size_t ww,
+                      size_t wh) {
+  int ct, interlace, rc;
+  png_read_info(png, info);
+  png_get_IHDR(png, info, &d->w, &d->h, &d->depth, &ct, &interlace, NULL, NULL);
+  png_uint_32 w = d->w, h = d->h;
+  if (ct != PNG_COLOR_TYPE_GRAY)
+    return rcl__fail(RCL_ERR_PARSE, "%s: the PNG is %s, not greyscale: convert it to greyscale (colour type 0) first",
+                     in->path, png_colour_name(ct));
+  if ((ww && ww != w) || (wh && wh != h))
+    return rcl__fail(RCL_ERR_INVALID_ARG, "%s: the image is %ux%u, not the %zux%zu requested", in->path, (unsigned)w,
+                     (unsigned)h, ww, wh);
+  size_t es = rcl_dtype_size(dtype);
+  d->bps = d->depth == 16 ? 2 : 1;
+  if ((rc = rcl__grid_check_dims(w, h, es, in->path))) return rc;
+  if (rcl__mul_size(&d->rowbytes, w, d->bps, in->path) || rcl__mul_size(&d->total, d->rowbytes, h, in->path))
+    return RCL_ERR_OVERFLOW;
+  if (d->total / PNG_MAX_RATIO > in->size)
+    return rcl__fail(RCL_ERR_PARSE,
+                     "%s: declares %ux%u samples, more than its %zu bytes can hold compressed: corrupt or "
+                     "truncated",
+                     in->path, (unsigned)w, (unsigned)h, in->size);
+  if (d->depth < 8) png_set_expand_gray_1_2_4_to_8(png); /* replicates bits: v * 255 / (2^depth - 1) exactly */
+  if (interlace != PNG_INTERLACE_NONE) png_set_interlace_handling(png);
+  png_read_update_info(png, info);
+  if (png_get_rowbytes(png, info) != d->rowbytes)
+    return rcl__fail(RCL_ERR_INTERNAL, "%s: libpng rows of %zu bytes, expected %zu", in->path,
+                     (size_t)png_get_rowbytes(png, info), d->rowbytes);
+  return 0;
+}
+
+/* The samples: the rows read into *raw (*rows pointing into it; read_png frees both), then scaled to [0, 1]
+ * into out. libpng may longjmp from here. */
+static int png_samples(rcl_grid *out, unsigned char *volatile *raw, png_bytep *volatile *rows, png_structp png,
+                       infile *in, rcl_dtype dtype, const png_shape *d) {
+  *raw = rcl__malloc(d->total);
+  *rows = *raw ? rcl__malloc(d->h * sizeof **rows) : NULL;
+  if (!*rows) return RCL_ERR_OUT_OF_MEMORY;
+  for (png_uint_32 y = 0; y < d->h; y++) (*rows)[y] = *raw + y * d->rowbytes;
+  png_read_image(png, *rows);
+  png_read_end(png, NULL);
+  int rc = alloc_for(out, dtype, d->w, d->h, in->path);
+  if (rc) return rc;
+  double maxval = d->depth == 16 ? 65535.0 : 255.0;
+  const unsigned char *r = *raw;
+  for (size_t i = 0; i < (size_t)d->w * d->h; i++) {
+    unsigned v = d->bps == 2 ? ((unsigned)r[2 * i] << 8) | r[2 * i + 1] : r[i];
+    put(out, i, (double)v / maxval);
+  }
+  return 0;
+}
+
 static int read_png(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_t wh) {
   png_errctx e;
   e.msg[0] = '\0';
@@ -366,58 +454,9 @@ static int read_png(rcl_grid *out, infile *in, rcl_dtype dtype, size_t ww, size_
   }
   png_init_io(png, in->f);
   png_set_user_limits(png, (png_uint_32)RCL_GRID_MAX_DIM, (png_uint_32)RCL_GRID_MAX_DIM);
-  png_read_info(png, info);
-  png_uint_32 w, h;
-  int depth, ct, interlace;
-  png_get_IHDR(png, info, &w, &h, &depth, &ct, &interlace, NULL, NULL);
-  if (ct != PNG_COLOR_TYPE_GRAY) {
-    rc = rcl__fail(RCL_ERR_PARSE, "%s: the PNG is %s, not greyscale: convert it to greyscale (colour type 0) first",
-                   in->path, png_colour_name(ct));
-    goto done;
-  }
-  if ((ww && ww != w) || (wh && wh != h)) {
-    rc = rcl__fail(RCL_ERR_INVALID_ARG, "%s: the image is %ux%u, not the %zux%zu requested", in->path, (unsigned)w,
-                   (unsigned)h, ww, wh);
-    goto done;
-  }
-  size_t es = rcl_dtype_size(dtype), bps = depth == 16 ? 2 : 1, rowbytes, total;
-  if ((rc = rcl__grid_check_dims(w, h, es, in->path))) goto done;
-  if (rcl__mul_size(&rowbytes, w, bps, in->path) || rcl__mul_size(&total, rowbytes, h, in->path)) {
-    rc = RCL_ERR_OVERFLOW;
-    goto done;
-  }
-  if (total / PNG_MAX_RATIO > in->size) {
-    rc = rcl__fail(RCL_ERR_PARSE,
-                   "%s: declares %ux%u samples, more than its %zu bytes can hold compressed: corrupt or "
-                   "truncated",
-                   in->path, (unsigned)w, (unsigned)h, in->size);
-    goto done;
-  }
-  if (depth < 8) png_set_expand_gray_1_2_4_to_8(png); /* replicates bits: v * 255 / (2^depth - 1) exactly */
-  if (interlace != PNG_INTERLACE_NONE) png_set_interlace_handling(png);
-  png_read_update_info(png, info);
-  if (png_get_rowbytes(png, info) != rowbytes) {
-    rc = rcl__fail(RCL_ERR_INTERNAL, "%s: libpng rows of %zu bytes, expected %zu", in->path,
-                   (size_t)png_get_rowbytes(png, info), rowbytes);
-    goto done;
-  }
-  raw = rcl__malloc(total);
-  rows = raw ? rcl__malloc(h * sizeof *rows) : NULL;
-  if (!rows) {
-    rc = RCL_ERR_OUT_OF_MEMORY;
-    goto done;
-  }
-  for (png_uint_32 y = 0; y < h; y++) rows[y] = raw + y * rowbytes;
-  png_read_image(png, rows);
-  png_read_end(png, NULL);
-  if ((rc = alloc_for(out, dtype, w, h, in->path))) goto done;
-  {
-    double maxval = depth == 16 ? 65535.0 : 255.0;
-    for (size_t i = 0; i < (size_t)w * h; i++) {
-      unsigned v = bps == 2 ? ((unsigned)raw[2 * i] << 8) | raw[2 * i + 1] : raw[i];
-      put(out, i, (double)v / maxval);
-    }
-  }
+  png_shape d;
+  rc = png_header(&d, png, info, in, dtype, ww, wh);
+  if (!rc) rc = png_samples(out, &raw, &rows, png, in, dtype, &d);
 done:
   png_destroy_read_struct(&png, &info, NULL);
   rcl__free(rows);
