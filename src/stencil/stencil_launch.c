@@ -147,66 +147,55 @@ typedef struct {
   size_t lmem;           /* bytes of local memory (TILED) */
 } launch_cfg;
 
-/* Resolves opts for a kernel whose variant is already picked; k is that kernel. soft (or NULL) holds the
- * tuned, cached or platform values (RCL_ST_P_*; 0: none) used where the caller left a field at 0, as the
- * built-in defaults are: clamped to the kernel's work-group limit. */
-static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind kk, unsigned int radius,
-                   rcl_stencil_variant v, cl_kernel k, const char *kname, const rcl_stencil_options *opts,
-                   const size_t *soft) {
-  static const size_t none[RCL_TUNE_MAX_PARAMS];
-  if (!soft) soft = none;
-  rcl_stencil_options in = opts ? *opts : (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
-  rcl_stencil_options *o = &cfg->o;
-  memset(cfg, 0, sizeof *cfg);
-  o->version = RCL_STENCIL_OPTIONS_VERSION;
-  o->variant = v;
-  size_t kmax;
-  int rc = rcl__kernel_wg_max(&kmax, k, ctx, kname);
-  if (rc) return rc;
-  size_t budget = rcl__loop_budget(ctx);
-  if (v == RCL_STENCIL_TASK) {
-    for (int d = 0; d < 2; d++)
-      if (in.local_size[d] || in.tile[d] || in.points_per_item[d])
-        return rcl__fail(RCL_ERR_INVALID_ARG, "the task variant is one work-item: local_size, tile and "
-                                              "points_per_item must be 0");
-    return 0;
+/* PLAIN: points per work-item: the caller's; else the tuned or cached ones where those are for plain (a
+ * tiled choice's points are not); else 1 x 1. tile = local_size * points_per_item, any two given. */
+static int resolve_plain(rcl_stencil_options *o, const rcl_stencil_options *in, const size_t *soft, size_t kmax,
+                         rcl_context *ctx, kernel_kind kk, const char *kname) {
+  int rc;
+  const int soft_plain = soft[RCL_ST_P_VARIANT] == RCL_STENCIL_PLAIN;
+  const size_t dp[2] = {soft_plain && soft[RCL_ST_P_POINTS_X] ? soft[RCL_ST_P_POINTS_X] : 1,
+                        soft_plain && soft[RCL_ST_P_POINTS_Y] ? soft[RCL_ST_P_POINTS_Y] : 1};
+  size_t dl[2];
+  default_local(dl,
+                in->local_size[0]        ? in->local_size[0]
+                : soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X]
+                                         : 64,
+                soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 4, kmax, ctx);
+  if (in->local_size[0] && in->local_size[1] && (rc = check_local(in->local_size, kmax, ctx, kname)))
+    return rc; /* the device's limit names the problem better than the shape's size */
+  for (int d = 0; d < 2; d++) {
+    o->local_size[d] = in->local_size[d];
+    o->points_per_item[d] = in->points_per_item[d];
+    o->tile[d] = in->tile[d];
+    if ((rc = resolve_tiled_dim(&o->local_size[d], &o->points_per_item[d], &o->tile[d], dl[d], dp[d], d))) return rc;
   }
-  if (v == RCL_STENCIL_PLAIN) {
-    /* Points per work-item: the caller's; else the tuned or cached ones where those are for plain (a
-     * tiled choice's points are not); else 1 x 1. tile = local_size * points_per_item, any two given. */
-    const int soft_plain = soft[RCL_ST_P_VARIANT] == RCL_STENCIL_PLAIN;
-    const size_t dp[2] = {soft_plain && soft[RCL_ST_P_POINTS_X] ? soft[RCL_ST_P_POINTS_X] : 1,
-                          soft_plain && soft[RCL_ST_P_POINTS_Y] ? soft[RCL_ST_P_POINTS_Y] : 1};
-    size_t dl[2];
-    default_local(dl,
-                  in.local_size[0]         ? in.local_size[0]
-                  : soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X]
-                                           : 64,
-                  soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 4, kmax, ctx);
-    if (in.local_size[0] && in.local_size[1] && (rc = check_local(in.local_size, kmax, ctx, kname)))
-      return rc; /* the device's limit names the problem better than the shape's size */
-    for (int d = 0; d < 2; d++) {
-      o->local_size[d] = in.local_size[d];
-      o->points_per_item[d] = in.points_per_item[d];
-      o->tile[d] = in.tile[d];
-      if ((rc = resolve_tiled_dim(&o->local_size[d], &o->points_per_item[d], &o->tile[d], dl[d], dp[d], d))) return rc;
-    }
-    if ((rc = check_local(o->local_size, kmax, ctx, kname))) return rc;
-    return check_plain_points(o, kk, ctx);
-  }
-  /* TILED: x first, then a default y that fits the kernel's limit beside the x chosen. */
+  if ((rc = check_local(o->local_size, kmax, ctx, kname))) return rc;
+  return check_plain_points(o, kk, ctx);
+}
+
+/* TILED: x first, then a default y that fits the kernel's limit beside the x chosen. */
+static int resolve_tiled(rcl_stencil_options *o, const rcl_stencil_options *in, const size_t *soft, size_t kmax,
+                         rcl_context *ctx, const char *kname) {
+  int rc;
   const size_t dp[2] = {soft[RCL_ST_P_POINTS_X] ? soft[RCL_ST_P_POINTS_X] : 1,
                         soft[RCL_ST_P_POINTS_Y] ? soft[RCL_ST_P_POINTS_Y] : 8};
   for (int d = 0; d < 2; d++) {
     size_t dl[2];
     default_local(dl, d == 0 ? (soft[RCL_ST_P_LOCAL_X] ? soft[RCL_ST_P_LOCAL_X] : 32) : o->local_size[0],
                   soft[RCL_ST_P_LOCAL_Y] ? soft[RCL_ST_P_LOCAL_Y] : 8, kmax, ctx);
-    o->local_size[d] = in.local_size[d];
-    o->points_per_item[d] = in.points_per_item[d];
-    o->tile[d] = in.tile[d];
+    o->local_size[d] = in->local_size[d];
+    o->points_per_item[d] = in->points_per_item[d];
+    o->tile[d] = in->tile[d];
     if ((rc = resolve_tiled_dim(&o->local_size[d], &o->points_per_item[d], &o->tile[d], dl[d], dp[d], d))) return rc;
   }
-  if ((rc = check_local(o->local_size, kmax, ctx, kname))) return rc;
+  return check_local(o->local_size, kmax, ctx, kname);
+}
+
+/* A tiled shape's limits: the tile with its halo in local memory (cfg->lmem), and the loop iterations of one
+ * work-item within the device's budget. */
+static int check_tiled_limits(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind kk, unsigned int radius) {
+  const rcl_stencil_options *o = &cfg->o;
+  size_t budget = rcl__loop_budget(ctx);
   size_t es = rcl_dtype_size(dt), h = 2 * radius;
   if (o->tile[0] > 65536 || o->tile[1] > 65536)
     return rcl__fail(RCL_ERR_INVALID_ARG, "tile %zux%zu is too large", o->tile[0], o->tile[1]);
@@ -226,6 +215,34 @@ static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind 
                      o->tile[0], o->tile[1], o->local_size[0], o->local_size[1], iters, ctx->profile.device_name,
                      (unsigned long long)ctx->profile.loop_iteration_limit);
   return 0;
+}
+
+/* Resolves opts for a kernel whose variant is already picked; k is that kernel. soft (or NULL) holds the
+ * tuned, cached or platform values (RCL_ST_P_*; 0: none) used where the caller left a field at 0, as the
+ * built-in defaults are: clamped to the kernel's work-group limit. */
+static int resolve(launch_cfg *cfg, rcl_context *ctx, rcl_dtype dt, kernel_kind kk, unsigned int radius,
+                   rcl_stencil_variant v, cl_kernel k, const char *kname, const rcl_stencil_options *opts,
+                   const size_t *soft) {
+  static const size_t none[RCL_TUNE_MAX_PARAMS];
+  if (!soft) soft = none;
+  rcl_stencil_options in = opts ? *opts : (rcl_stencil_options)RCL_STENCIL_OPTIONS_INIT;
+  rcl_stencil_options *o = &cfg->o;
+  memset(cfg, 0, sizeof *cfg);
+  o->version = RCL_STENCIL_OPTIONS_VERSION;
+  o->variant = v;
+  size_t kmax;
+  int rc = rcl__kernel_wg_max(&kmax, k, ctx, kname);
+  if (rc) return rc;
+  if (v == RCL_STENCIL_TASK) {
+    for (int d = 0; d < 2; d++)
+      if (in.local_size[d] || in.tile[d] || in.points_per_item[d])
+        return rcl__fail(RCL_ERR_INVALID_ARG, "the task variant is one work-item: local_size, tile and "
+                                              "points_per_item must be 0");
+    return 0;
+  }
+  if (v == RCL_STENCIL_PLAIN) return resolve_plain(o, &in, soft, kmax, ctx, kk, kname);
+  if ((rc = resolve_tiled(o, &in, soft, kmax, ctx, kname))) return rc;
+  return check_tiled_limits(cfg, ctx, dt, kk, radius);
 }
 
 /* Gets variant v's kernel and resolves the configuration with it. A plain kernel with a register block is
