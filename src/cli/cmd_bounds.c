@@ -510,6 +510,66 @@ static double neighbour(const args *a, const void *in, long x, long y) {
   return a->dt == RCL_F32 ? (double)((const float *)in)[i] : ((const double *)in)[i];
 }
 
+/* The grid's data, the nine values around (px, py) by the boundary rule and the weights, rounded to the dtype
+ * (v, w), and the interval of rcl_bounds_stencil9 in r. */
+static int stencil_interval(report *r, double v[9], double w[3], const args *a, unsigned char *in, size_t px,
+                            size_t py) {
+  size_t es = rcl_dtype_size(a->dt);
+  /* C, N, S, E, W, NE, SE, NW, SW, with N = v(x, y-1) (row 0 at the top); weights rounded to the dtype. */
+  static const int d[9][2] = {{0, 0}, {0, -1}, {0, 1}, {1, 0}, {-1, 0}, {1, -1}, {1, 1}, {-1, -1}, {-1, 1}};
+  unsigned char vb[9 * 8], wb[3 * 8];
+  rcl_generate(in, a->dt, a->w * a->h, a->dist, a->seed);
+  for (int i = 0; i < 9; i++) {
+    v[i] = neighbour(a, in, (long)px + d[i][0], (long)py + d[i][1]);
+    endpoint(vb + i * es, v[i], a->dt);
+  }
+  for (int i = 0; i < 3; i++) {
+    w[i] = a->dt == RCL_F32 ? (double)(float)a->weights[i] : a->weights[i];
+    endpoint(wb + i * es, w[i], a->dt);
+  }
+  if (rcl_bounds_stencil9(&r->b, a->dt, wb, vb, &a->opts)) return cli_fail("bounds");
+  return 0;
+}
+
+/* Host evaluations in the dtype: other groupings and a fully contracted form. */
+static int stencil_host_rows(report *r, const args *a, const double v[9], const double w[3]) {
+  terms t = {a->dt, 0, NULL, NULL};
+  double as = rnd_add(&t, rnd_add(&t, rnd_add(&t, v[1], v[2]), v[3]), v[4]);
+  double ds = rnd_add(&t, rnd_add(&t, rnd_add(&t, v[5], v[6]), v[7]), v[8]);
+  double as2 = rnd_add(&t, rnd_add(&t, v[1], v[2]), rnd_add(&t, v[3], v[4]));
+  double ds2 = rnd_add(&t, rnd_add(&t, v[5], v[6]), rnd_add(&t, v[7], v[8]));
+  int rc;
+#define MULD(p, q) (a->dt == RCL_F32 ? (double)((float)(p) * (float)(q)) : (p) * (q))
+#define FMAD(p, q, o) (a->dt == RCL_F32 ? (double)fmaf((float)(p), (float)(q), (float)(o)) : fma(p, q, o))
+  rc = add_host(r, "pairs: (N+S)+(E+W), ...",
+                rnd_add(&t, rnd_add(&t, MULD(w[0], v[0]), MULD(w[1], as2)), MULD(w[2], ds2)), 1, NULL);
+  if (!rc)
+    rc = add_host(r, "reversed: wd*d + wa*a + wc*C",
+                  rnd_add(&t, rnd_add(&t, MULD(w[2], ds), MULD(w[1], as)), MULD(w[0], v[0])), 1, NULL);
+  if (!rc)
+    rc = add_host(r, "fma(wd,d,fma(wa,a,wc*C))", FMAD(w[2], ds, FMAD(w[1], as, MULD(w[0], v[0]))), !a->opts.no_fma,
+                  NULL);
+#undef MULD
+#undef FMAD
+  return rc;
+}
+
+/* The report's title and JSON description of the stencil case, then the report. */
+static int stencil_print(const report *r, const args *a, size_t px, size_t py, const double w[3]) {
+  char title[512];
+  snprintf(title, sizeof title,
+           "bounds: 9-point stencil at (%zu, %zu) of a %zux%zu %s grid (dist %s, seed %llu), weights %.9g %.9g "
+           "%.9g, boundary %s",
+           px, py, a->w, a->h, rcl_dtype_name(a->dt), rcl_gen_kind_name(a->dist), (unsigned long long)a->seed, w[0],
+           w[1], w[2], rcl_boundary_name(a->boundary));
+  json_t *desc =
+      json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:[f,f,f],s:s,s:s,s:I}", "kind", a->kind, "dtype", rcl_dtype_name(a->dt),
+                "width", (json_int_t)a->w, "height", (json_int_t)a->h, "x", (json_int_t)px, "y", (json_int_t)py,
+                "weights", w[0], w[1], w[2], "boundary", rcl_boundary_name(a->boundary), "dist",
+                rcl_gen_kind_name(a->dist), "seed", (json_int_t)a->seed);
+  return print_report(r, title, desc, &a->opts, a->json);
+}
+
 static int kind_stencil(const args *a) {
   size_t es = rcl_dtype_size(a->dt), px = a->have_point ? a->px : a->w / 2, py = a->have_point ? a->py : a->h / 2;
   if (px >= a->w || py >= a->h) return cli_error("--point %zu,%zu is outside the %zux%zu grid", px, py, a->w, a->h);
@@ -522,64 +582,16 @@ static int kind_stencil(const args *a) {
   for (int i = 0; i < 3; i++) st.weights[i] = a->weights[i];
   st.boundary = a->boundary;
   st.boundary_value = a->boundary_value;
-  /* C, N, S, E, W, NE, SE, NW, SW, with N = v(x, y-1) (row 0 at the top); weights rounded to the dtype. */
-  static const int d[9][2] = {{0, 0}, {0, -1}, {0, 1}, {1, 0}, {-1, 0}, {1, -1}, {1, 1}, {-1, -1}, {-1, 1}};
   double v[9], w[3];
-  unsigned char vb[9 * 8], wb[3 * 8];
-  if (!rc) {
-    rcl_generate(in, a->dt, a->w * a->h, a->dist, a->seed);
-    for (int i = 0; i < 9; i++) {
-      v[i] = neighbour(a, in, (long)px + d[i][0], (long)py + d[i][1]);
-      endpoint(vb + i * es, v[i], a->dt);
-    }
-    for (int i = 0; i < 3; i++) {
-      w[i] = a->dt == RCL_F32 ? (double)(float)a->weights[i] : a->weights[i];
-      endpoint(wb + i * es, w[i], a->dt);
-    }
-    if (rcl_bounds_stencil9(&r.b, a->dt, wb, vb, &a->opts)) rc = cli_fail("bounds");
-  }
-  /* Host evaluations in the dtype: other groupings and a fully contracted form. */
-  terms t = {a->dt, 0, NULL, NULL};
-  double as = 0, ds = 0, as2 = 0, ds2 = 0;
-  if (!rc) {
-    as = rnd_add(&t, rnd_add(&t, rnd_add(&t, v[1], v[2]), v[3]), v[4]);
-    ds = rnd_add(&t, rnd_add(&t, rnd_add(&t, v[5], v[6]), v[7]), v[8]);
-    as2 = rnd_add(&t, rnd_add(&t, v[1], v[2]), rnd_add(&t, v[3], v[4]));
-    ds2 = rnd_add(&t, rnd_add(&t, v[5], v[6]), rnd_add(&t, v[7], v[8]));
-  }
-#define MULD(p, q) (a->dt == RCL_F32 ? (double)((float)(p) * (float)(q)) : (p) * (q))
-#define FMAD(p, q, o) (a->dt == RCL_F32 ? (double)fmaf((float)(p), (float)(q), (float)(o)) : fma(p, q, o))
-  if (!rc)
-    rc = add_host(&r, "pairs: (N+S)+(E+W), ...",
-                  rnd_add(&t, rnd_add(&t, MULD(w[0], v[0]), MULD(w[1], as2)), MULD(w[2], ds2)), 1, NULL);
-  if (!rc)
-    rc = add_host(&r, "reversed: wd*d + wa*a + wc*C",
-                  rnd_add(&t, rnd_add(&t, MULD(w[2], ds), MULD(w[1], as)), MULD(w[0], v[0])), 1, NULL);
-  if (!rc)
-    rc = add_host(&r, "fma(wd,d,fma(wa,a,wc*C))", FMAD(w[2], ds, FMAD(w[1], as, MULD(w[0], v[0]))), !a->opts.no_fma,
-                  NULL);
-#undef MULD
-#undef FMAD
+  if (!rc) rc = stencil_interval(&r, v, w, a, in, px, py);
+  if (!rc) rc = stencil_host_rows(&r, a, v, w);
   unsigned char ref[8];
   if (!rc && rcl_ref_stencil(out, &st, a->dt, a->w, a->h, 1, in)) rc = cli_fail("host reference");
   if (!rc) memcpy(ref, out + (py * a->w + px) * es, es);
   if (!rc && !add_row(&r, "host", "reprocl stencil.nine", ref, 1, NULL)) rc = cli_error("out of memory");
   stencil_arg sa = {&st, a->dt, a->w, a->h, px, py, in};
   if (!rc) rc = add_devices(&r, a->device, RCL_FAMILY_STENCIL, run_stencil, &sa, "stencil.nine", ref, 1, NULL);
-  if (!rc) {
-    char title[512];
-    snprintf(title, sizeof title,
-             "bounds: 9-point stencil at (%zu, %zu) of a %zux%zu %s grid (dist %s, seed %llu), weights %.9g %.9g "
-             "%.9g, boundary %s",
-             px, py, a->w, a->h, rcl_dtype_name(a->dt), rcl_gen_kind_name(a->dist), (unsigned long long)a->seed, w[0],
-             w[1], w[2], rcl_boundary_name(a->boundary));
-    json_t *desc =
-        json_pack("{s:s,s:s,s:I,s:I,s:I,s:I,s:[f,f,f],s:s,s:s,s:I}", "kind", a->kind, "dtype", rcl_dtype_name(a->dt),
-                  "width", (json_int_t)a->w, "height", (json_int_t)a->h, "x", (json_int_t)px, "y", (json_int_t)py,
-                  "weights", w[0], w[1], w[2], "boundary", rcl_boundary_name(a->boundary), "dist",
-                  rcl_gen_kind_name(a->dist), "seed", (json_int_t)a->seed);
-    rc = print_report(&r, title, desc, &a->opts, a->json);
-  }
+  if (!rc) rc = stencil_print(&r, a, px, py, w);
   free(r.rows);
   free(in);
   free(out);
