@@ -183,6 +183,77 @@ typedef struct {
   size_t fmul, fadd;
 } fp_counts;
 
+/* OpFunction: a new function of am (named, a kernel or not), with room for its counts and id (*cap of each). */
+static int begin_function(size_t *cur, rcl__audit_module *am, fp_counts **counts, uint32_t **fn_ids, size_t *cap,
+                          const ids *d, uint32_t res) {
+  char name[160];
+  size_t nl = id_name(name, sizeof name, d, res);
+  if (nl >= sizeof name) nl = sizeof name - 1;
+  int rc = rcl__audit_fn_add(cur, am, name, nl, (d->flags[res] & ID_KERNEL) != 0);
+  if (rc) return rc;
+  if (am->n > *cap) {
+    size_t nc = *cap ? *cap * 2 : 16;
+    fp_counts *c2 = rcl__realloc(*counts, nc * sizeof **counts);
+    if (!c2) return RCL_ERR_OUT_OF_MEMORY;
+    *counts = c2;
+    uint32_t *i2 = rcl__realloc(*fn_ids, nc * sizeof **fn_ids);
+    if (!i2) return RCL_ERR_OUT_OF_MEMORY;
+    *fn_ids = i2;
+    *cap = nc;
+  }
+  (*counts)[*cur] = (fp_counts){0, 0};
+  (*fn_ids)[*cur] = res;
+  return 0;
+}
+
+/* An OpenCL.std extended instruction k: fma and mad as contractions, the math functions whose accuracy is
+ * left to the driver as approximations. */
+static int ext_inst_hit(rcl__audit_fn *f, uint32_t k, int is_f32) {
+  char what[96];
+  if (k == 26 || k == 42) {
+    snprintf(what, sizeof what, "OpExtInst %s", ocl_math[k]);
+    return rcl__audit_hit_add(f, RCL_AUDIT_FMA, what, 1);
+  }
+  if (k < N_OCL_MATH && !ocl_exact(k) && (k != 61 || is_f32)) {
+    snprintf(what, sizeof what, "OpExtInst %s%s", ocl_math[k],
+             k == 61   ? " f32 (3 ulp allowed)"
+             : k >= 67 ? ""
+                       : " (accuracy left to the driver)");
+    return rcl__audit_hit_add(f, RCL_AUDIT_APPROX, what, 1);
+  }
+  return 0;
+}
+
+/* An instruction inside function f (its counts c): calls, multiplies and adds without NoContraction,
+ * divisions, extended instructions and FPFastMathMode decorations. */
+static int body_instruction(rcl__audit_fn *f, fp_counts *c, const ids *d, const module *m, size_t i, uint32_t op,
+                            uint32_t wc, uint32_t type, uint32_t res) {
+  int rc = 0;
+  const char *opname = op == OP_FADD       ? "OpFAdd"
+                       : op == OP_FSUB     ? "OpFSub"
+                       : op == OP_FMUL     ? "OpFMul"
+                       : op == OP_FDIV     ? "OpFDiv"
+                       : op == OP_EXT_INST ? "OpExtInst"
+                                           : NULL;
+  int is_f32 = type && (d->flags[type] & ID_F32);
+  if (op == OP_FUNCTION_CALL && wc >= 4) {
+    char name[160];
+    size_t nl = id_name(name, sizeof name, d, w(m, i + 3));
+    rc = rcl__audit_call_add(f, name, nl < sizeof name ? nl : sizeof name - 1);
+  } else if ((op == OP_FADD || op == OP_FSUB || op == OP_FMUL) && res && !(d->flags[res] & ID_NO_CONTRACTION)) {
+    if (op == OP_FMUL)
+      c->fmul++;
+    else
+      c->fadd++;
+  } else if (op == OP_FDIV && is_f32) {
+    rc = rcl__audit_hit_add(f, RCL_AUDIT_APPROX, "OpFDiv f32 (2.5 ulp allowed)", 1);
+  } else if (op == OP_EXT_INST && wc >= 5 && d->opencl_std && w(m, i + 3) == d->opencl_std) {
+    rc = ext_inst_hit(f, w(m, i + 4), is_f32);
+  }
+  if (!rc && opname && res && d->fastmath[res]) rc = fastmath_hits(f, opname, d->fastmath[res]);
+  return rc;
+}
+
 static int scan_functions(rcl__audit_module *am, fp_counts **counts, uint32_t **fn_ids, const ids *d, const module *m) {
   size_t cap = 0;
   int rc = 0;
@@ -198,60 +269,13 @@ static int scan_functions(rcl__audit_module *am, fp_counts **counts, uint32_t **
     if (op == OP_FUNCTION) {
       if (f) return fail_at(i, "OpFunction inside a function");
       if (wc < 5 || !res) return fail_at(i, "a malformed OpFunction");
-      char name[160];
-      size_t nl = id_name(name, sizeof name, d, res);
-      if (nl >= sizeof name) nl = sizeof name - 1;
-      if ((rc = rcl__audit_fn_add(&cur, am, name, nl, (d->flags[res] & ID_KERNEL) != 0))) return rc;
-      if (am->n > cap) {
-        size_t nc = cap ? cap * 2 : 16;
-        fp_counts *c2 = rcl__realloc(*counts, nc * sizeof **counts);
-        if (!c2) return RCL_ERR_OUT_OF_MEMORY;
-        *counts = c2;
-        uint32_t *i2 = rcl__realloc(*fn_ids, nc * sizeof **fn_ids);
-        if (!i2) return RCL_ERR_OUT_OF_MEMORY;
-        *fn_ids = i2;
-        cap = nc;
-      }
-      (*counts)[cur] = (fp_counts){0, 0};
-      (*fn_ids)[cur] = res;
+      if ((rc = begin_function(&cur, am, counts, fn_ids, &cap, d, res))) return rc;
       f = &am->fns[cur];
     } else if (op == OP_FUNCTION_END) {
       if (!f) return fail_at(i, "OpFunctionEnd outside a function");
       f = NULL;
     } else if (f) {
-      const char *opname = op == OP_FADD       ? "OpFAdd"
-                           : op == OP_FSUB     ? "OpFSub"
-                           : op == OP_FMUL     ? "OpFMul"
-                           : op == OP_FDIV     ? "OpFDiv"
-                           : op == OP_EXT_INST ? "OpExtInst"
-                                               : NULL;
-      int is_f32 = type && (d->flags[type] & ID_F32);
-      if (op == OP_FUNCTION_CALL && wc >= 4) {
-        char name[160];
-        size_t nl = id_name(name, sizeof name, d, w(m, i + 3));
-        rc = rcl__audit_call_add(f, name, nl < sizeof name ? nl : sizeof name - 1);
-      } else if ((op == OP_FADD || op == OP_FSUB || op == OP_FMUL) && res && !(d->flags[res] & ID_NO_CONTRACTION)) {
-        if (op == OP_FMUL)
-          (*counts)[cur].fmul++;
-        else
-          (*counts)[cur].fadd++;
-      } else if (op == OP_FDIV && is_f32) {
-        rc = rcl__audit_hit_add(f, RCL_AUDIT_APPROX, "OpFDiv f32 (2.5 ulp allowed)", 1);
-      } else if (op == OP_EXT_INST && wc >= 5 && d->opencl_std && w(m, i + 3) == d->opencl_std) {
-        uint32_t k = w(m, i + 4);
-        char what[96];
-        if (k == 26 || k == 42) {
-          snprintf(what, sizeof what, "OpExtInst %s", ocl_math[k]);
-          rc = rcl__audit_hit_add(f, RCL_AUDIT_FMA, what, 1);
-        } else if (k < N_OCL_MATH && !ocl_exact(k) && (k != 61 || is_f32)) {
-          snprintf(what, sizeof what, "OpExtInst %s%s", ocl_math[k],
-                   k == 61   ? " f32 (3 ulp allowed)"
-                   : k >= 67 ? ""
-                             : " (accuracy left to the driver)");
-          rc = rcl__audit_hit_add(f, RCL_AUDIT_APPROX, what, 1);
-        }
-      }
-      if (!rc && opname && res && d->fastmath[res]) rc = fastmath_hits(f, opname, d->fastmath[res]);
+      rc = body_instruction(f, &(*counts)[cur], d, m, i, op, wc, type, res);
     }
     i += wc;
   }
