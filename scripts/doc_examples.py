@@ -41,6 +41,8 @@ matches (masked times and wildcards stay as written). Exit 2: bad usage; 3: coul
 """
 import argparse
 import difflib
+import functools
+import json
 import os
 import re
 import shutil
@@ -62,10 +64,71 @@ MASKS = [
     (re.compile(_NUM + r"\s*(?:ns|us|µs|ms|s)\b"), "<time>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[-+]\d{2}:?\d{2})?)?\b"), "<date>"),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b"), "<clock>"),
+    # the machine's resources in `reprocl devices`: cores, memory and the driver's limits that follow from them
+    (re.compile(r"\b\d+ compute units\b"), "<n> compute units"),
+    (re.compile(r"\bwork-group <= \d+"), "work-group <= <n>"),
+    (re.compile(r"\b(local|global|max alloc) \d+ ([KMG]iB)\b"), r"\1 <n> \2"),
 ]
 
 
+class Identity:
+    """Replaces the names that say which machine ran an example by placeholders, the same way in the shown
+    and the real output: each device name (`<pocl-device>` …) of the machine that produced the shown output
+    (docs/examples-machine.json) and of this one, whole or cut short by a table column (a prefix of at least
+    MIN characters followed by a blank or the end of the line). Platform names stand for themselves, so a
+    device name's prefix never eats into one. Scanning left to right with the longest match at each word
+    start makes it a function of the text: equal text gives equal results on both sides."""
+
+    MIN = 8
+
+    def __init__(self, machines=()):
+        reps = {}
+        for m in machines:
+            for key, d in m.items():
+                reps.setdefault(d["platform"], d["platform"])
+                reps.setdefault(d["device"], "<%s-device>" % key)
+        self.labels = sorted(reps.items(), key=lambda kv: -len(kv[0]))
+
+    def match(self, line, i):
+        """(length, label, replacement) of the longest label occurrence at line[i], or None."""
+        if i and (line[i - 1].isalnum() or line[i - 1] in "_-"):
+            return None
+        best = None
+        for label, rep in self.labels:
+            if best and len(label) <= best[0]:
+                break
+            k = os.path.commonprefix([line[i:i + len(label)], label]).__len__()
+            if k < len(label):  # cut short: long enough, and where the column ends
+                k = len(line[i:i + k].rstrip())
+                if k < self.MIN or rep == label or (i + k < len(line) and not line[i + k].isspace()):
+                    continue
+            if not best or k > best[0]:
+                best = (k, label, rep)
+        return best
+
+    def __call__(self, line, restyle=None):
+        """line with every occurrence replaced by its placeholder, or by restyle(label, text) if given."""
+        if not self.labels:
+            return line
+        out, i = [], 0
+        while i < len(line):
+            m = self.match(line, i)
+            if not m:
+                out.append(line[i])
+                i += 1
+                continue
+            k, label, rep = m
+            out.append(restyle(label, line[i:i + k]) if restyle else rep)
+            i += k
+        return "".join(out)
+
+
+IDENTITY = Identity()
+
+
+@functools.lru_cache(maxsize=65536)
 def mask(line):
+    line = IDENTITY(line)
     for rx, rep in MASKS:
         line = rx.sub(rep, line)
     return " ".join(line.split())
@@ -331,6 +394,86 @@ def check_links(path, lines):
     return problems
 
 
+# ---- the drivers and the machine ------------------------------------------------------------------------
+# The drivers the examples show, in the order they show them (devices 0, 1, 2), by platform name.
+DRIVERS = (("pocl", "Portable Computing Language"), ("rusticl", "rusticl"), ("intel", "Intel(R) OpenCL"))
+MACHINE_FILE = os.path.join("docs", "examples-machine.json")
+
+
+def devices_of(cli, env):
+    """`reprocl devices --json --no-selftest` under env: its list of devices ([] when it fails)."""
+    try:
+        r = subprocess.run([cli, "devices", "--json", "--no-selftest"], env=env, capture_output=True, text=True,
+                           timeout=120, check=False)
+        return json.loads(r.stdout)["devices"]
+    except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
+        return []
+
+
+def ordered_vendors(cli, env, tmp):
+    """An OCL_ICD_VENDORS directory with the ICD files of DRIVERS only, which the loader reads in DRIVERS'
+    order. ocl-icd loads the .icd files of its directory in readdir() order (a hash order on ext4, so one
+    machine's order says nothing of another's), so the files are written under names and in orders until
+    listing the directory gives DRIVERS' order. Returns (directory or None, a message)."""
+    vend = env.get("OCL_ICD_VENDORS") or env.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors"
+    files = sorted(os.path.join(vend, f) for f in os.listdir(vend) if f.endswith(".icd")) \
+        if os.path.isdir(vend) else [vend]
+    found, seen = {}, []
+    for f in files:
+        for d in devices_of(cli, dict(env, OCL_ICD_VENDORS=os.path.abspath(f), RUSTICL_ENABLE="llvmpipe")):
+            seen.append("%s: %s (%s)" % (d.get("platform"), d.get("device"), f))
+            for key, plat in DRIVERS:
+                if d.get("platform") == plat:
+                    found.setdefault(key, f)
+    missing = [plat for key, plat in DRIVERS if key not in found]
+    if missing:
+        return None, "the examples need the drivers %s; missing %s; found: %s" % (
+            ", ".join(p for _, p in DRIVERS), ", ".join(missing), "; ".join(seen) or "no device")
+    texts = []
+    for key, _ in DRIVERS:
+        with open(found[key], encoding="utf-8") as fh:
+            texts.append(fh.read())
+    for attempt in range(200):
+        d = os.path.join(tmp, "vendors-%d" % attempt)
+        os.mkdir(d)
+        names = ["%d-%s%s.icd" % (n, key, "-%d" % attempt if attempt > 1 else "") for n, (key, _) in enumerate(DRIVERS)]
+        for n in (range(len(names)) if attempt % 2 == 0 else reversed(range(len(names)))):
+            with open(os.path.join(d, names[n]), "w", encoding="utf-8") as fh:
+                fh.write(texts[n])
+        if [x for x in os.listdir(d) if x.endswith(".icd")] == names:
+            return d, ""
+    return None, "could not write an ICD directory that lists in the drivers' order"
+
+
+def machine_of(cli, env):
+    """The identity of this machine's drivers, as MACHINE_FILE records it; None unless exactly DRIVERS show."""
+    devs = devices_of(cli, dict(env, RUSTICL_ENABLE="llvmpipe"))
+    if [d.get("platform") for d in devs] != [plat for _, plat in DRIVERS]:
+        return None
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            cpu = next((x.split(":", 1)[1].strip() for x in fh if x.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"cpu": cpu, "devices": {key: {"platform": d["platform"], "device": d["device"]}
+                                    for (key, _), d in zip(DRIVERS, devs)}}
+
+
+def restyler(recorded, current):
+    """For --update on another machine: a recorded device name (whole or cut short) becomes this machine's,
+    cut to the same width, so lines that still match show this machine's names."""
+    new = {recorded[k]["device"]: current[k]["device"] for k in current if k in recorded}
+
+    def restyle(label, text):
+        if label not in new:
+            return text
+        if len(text) == len(label):
+            return new[label]
+        return new[label][:len(text)].ljust(len(text))
+    return restyle
+
+
 # ---- main -------------------------------------------------------------------------------------------------
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -415,6 +558,49 @@ def main():
         env["REPROCL_CACHE_DIR"] = os.path.join(tmp, "cache")  # no tuned choice from earlier runs
         env.pop("RUSTICL_ENABLE", None)  # an example that wants Rusticl says so on its command line
         env.setdefault("LC_ALL", "C.UTF-8")
+        vendors, why = ordered_vendors(cli, env, tmp)
+        if not vendors:
+            print(f"doc_examples.py: {why}", file=sys.stderr)
+            return 4
+        env["OCL_ICD_VENDORS"] = vendors  # only the three drivers, in the docs' order
+        env["OCL_ICD_PLATFORM_SORT"] = "none"  # ocl-icd: keep the directory's order
+        env.pop("OPENCL_VENDOR_PATH", None)
+        current = machine_of(cli, env)
+        if not current:
+            print(f"doc_examples.py: the drivers do not show as {', '.join(p for _, p in DRIVERS)} in this order "
+                  f"with OCL_ICD_VENDORS={vendors}", file=sys.stderr)
+            return 4
+        recorded = None
+        if os.path.isfile(MACHINE_FILE):
+            with open(MACHINE_FILE, encoding="utf-8") as fh:
+                recorded = json.load(fh)
+        global IDENTITY
+        IDENTITY = Identity([m["devices"] for m in (recorded, current) if m])
+        mask.cache_clear()
+        restyled = set()
+        if args.update and (not recorded or recorded["devices"] != current["devices"]):
+            if recorded and (args.only or args.files):
+                print(f"doc_examples.py: the docs show the devices of {MACHINE_FILE}, not this machine's: "
+                      "--update every file at once (no --only, no FILES) to move them here", file=sys.stderr)
+                return 2
+            restyle = restyler(recorded["devices"], current["devices"]) if recorded else None
+            for f, examples in selected.items():
+                lines = docs[f][1]
+                for ex in examples if restyle else ():
+                    for c in ex.commands:
+                        for k in range(c.out_start, c.out_start + len(c.out)):
+                            new = IDENTITY(lines[k], restyle)
+                            if new != lines[k]:
+                                lines[k] = new
+                                restyled.add(f)
+                for c in (c for ex in examples for c in ex.commands):
+                    c.out = lines[c.out_start:c.out_start + len(c.out)]
+            with open(MACHINE_FILE, "w", encoding="utf-8") as fh:
+                json.dump(dict(current, note="the machine whose drivers printed the marked examples' output "
+                                             "(scripts/doc_examples.py --update writes it)"),
+                          fh, indent=2, ensure_ascii=False)
+                fh.write("\n")
+            print(f"wrote {MACHINE_FILE}: {current['cpu']}")
         total = 0
         for f, examples in selected.items():
             if not examples:
@@ -469,7 +655,7 @@ def main():
                 word = "FAIL" if bad else ("upd " if mismatch else "ok  ")
                 print(f"{word} {f}:{ex.line} ({len(ex.commands)} command(s), {dt:.1f} s)")
                 total += dt
-            if edits:
+            if edits or f in restyled:
                 lines = docs[f][1]
                 for start, end, new in sorted(edits, reverse=True):
                     lines[start:end] = new
