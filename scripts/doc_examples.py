@@ -26,9 +26,19 @@ Commands run with bash, in document order, in one scratch directory (so a block 
 earlier block of the same document wrote) that links to the repository's tests/, scripts/, cl/,
 platforms/, include/ and docs/, so `tests/data/...` works as from the repository root while files the
 examples write stay out of the tree. `reprocl` is the built CLI (--cli, default build/reprocl), put first
-on PATH. REPROCL_TUNING=off (unless set) and an empty REPROCL_CACHE_DIR of its own keep tuned,
-timing-dependent choices out of the output (the built-in defaults are shown), and RUSTICL_ENABLE is unset: an example that wants Rusticl's device sets it on its command line. Blank lines
-ending a command's output only separate it from the next command.
+on PATH.
+
+The examples show PoCL, Rusticl and Intel's CPU runtime as devices 0, 1, 2 (DRIVERS). The ICD loader
+(ocl-icd) lists platforms in the readdir() order of its vendors directory, which differs between machines,
+so the commands run with OCL_ICD_VENDORS set to a directory of the script's own holding those three ICDs
+only, in that order (OCL_ICD_PLATFORM_SORT=none); a machine without one of them exits 4. Device names are
+compared as placeholders (`<pocl-device>` …), whole or cut short by a table column, both those of the
+machine that printed the shown output (docs/examples-machine.json, written by --update) and this
+machine's; so are the resources `reprocl devices` reports (compute units, work-group limit, memory).
+REPROCL_TUNING=off (unless set) and an empty REPROCL_CACHE_DIR of its own keep tuned, timing-dependent
+choices out of the output (the built-in defaults are shown), and RUSTICL_ENABLE is unset: an example that
+wants Rusticl's device sets it on its command line. Blank lines ending a command's output only separate it
+from the next command.
 
 Links: every relative link [text](path#anchor) outside code must name an existing file or directory, and
 its anchor a heading of that Markdown file (GitHub's anchors) or an explicit <a id=...>.
@@ -37,7 +47,9 @@ its anchor a heading of that Markdown file (GitHub's anchors) or an explicit <a 
 
 On a mismatch it prints file:line, the command and a unified diff (shown → what the doc would become) and
 exits 1; --update rewrites the shown output in place instead, keeping every line the real output still
-matches (masked times and wildcards stay as written). Exit 2: bad usage; 3: could not run.
+matches (masked times and wildcards stay as written); on a machine other than the recorded one it moves
+every block's device names to this machine's and records it (all files at once). Exit 2: bad usage; 3:
+could not run; 4: PoCL, Rusticl or Intel's runtime missing.
 """
 import argparse
 import difflib
