@@ -110,9 +110,9 @@ class Identity:
             if best and len(label) <= best[0]:
                 break
             k = os.path.commonprefix([line[i:i + len(label)], label]).__len__()
-            if k < len(label):  # cut short: long enough, and where the column ends
-                k = len(line[i:i + k].rstrip())
-                if k < self.MIN or rep == label or (i + k < len(line) and not line[i + k].isspace()):
+            if k < len(label):  # cut short: long enough, and where the column ends (its blanks included)
+                t = len(line[i:i + k].rstrip())
+                if t < self.MIN or rep == label or (i + t < len(line) and not line[i + t].isspace()):
                     continue
             if not best or k > best[0]:
                 best = (k, label, rep)
@@ -139,8 +139,9 @@ IDENTITY = Identity()
 
 
 @functools.lru_cache(maxsize=65536)
-def mask(line):
-    line = IDENTITY(line)
+def mask(line, names=True):
+    """line as compared: device names (unless names=False) and MASKS replaced, blank runs made one blank."""
+    line = IDENTITY(line) if names else line
     for rx, rep in MASKS:
         line = rx.sub(rep, line)
     return " ".join(line.split())
@@ -149,15 +150,15 @@ def mask(line):
 class Pattern:
     """One shown output line: a line wildcard, or a masked line with optional inline wildcards."""
 
-    def __init__(self, text):
-        self.text = text
+    def __init__(self, text, names=True):
+        self.text, self.names = text, names
         self.wild = bool(WILDCARD_LINE.match(text))
         if not self.wild:
-            parts = [re.escape(p) for p in mask(text).split("...")]
+            parts = [re.escape(p) for p in mask(text, names).split("...")]
             self.rx = re.compile(r"\s*" + ".*?".join(parts) + r"\s*")
 
     def matches(self, line):
-        return not self.wild and self.rx.fullmatch(mask(line)) is not None
+        return not self.wild and self.rx.fullmatch(mask(line, self.names)) is not None
 
     def similar(self, line):
         """Whether a real line looks like a new version of this one (what --update replaces it with)."""
@@ -165,12 +166,13 @@ class Pattern:
         return sm.real_quick_ratio() >= 0.6 and sm.quick_ratio() >= 0.6 and sm.ratio() >= 0.6
 
 
-def align(shown, real):
+def align(shown, real, restyle=None):
     """The cheapest alignment of shown lines (patterns) with real lines: a shown line matching a real one
     costs 0, a line wildcard swallows any real lines for free, a shown line replaced by a similar real one
     costs 1 (so a stale line beside a wildcard is replaced, not dropped), an unmatched line on either side 2.
     Returns (cost, updated) where updated is the shown text with unmatched shown lines dropped and
-    unmatched real lines inserted: what --update writes."""
+    unmatched real lines inserted: what --update writes. With restyle (--update on another machine), a
+    kept line that equals its real line only up to device names shows this machine's (restyle(line))."""
     pats = [Pattern(s) for s in shown]
     n, m = len(pats), len(real)
     inf = n + m + 1
@@ -199,7 +201,10 @@ def align(shown, real):
     while i < n or j < m:
         mv = move[i][j]
         if mv == "match":
-            updated.append(shown[i])
+            keep = shown[i]
+            if restyle and not Pattern(keep, names=False).matches(real[j]):
+                keep = restyle(keep)
+            updated.append(keep)
             i, j = i + 1, j + 1
         elif mv == "sub":
             updated.append(real[j].rstrip())
@@ -589,24 +594,15 @@ def main():
         global IDENTITY
         IDENTITY = Identity([m["devices"] for m in (recorded, current) if m])
         mask.cache_clear()
-        restyled = set()
+        restyle = None
         if args.update and (not recorded or recorded["devices"] != current["devices"]):
             if recorded and (args.only or args.files):
                 print(f"doc_examples.py: the docs show the devices of {MACHINE_FILE}, not this machine's: "
                       "--update every file at once (no --only, no FILES) to move them here", file=sys.stderr)
                 return 2
-            restyle = restyler(recorded["devices"], current["devices"]) if recorded else None
-            for f, examples in selected.items():
-                lines = docs[f][1]
-                for ex in examples if restyle else ():
-                    for c in ex.commands:
-                        for k in range(c.out_start, c.out_start + len(c.out)):
-                            new = IDENTITY(lines[k], restyle)
-                            if new != lines[k]:
-                                lines[k] = new
-                                restyled.add(f)
-                for c in (c for ex in examples for c in ex.commands):
-                    c.out = lines[c.out_start:c.out_start + len(c.out)]
+            if recorded:
+                moved = restyler(recorded["devices"], current["devices"])
+                restyle = functools.partial(Identity([recorded["devices"]]), restyle=moved)
             with open(MACHINE_FILE, "w", encoding="utf-8") as fh:
                 json.dump(dict(current, note="the machine whose drivers printed the marked examples' output "
                                              "(scripts/doc_examples.py --update writes it)"),
@@ -639,7 +635,10 @@ def main():
                     gap = c.out[len(shown):]
                     while real and not real[-1].strip():
                         real.pop()
-                    cost, updated = align(shown, real)
+                    cost, updated = align(shown, real, restyle)
+                    if not cost and updated != shown:  # only device names moved to this machine's
+                        edits.append((c.out_start, c.out_start + len(shown), list(updated)))
+                        print(f"{f}:{c.line}: names moved to this machine's: $ {c.text.splitlines()[0]}")
                     updated += gap
                     first = c.text.splitlines()[0]
                     if status != 0 and not shows_status(ex.commands, k):
@@ -667,7 +666,7 @@ def main():
                 word = "FAIL" if bad else ("upd " if mismatch else "ok  ")
                 print(f"{word} {f}:{ex.line} ({len(ex.commands)} command(s), {dt:.1f} s)")
                 total += dt
-            if edits or f in restyled:
+            if edits:
                 lines = docs[f][1]
                 for start, end, new in sorted(edits, reverse=True):
                     lines[start:end] = new
