@@ -26,9 +26,19 @@ Commands run with bash, in document order, in one scratch directory (so a block 
 earlier block of the same document wrote) that links to the repository's tests/, scripts/, cl/,
 platforms/, include/ and docs/, so `tests/data/...` works as from the repository root while files the
 examples write stay out of the tree. `reprocl` is the built CLI (--cli, default build/reprocl), put first
-on PATH. REPROCL_TUNING=off (unless set) and an empty REPROCL_CACHE_DIR of its own keep tuned,
-timing-dependent choices out of the output (the built-in defaults are shown), and RUSTICL_ENABLE is unset: an example that wants Rusticl's device sets it on its command line. Blank lines
-ending a command's output only separate it from the next command.
+on PATH.
+
+The examples show PoCL, Rusticl and Intel's CPU runtime as devices 0, 1, 2 (DRIVERS). The ICD loader
+(ocl-icd) lists platforms in the readdir() order of its vendors directory, which differs between machines,
+so the commands run with OCL_ICD_VENDORS set to a directory of the script's own holding those three ICDs
+only, in that order (OCL_ICD_PLATFORM_SORT=none); a machine without one of them exits 4. Device names are
+compared as placeholders (`<pocl-device>` …), whole or cut short by a table column, both those of the
+machine that printed the shown output (docs/examples-machine.json, written by --update) and this
+machine's; so are the resources `reprocl devices` reports (compute units, work-group limit, memory).
+REPROCL_TUNING=off (unless set) and an empty REPROCL_CACHE_DIR of its own keep tuned, timing-dependent
+choices out of the output (the built-in defaults are shown), and RUSTICL_ENABLE is unset: an example that
+wants Rusticl's device sets it on its command line. Blank lines ending a command's output only separate it
+from the next command.
 
 Links: every relative link [text](path#anchor) outside code must name an existing file or directory, and
 its anchor a heading of that Markdown file (GitHub's anchors) or an explicit <a id=...>.
@@ -37,10 +47,14 @@ its anchor a heading of that Markdown file (GitHub's anchors) or an explicit <a 
 
 On a mismatch it prints file:line, the command and a unified diff (shown → what the doc would become) and
 exits 1; --update rewrites the shown output in place instead, keeping every line the real output still
-matches (masked times and wildcards stay as written). Exit 2: bad usage; 3: could not run.
+matches (masked times and wildcards stay as written); on a machine other than the recorded one it moves
+every block's device names to this machine's and records it (all files at once). Exit 2: bad usage; 3:
+could not run; 4: PoCL, Rusticl or Intel's runtime missing.
 """
 import argparse
 import difflib
+import functools
+import json
 import os
 import re
 import shutil
@@ -62,10 +76,72 @@ MASKS = [
     (re.compile(_NUM + r"\s*(?:ns|us|µs|ms|s)\b"), "<time>"),
     (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[-+]\d{2}:?\d{2})?)?\b"), "<date>"),
     (re.compile(r"\b\d{1,2}:\d{2}:\d{2}\b"), "<clock>"),
+    # the machine's resources in `reprocl devices`: cores, memory and the driver's limits that follow from them
+    (re.compile(r"\b\d+ compute units\b"), "<n> compute units"),
+    (re.compile(r"\bwork-group <= \d+"), "work-group <= <n>"),
+    (re.compile(r"\b(local|global|max alloc) \d+ ([KMG]iB)\b"), r"\1 <n> \2"),
 ]
 
 
-def mask(line):
+class Identity:
+    """Replaces the names that say which machine ran an example by placeholders, the same way in the shown
+    and the real output: each device name (`<pocl-device>` …) of the machine that produced the shown output
+    (docs/examples-machine.json) and of this one, whole or cut short by a table column (a prefix of at least
+    MIN characters followed by a blank or the end of the line). Platform names stand for themselves, so a
+    device name's prefix never eats into one. Scanning left to right with the longest match at each word
+    start makes it a function of the text: equal text gives equal results on both sides."""
+
+    MIN = 8
+
+    def __init__(self, machines=()):
+        reps = {}
+        for m in machines:
+            for key, d in m.items():
+                reps.setdefault(d["platform"], d["platform"])
+                reps.setdefault(d["device"], "<%s-device>" % key)
+        self.labels = sorted(reps.items(), key=lambda kv: -len(kv[0]))
+
+    def match(self, line, i):
+        """(length, label, replacement) of the longest label occurrence at line[i], or None."""
+        if i and (line[i - 1].isalnum() or line[i - 1] in "_-"):
+            return None
+        best = None
+        for label, rep in self.labels:
+            if best and len(label) <= best[0]:
+                break
+            k = os.path.commonprefix([line[i:i + len(label)], label]).__len__()
+            if k < len(label):  # cut short: long enough, and where the column ends (its blanks included)
+                t = len(line[i:i + k].rstrip())
+                if t < self.MIN or rep == label or (i + t < len(line) and not line[i + t].isspace()):
+                    continue
+            if not best or k > best[0]:
+                best = (k, label, rep)
+        return best
+
+    def __call__(self, line, restyle=None):
+        """line with every occurrence replaced by its placeholder, or by restyle(label, text) if given."""
+        if not self.labels:
+            return line
+        out, i = [], 0
+        while i < len(line):
+            m = self.match(line, i)
+            if not m:
+                out.append(line[i])
+                i += 1
+                continue
+            k, label, rep = m
+            out.append(restyle(label, line[i:i + k]) if restyle else rep)
+            i += k
+        return "".join(out)
+
+
+IDENTITY = Identity()
+
+
+@functools.lru_cache(maxsize=65536)
+def mask(line, names=True):
+    """line as compared: device names (unless names=False) and MASKS replaced, blank runs made one blank."""
+    line = IDENTITY(line) if names else line
     for rx, rep in MASKS:
         line = rx.sub(rep, line)
     return " ".join(line.split())
@@ -74,15 +150,15 @@ def mask(line):
 class Pattern:
     """One shown output line: a line wildcard, or a masked line with optional inline wildcards."""
 
-    def __init__(self, text):
-        self.text = text
+    def __init__(self, text, names=True):
+        self.text, self.names = text, names
         self.wild = bool(WILDCARD_LINE.match(text))
         if not self.wild:
-            parts = [re.escape(p) for p in mask(text).split("...")]
+            parts = [re.escape(p) for p in mask(text, names).split("...")]
             self.rx = re.compile(r"\s*" + ".*?".join(parts) + r"\s*")
 
     def matches(self, line):
-        return not self.wild and self.rx.fullmatch(mask(line)) is not None
+        return not self.wild and self.rx.fullmatch(mask(line, self.names)) is not None
 
     def similar(self, line):
         """Whether a real line looks like a new version of this one (what --update replaces it with)."""
@@ -90,12 +166,13 @@ class Pattern:
         return sm.real_quick_ratio() >= 0.6 and sm.quick_ratio() >= 0.6 and sm.ratio() >= 0.6
 
 
-def align(shown, real):
+def align(shown, real, restyle=None):
     """The cheapest alignment of shown lines (patterns) with real lines: a shown line matching a real one
     costs 0, a line wildcard swallows any real lines for free, a shown line replaced by a similar real one
     costs 1 (so a stale line beside a wildcard is replaced, not dropped), an unmatched line on either side 2.
     Returns (cost, updated) where updated is the shown text with unmatched shown lines dropped and
-    unmatched real lines inserted: what --update writes."""
+    unmatched real lines inserted: what --update writes. With restyle (--update on another machine), a
+    kept line that equals its real line only up to device names shows this machine's (restyle(line))."""
     pats = [Pattern(s) for s in shown]
     n, m = len(pats), len(real)
     inf = n + m + 1
@@ -124,7 +201,10 @@ def align(shown, real):
     while i < n or j < m:
         mv = move[i][j]
         if mv == "match":
-            updated.append(shown[i])
+            keep = shown[i]
+            if restyle and not Pattern(keep, names=False).matches(real[j]):
+                keep = restyle(keep)
+            updated.append(keep)
             i, j = i + 1, j + 1
         elif mv == "sub":
             updated.append(real[j].rstrip())
@@ -331,6 +411,86 @@ def check_links(path, lines):
     return problems
 
 
+# ---- the drivers and the machine ------------------------------------------------------------------------
+# The drivers the examples show, in the order they show them (devices 0, 1, 2), by platform name.
+DRIVERS = (("pocl", "Portable Computing Language"), ("rusticl", "rusticl"), ("intel", "Intel(R) OpenCL"))
+MACHINE_FILE = os.path.join("docs", "examples-machine.json")
+
+
+def devices_of(cli, env):
+    """`reprocl devices --json --no-selftest` under env: its list of devices ([] when it fails)."""
+    try:
+        r = subprocess.run([cli, "devices", "--json", "--no-selftest"], env=env, capture_output=True, text=True,
+                           timeout=120, check=False)
+        return json.loads(r.stdout)["devices"]
+    except (subprocess.TimeoutExpired, ValueError, KeyError, TypeError):
+        return []
+
+
+def ordered_vendors(cli, env, tmp):
+    """An OCL_ICD_VENDORS directory with the ICD files of DRIVERS only, which the loader reads in DRIVERS'
+    order. ocl-icd loads the .icd files of its directory in readdir() order (a hash order on ext4, so one
+    machine's order says nothing of another's), so the files are written under names and in orders until
+    listing the directory gives DRIVERS' order. Returns (directory or None, a message)."""
+    vend = env.get("OCL_ICD_VENDORS") or env.get("OPENCL_VENDOR_PATH") or "/etc/OpenCL/vendors"
+    files = sorted(os.path.join(vend, f) for f in os.listdir(vend) if f.endswith(".icd")) \
+        if os.path.isdir(vend) else [vend]
+    found, seen = {}, []
+    for f in files:
+        for d in devices_of(cli, dict(env, OCL_ICD_VENDORS=os.path.abspath(f), RUSTICL_ENABLE="llvmpipe")):
+            seen.append("%s: %s (%s)" % (d.get("platform"), d.get("device"), f))
+            for key, plat in DRIVERS:
+                if d.get("platform") == plat:
+                    found.setdefault(key, f)
+    missing = [plat for key, plat in DRIVERS if key not in found]
+    if missing:
+        return None, "the examples need the drivers %s; missing %s; found: %s" % (
+            ", ".join(p for _, p in DRIVERS), ", ".join(missing), "; ".join(seen) or "no device")
+    texts = []
+    for key, _ in DRIVERS:
+        with open(found[key], encoding="utf-8") as fh:
+            texts.append(fh.read())
+    for attempt in range(200):
+        d = os.path.join(tmp, "vendors-%d" % attempt)
+        os.mkdir(d)
+        names = ["%d-%s%s.icd" % (n, key, "-%d" % attempt if attempt > 1 else "") for n, (key, _) in enumerate(DRIVERS)]
+        for n in (range(len(names)) if attempt % 2 == 0 else reversed(range(len(names)))):
+            with open(os.path.join(d, names[n]), "w", encoding="utf-8") as fh:
+                fh.write(texts[n])
+        if [x for x in os.listdir(d) if x.endswith(".icd")] == names:
+            return d, ""
+    return None, "could not write an ICD directory that lists in the drivers' order"
+
+
+def machine_of(cli, env):
+    """The identity of this machine's drivers, as MACHINE_FILE records it; None unless exactly DRIVERS show."""
+    devs = devices_of(cli, dict(env, RUSTICL_ENABLE="llvmpipe"))
+    if [d.get("platform") for d in devs] != [plat for _, plat in DRIVERS]:
+        return None
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as fh:
+            cpu = next((x.split(":", 1)[1].strip() for x in fh if x.startswith("model name")), "")
+    except OSError:
+        pass
+    return {"cpu": cpu, "devices": {key: {"platform": d["platform"], "device": d["device"]}
+                                    for (key, _), d in zip(DRIVERS, devs)}}
+
+
+def restyler(recorded, current):
+    """For --update on another machine: a recorded device name (whole or cut short) becomes this machine's,
+    cut to the same width, so lines that still match show this machine's names."""
+    new = {recorded[k]["device"]: current[k]["device"] for k in current if k in recorded}
+
+    def restyle(label, text):
+        if label not in new:
+            return text
+        if len(text) == len(label):
+            return new[label]
+        return new[label][:len(text)].ljust(len(text))
+    return restyle
+
+
 # ---- main -------------------------------------------------------------------------------------------------
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -415,6 +575,40 @@ def main():
         env["REPROCL_CACHE_DIR"] = os.path.join(tmp, "cache")  # no tuned choice from earlier runs
         env.pop("RUSTICL_ENABLE", None)  # an example that wants Rusticl says so on its command line
         env.setdefault("LC_ALL", "C.UTF-8")
+        vendors, why = ordered_vendors(cli, env, tmp)
+        if not vendors:
+            print(f"doc_examples.py: {why}", file=sys.stderr)
+            return 4
+        env["OCL_ICD_VENDORS"] = vendors  # only the three drivers, in the docs' order
+        env["OCL_ICD_PLATFORM_SORT"] = "none"  # ocl-icd: keep the directory's order
+        env.pop("OPENCL_VENDOR_PATH", None)
+        current = machine_of(cli, env)
+        if not current:
+            print(f"doc_examples.py: the drivers do not show as {', '.join(p for _, p in DRIVERS)} in this order "
+                  f"with OCL_ICD_VENDORS={vendors}", file=sys.stderr)
+            return 4
+        recorded = None
+        if os.path.isfile(MACHINE_FILE):
+            with open(MACHINE_FILE, encoding="utf-8") as fh:
+                recorded = json.load(fh)
+        global IDENTITY
+        IDENTITY = Identity([m["devices"] for m in (recorded, current) if m])
+        mask.cache_clear()
+        restyle = None
+        if args.update and (not recorded or recorded["devices"] != current["devices"]):
+            if recorded and (args.only or args.files):
+                print(f"doc_examples.py: the docs show the devices of {MACHINE_FILE}, not this machine's: "
+                      "--update every file at once (no --only, no FILES) to move them here", file=sys.stderr)
+                return 2
+            if recorded:
+                moved = restyler(recorded["devices"], current["devices"])
+                restyle = functools.partial(Identity([recorded["devices"]]), restyle=moved)
+            with open(MACHINE_FILE, "w", encoding="utf-8") as fh:
+                json.dump(dict(current, note="the machine whose drivers printed the marked examples' output "
+                                             "(scripts/doc_examples.py --update writes it)"),
+                          fh, indent=2, ensure_ascii=False)
+                fh.write("\n")
+            print(f"wrote {MACHINE_FILE}: {current['cpu']}")
         total = 0
         for f, examples in selected.items():
             if not examples:
@@ -441,7 +635,10 @@ def main():
                     gap = c.out[len(shown):]
                     while real and not real[-1].strip():
                         real.pop()
-                    cost, updated = align(shown, real)
+                    cost, updated = align(shown, real, restyle)
+                    if not cost and updated != shown:  # only device names moved to this machine's
+                        edits.append((c.out_start, c.out_start + len(shown), list(updated)))
+                        print(f"{f}:{c.line}: names moved to this machine's: $ {c.text.splitlines()[0]}")
                     updated += gap
                     first = c.text.splitlines()[0]
                     if status != 0 and not shows_status(ex.commands, k):
