@@ -86,6 +86,44 @@ RCL_API int rcl_axpy(void *y, rcl_context *ctx, rcl_dtype dtype, size_t n, const
                      size_t local_size);
 RCL_API int rcl_scal(void *x, rcl_context *ctx, rcl_dtype dtype, size_t n, const void *alpha, size_t local_size);
 
+/* ---- partial reductions: one reduction over the slices of a vector held by several devices or processes
+ * A global vector of `total` elements is cut into slices [first, first + n), each held anywhere (another
+ * device, another MPI rank). rcl_reduce_partial computes a slice's part of the reduction, rcl_partial_merge
+ * joins the parts of consecutive slices, and once the parts cover [0, total) rcl_partial_result gives
+ * exactly the bits rcl_reduce gives over the whole vector, for every slicing, every device and every number
+ * of pieces (docs/contracts.md, "Decomposition independence"). Ordered mode keeps the slice's complete,
+ * aligned subtrees of the contract's tree plus the terms of a block of 2048 that a slice boundary cuts;
+ * exact mode keeps the superaccumulator (merging adds integers). A part is plain data with a portable,
+ * versioned byte form (rcl_partial_pack) to send between processes. */
+typedef struct rcl_partial rcl_partial;
+/* x (and y for DOT) hold the slice's n elements: x[0] is element `first` of the global vector. n may be 0
+ * (an empty slice). opts as for rcl_reduce (mode, launch; any launch gives the same part). Blocks. */
+RCL_API int rcl_reduce_partial(rcl_partial **out, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t total,
+                               size_t first, size_t n, const void *x, const void *y, const rcl_reduce_options *opts);
+/* The same on device buffers (element offsets), on q's queue or the context's; blocks until the part is on
+ * the host. */
+RCL_API int rcl_reduce_partial_enqueue(rcl_partial **out, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype,
+                                       size_t total, size_t first, size_t n, cl_mem x, size_t x_offset, cl_mem y,
+                                       size_t y_offset, const rcl_reduce_options *opts, const rcl_queue_args *q);
+/* The host reference of a part (no device): what every device's part equals. */
+RCL_API int rcl_ref_reduce_partial(rcl_partial **out, rcl_reduce_op op, rcl_dtype dtype, rcl_reduce_mode mode,
+                                   size_t total, size_t first, size_t n, const void *x, const void *y);
+/* Joins parts of the same reduction (op, dtype, mode, total) whose slices are consecutive, in order
+ * (parts[i] ends where parts[i + 1] starts); empty slices may appear anywhere. Any grouping of the same
+ * slices gives the same part. The inputs are not freed. */
+RCL_API int rcl_partial_merge(rcl_partial **out, rcl_partial *const *parts, size_t count);
+/* *out (a float or double by dtype) = the reduction, for a part covering [0, total); else
+ * RCL_ERR_INVALID_ARG naming the gap. */
+RCL_API int rcl_partial_result(void *out, const rcl_partial *p);
+/* The slice a part covers, and its reduction. */
+RCL_API int rcl_partial_info(const rcl_partial *p, rcl_reduce_op *op, rcl_dtype *dtype, rcl_reduce_mode *mode,
+                             size_t *total, size_t *first, size_t *n);
+/* The byte form (little-endian, versioned, no pointers): *len bytes written to buf (cap bytes); with
+ * buf NULL only *len is set. rcl_partial_unpack checks every field (RCL_ERR_PARSE naming it). */
+RCL_API int rcl_partial_pack(void *buf, size_t cap, size_t *len, const rcl_partial *p);
+RCL_API int rcl_partial_unpack(rcl_partial **out, const void *buf, size_t len);
+RCL_API void rcl_partial_free(rcl_partial *p);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,90 @@
+/* reprocl: one problem over several OpenCL devices of one process (GPUs, CPUs, sub-devices, any mix of
+ * vendors), bit-identical to one device and to the host reference for every split.
+ *
+ * A split is a list of contexts with weights. Each call partitions its index space (elements, rows, grid
+ * rows) by the weights, runs each device's share through the same kernels as a one-device call, exchanges
+ * what the devices need from each other (the vector of a SpMV, the halo rows of a stencil) and combines the
+ * partial results exactly (rcl_partial_* in reduce.h). The weights decide only who computes what: the
+ * results never depend on them (docs/contracts.md, "Decomposition independence"; user guide
+ * docs/scaleout.md). */
+#ifndef REPROCL_SPLIT_H
+#define REPROCL_SPLIT_H
+#include "reprocl/common.h"
+#include "reprocl/context.h"
+#include "reprocl/profile.h"
+#include "reprocl/reduce.h"
+#include "reprocl/sparse.h"
+#include "reprocl/stencil.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct rcl_split rcl_split;
+
+#define RCL_SPLIT_OPTIONS_VERSION 1
+typedef struct {
+  unsigned int version;
+  /* Devices, comma-separated, each a device spec of rcl_device_find ("pocl:", "1", ":h100"), optionally
+   * followed by "/N": N equal sub-devices of that device (clCreateSubDevices, CL_DEVICE_PARTITION_EQUALLY);
+   * "all" is every device. A device may not appear twice. */
+  const char *devices;
+  rcl_mode mode;          /* of every context: RCL_MODE_REPRODUCIBLE (default) or RCL_MODE_NATIVE */
+  rcl_tuning_mode tuning; /* of every context; also whether weights are measured (see weights) */
+  const char *cache_dir;  /* as rcl_context_options.cache_dir; measured weights are cached there too */
+  /* One weight >= 0 per device (after sub-device expansion), at least one > 0; NULL: measured per family
+   * and dtype on first use and cached on disk (equal weights when tuning is off). */
+  const double *weights;
+  size_t nweights;
+  /* A device that cannot run a family and dtype bit-exactly (its self-test verdict or profile says
+   * unsupported) is left out of that family's calls (0, default; rcl_split_share reports it) or makes
+   * them fail with RCL_ERR_UNSUPPORTED naming it (1). Never does a device run with other bits. */
+  int strict;
+} rcl_split_options;
+#define RCL_SPLIT_OPTIONS_INIT {RCL_SPLIT_OPTIONS_VERSION, NULL, RCL_MODE_REPRODUCIBLE, RCL_TUNING_ENV, NULL, NULL, 0, 0}
+
+RCL_API int rcl_split_create(rcl_split **out, const rcl_split_options *opts);
+/* A split over the caller's contexts (borrowed: they must outlive the split), with opts' weights and strict
+ * (opts->devices must be NULL; NULL opts: defaults). */
+RCL_API int rcl_split_wrap(rcl_split **out, rcl_context *const *contexts, size_t count, const rcl_split_options *opts);
+RCL_API void rcl_split_free(rcl_split *s);
+RCL_API size_t rcl_split_count(const rcl_split *s);
+RCL_API rcl_context *rcl_split_context(const rcl_split *s, size_t i);
+/* Replaces the weights (count values, as in the options); NULL: back to measured weights. */
+RCL_API int rcl_split_set_weights(rcl_split *s, const double *weights, size_t count);
+/* The weights a call of family and dtype uses (count values; 0 for a device left out), measuring them
+ * first when they are neither given nor cached. */
+RCL_API int rcl_split_weights(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype);
+/* How the last call on this split cut its index space: device i computed [*first, *first + *count) (0, 0
+ * when left out); *note says why a device was left out (NULL otherwise). */
+RCL_API int rcl_split_share(size_t *first, size_t *count, const char **note, const rcl_split *s, size_t i);
+/* bounds[0..count] with bounds[0] = 0 and bounds[count] = n: device i gets [bounds[i], bounds[i+1]),
+ * proportional to weights, every inner bound a multiple of granule (>= 1). Deterministic. */
+RCL_API int rcl_split_partition(size_t *bounds, const double *weights, size_t count, size_t n, size_t granule);
+
+/* ---- the families over a split (host arrays; each blocks until done) ------------------------------- */
+/* As rcl_reduce (op, mode, NaN, -0: the same bits). */
+RCL_API int rcl_split_reduce(void *out, rcl_split *s, rcl_reduce_op op, rcl_dtype dtype, size_t n, const void *x,
+                             const void *y, const rcl_reduce_options *opts);
+RCL_API int rcl_split_axpy(void *y, rcl_split *s, rcl_dtype dtype, size_t n, const void *alpha, const void *x);
+RCL_API int rcl_split_scal(void *x, rcl_split *s, rcl_dtype dtype, size_t n, const void *alpha);
+
+/* A CSR matrix cut by rows over a split's devices (rows balanced by non-zeros and weights), uploaded once. */
+typedef struct rcl_split_matrix rcl_split_matrix;
+RCL_API int rcl_split_matrix_create(rcl_split_matrix **out, rcl_split *s, const rcl_csr *A);
+RCL_API void rcl_split_matrix_free(rcl_split_matrix *M);
+/* As rcl_spmv_host and rcl_cg: the same bits, residual history and solution as one device. */
+RCL_API int rcl_split_spmv(void *y, rcl_split_matrix *A, const void *alpha, const void *x, const void *beta,
+                           const rcl_spmv_options *opts);
+RCL_API int rcl_split_cg(void *x, rcl_cg_result *res, rcl_split_matrix *A, const void *b, const rcl_cg_options *opts);
+
+/* As rcl_stencil and rcl_sor: the grid cut into blocks of rows, halo rows exchanged every iteration. */
+RCL_API int rcl_split_stencil(void *out, rcl_split *s, const rcl_stencil_desc *st, rcl_dtype dtype, size_t width,
+                              size_t height, size_t iters, const void *in);
+RCL_API int rcl_split_sor(void *grid, void *residual, rcl_split *s, const rcl_sor_desc *d, rcl_dtype dtype,
+                          size_t width, size_t height, size_t sweeps, const void *rhs);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
