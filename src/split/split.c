@@ -175,6 +175,16 @@ static int add_subdevices(ctx_list *l, const char *spec, unsigned long n, const 
   if (n == 0 || n > cu)
     return rcl__fail(RCL_ERR_INVALID_ARG, "split: \"%s/%lu\": %s has %u compute units, so 1 to %u sub-devices", spec, n,
                      info.device_name, cu, cu);
+  /* Asked first: some drivers crash in clCreateSubDevices rather than refuse (Rusticl 22.3). */
+  cl_device_partition_property kinds[16] = {0};
+  size_t kbytes = 0;
+  int equally = 0;
+  err = clGetDeviceInfo(info.device, CL_DEVICE_PARTITION_PROPERTIES, sizeof kinds, kinds, &kbytes);
+  for (size_t k = 0; !err && k < kbytes / sizeof kinds[0]; k++) equally |= kinds[k] == CL_DEVICE_PARTITION_EQUALLY;
+  if (!equally)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "split: %s (%s) cannot be partitioned into %lu sub-devices: %s",
+                     info.device_name, info.platform_name, n,
+                     err ? rcl_cl_error_name(err) : "the driver offers no equal partition");
   cl_device_partition_property props[] = {CL_DEVICE_PARTITION_EQUALLY, (cl_device_partition_property)(cu / n), 0};
   cl_uint made = 0;
   err = clCreateSubDevices(info.device, props, 0, NULL, &made);
