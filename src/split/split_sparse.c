@@ -4,11 +4,13 @@
  * as on one device. CG runs the one driver of src/sparse/cg.c over ops that keep every vector on the
  * devices as row slices: before a SpMV the entries of p that other devices own are read back (only the
  * range of a device's rows that others reference) and written into each device's halo; dots and norms are
- * partial reductions (reduce.h) merged in row order, which give exactly the one-device bits; axpy and scal
- * work per slice (element-wise). Hence the history and solution equal rcl_cg's and rcl_ref_cg's. */
+ * partial reductions (reduce.h; all devices' parts enqueued at once, then merged in row order), which give exactly the
+ * one-device bits; axpy and scal work per slice (element-wise). Hence the history and solution equal rcl_cg's and
+ * rcl_ref_cg's. */
 #include <stdio.h>
 #include <string.h>
 
+#include "reduce/reduce_internal.h"
 #include "sparse/sparse_internal.h"
 #include "split/split_internal.h"
 
@@ -225,8 +227,9 @@ typedef struct {
   rcl_spmv_options so;
   pending_reduce pend[3]; /* reductions asked for and not yet computed (run together, one trip per fetch) */
   int npend;
-  rcl_partial **parts; /* 3 x count */
-  rcl_partial **row;   /* count: one reduction's parts, in row order */
+  rcl_red_pending **wait; /* 3 x count: the parts enqueued */
+  rcl_partial **parts;    /* 3 x count: the parts computed */
+  rcl_partial **row;      /* count: one reduction's parts, in row order */
   unsigned char slots[3 * 8];
 } scg;
 
@@ -239,20 +242,18 @@ static int scg_fail(const scg *g, size_t i, int rc) {
   return rcl__fail(rc, "device %zu (%s): %s", i, rcl_context_profile(g->s->ctx[i])->device_name, msg);
 }
 
-/* The partial reductions pending, each device's part on its own thread; then the parts merged in row
- * order into the slots. */
-static int scg_part(void *arg, size_t i) {
-  scg *g = arg;
+/* Device i's parts of the pending reductions, enqueued (rcl__reduce_partial_begin: non-blocking). */
+static int scg_begin(scg *g, size_t i) {
   size_t off = scg_off(g, i), n = part_rows(g->A, i);
   for (int k = 0; k < g->npend; k++) {
     const pending_reduce *p = &g->pend[k];
     int dot = p->op == RCL_OP_DOT;
     rcl_queue_args qa = rcl__chain_args(&g->ch[i]);
     int rc =
-        rcl__chain_adopt(&g->ch[i], rcl_reduce_partial_enqueue(&g->parts[k * g->count + i], g->s->ctx[i], p->op, g->dt,
-                                                               g->A->nrows, g->A->bounds[i], n, g->v[i][p->a], off,
-                                                               dot ? g->v[i][p->b] : NULL, dot ? off : 0, &g->ro, &qa));
-    if (rc) return rc;
+        rcl__chain_adopt(&g->ch[i], rcl__reduce_partial_begin(&g->wait[k * g->count + i], g->s->ctx[i], p->op, g->dt,
+                                                              g->A->nrows, g->A->bounds[i], n, g->v[i][p->a], off,
+                                                              dot ? g->v[i][p->b] : NULL, dot ? off : 0, &g->ro, &qa));
+    if (rc) return scg_fail(g, i, rc);
   }
   return 0;
 }
@@ -268,9 +269,21 @@ static int scg_merge(scg *g, int k) {
   return rc;
 }
 
+/* The pending reductions: every device's parts enqueued at once, then waited for and merged in row order
+ * into the slots. */
 static int scg_flush(scg *g) {
   if (!g->npend) return 0;
-  int rc = rcl__split_each(g->s, g->A->bounds, scg_part, g);
+  int rc = 0;
+  for (size_t i = 0; !rc && i < g->count; i++)
+    if (part_rows(g->A, i)) rc = scg_begin(g, i);
+  for (size_t i = 0; i < g->count; i++)
+    if (part_rows(g->A, i)) clFlush(g->ch[i].queue);
+  for (size_t j = 0; j < 3 * g->count; j++) { /* every begun part is ended, also after a failure */
+    if (!g->wait[j]) continue;
+    int erc = rcl__reduce_partial_end(rc ? NULL : &g->parts[j], g->wait[j]);
+    g->wait[j] = NULL;
+    if (!rc && erc) rc = scg_fail(g, j % g->count, erc);
+  }
   for (int k = 0; !rc && k < g->npend; k++) rc = scg_merge(g, k);
   for (size_t j = 0; j < 3 * g->count; j++) {
     rcl_partial_free(g->parts[j]);
@@ -416,6 +429,7 @@ static void scg_free(scg *g, int rc) {
   rcl__free(g->hv);
   rcl__free(g->hs);
   rcl__free(g->parts);
+  rcl__free(g->wait);
   rcl__free(g->row);
 }
 
@@ -431,8 +445,9 @@ static int scg_alloc(scg *g) {
   g->hv = rcl__malloc(g->A->nrows * g->es);
   g->hs = rcl__malloc(halo * g->es);
   g->parts = rcl__calloc(3 * c, sizeof *g->parts);
+  g->wait = rcl__calloc(3 * c, sizeof *g->wait);
   g->row = rcl__calloc(c, sizeof *g->row);
-  return g->ch && g->begun && g->v && g->hv && g->hs && g->parts && g->row ? 0 : RCL_ERR_OUT_OF_MEMORY;
+  return g->ch && g->begun && g->v && g->hv && g->hs && g->parts && g->wait && g->row ? 0 : RCL_ERR_OUT_OF_MEMORY;
 }
 
 /* Device i's vectors, with its slices of x and b. */
