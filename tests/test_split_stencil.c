@@ -207,7 +207,7 @@ static void stencils_on(rcl_split *s, const char *name) {
           if (nothing_left(s, k, dtypes[di])) continue;
           for (size_t it = 0; it < 4; it++, c++) {
             rcl_stencil_desc st = make_desc(kind, bcs[b]);
-            size_t w = sizes[c % 6][0], h = sizes[c % 6][1], per = c % 4;
+            size_t w = sizes[c % 6][0], h = sizes[c % 6][1], per = (c + c / 4) % 4;
             char what[200];
             snprintf(what, sizeof what, "%s: %s %s %s %zux%zu, %zu iterations, weights %zu, %zu per exchange", name,
                      kind_names[kind], rcl_dtype_name(dtypes[di]), rcl_boundary_name(bcs[b]), w, h, iter_counts[it], k,
@@ -236,7 +236,7 @@ static void sor_on(rcl_split *s, const char *name) {
           for (size_t it = 0; it < 4; it++, c++) {
             rcl_sor_desc d = make_sor(bcs[b], with_b);
             const size_t *sz = bcs[b] == RCL_BOUNDARY_PERIODIC ? even[c % 5] : odd[c % 5];
-            size_t per = c % 4;
+            size_t per = (c + c / 4) % 4;
             char what[200];
             snprintf(what, sizeof what, "%s: sor %s %s %zux%zu%s, %zu sweeps, weights %zu, %zu per exchange", name,
                      rcl_dtype_name(dtypes[di]), rcl_boundary_name(bcs[b]), sz[0], sz[1], with_b ? " with b" : "",
