@@ -186,20 +186,6 @@ static int residual_grid(rcl_chain *ch, rcl__stencil_block *b, cl_mem res) {
   return rc;
 }
 
-/* The part of the block's own rows of res. */
-static int block_part(rcl_partial **out, rcl_chain *ch, rcl__stencil_block *b, cl_mem res) {
-  const rcl__block_geom *g = &b->g;
-  size_t n = (g->r1 - g->r0) * g->width, es = rcl_dtype_size(b->dtype);
-  void *h = rcl__malloc(n * es);
-  if (!h) return RCL_ERR_OUT_OF_MEMORY;
-  int rc = rcl__chain_read(ch, res, g->above * g->width * es, n * es, h, NULL, "SOR block residuals");
-  if (!rc)
-    rc = rcl_ref_reduce_partial(out, RCL_OP_NRM2, b->dtype, RCL_REDUCE_ORDERED, g->width * g->height,
-                                g->r0 * g->width, n, h, NULL);
-  rcl__free(h);
-  return rc;
-}
-
 int rcl__stencil_block_residual(rcl_partial **out, rcl__stencil_block *b) {
   *out = NULL;
   if (!b->is_sor) return rcl__fail(RCL_ERR_INVALID_ARG, "stencil block: a residual needs an SOR block");
@@ -211,7 +197,12 @@ int rcl__stencil_block_residual(rcl_partial **out, rcl__stencil_block *b) {
   rc = rcl__buffer_create(&res, b->ctx, CL_MEM_READ_WRITE, g->width * g->rows * rcl_dtype_size(b->dtype), NULL,
                           "SOR block residuals");
   if (!rc) rc = residual_grid(&ch, b, res);
-  if (!rc) rc = block_part(out, &ch, b, res);
+  if (!rc) {
+    rcl_queue_args qa = rcl__chain_args(&ch);
+    rc = rcl__chain_adopt(&ch, rcl_reduce_partial_enqueue(out, b->ctx, RCL_OP_NRM2, b->dtype, g->width * g->height,
+                                                          g->r0 * g->width, (g->r1 - g->r0) * g->width, res,
+                                                          g->above * g->width, NULL, 0, NULL, &qa));
+  }
   rc = finish(b, rcl__chain_finish(&ch, NULL, rc));
   if (res) clReleaseMemObject(res);
   if (rc) {
