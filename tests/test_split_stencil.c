@@ -248,39 +248,27 @@ static void sor_on(rcl_split *s, const char *name) {
   free(wt);
 }
 
-/* Device _i with every later device, and _i's own sub-devices (the same device twice). */
-START_TEST(stencil_pairs) {
+/* fn on device i with every later device, and on i's own sub-devices (the same device twice). */
+static void on_splits_of(size_t i, void (*fn)(rcl_split *, const char *)) {
   char name[256];
-  for (size_t j = _i + 1; j < rt_ndevices(); j++) {
-    rcl_split *s = pair(_i, j);
-    snprintf(name, sizeof name, "%s + %s", rt_device_name(_i), rt_device_name(j));
-    stencils_on(s, name);
+  for (size_t j = i + 1; j < rt_ndevices(); j++) {
+    rcl_split *s = pair(i, j);
+    snprintf(name, sizeof name, "%s + %s", rt_device_name(i), rt_device_name(j));
+    fn(s, name);
     rcl_split_free(s);
   }
-  rcl_split *s = subdevices(_i, 2);
+  rcl_split *s = subdevices(i, 2);
   if (s) {
-    snprintf(name, sizeof name, "%s as 2 sub-devices", rt_device_name(_i));
-    stencils_on(s, name);
+    snprintf(name, sizeof name, "%s as 2 sub-devices", rt_device_name(i));
+    fn(s, name);
     rcl_split_free(s);
   }
 }
+
+START_TEST(stencil_pairs) { on_splits_of(_i, stencils_on); }
 END_TEST
 
-START_TEST(sor_pairs) {
-  char name[256];
-  for (size_t j = _i + 1; j < rt_ndevices(); j++) {
-    rcl_split *s = pair(_i, j);
-    snprintf(name, sizeof name, "%s + %s", rt_device_name(_i), rt_device_name(j));
-    sor_on(s, name);
-    rcl_split_free(s);
-  }
-  rcl_split *s = subdevices(_i, 2);
-  if (s) {
-    snprintf(name, sizeof name, "%s as 2 sub-devices", rt_device_name(_i));
-    sor_on(s, name);
-    rcl_split_free(s);
-  }
-}
+START_TEST(sor_pairs) { on_splits_of(_i, sor_on); }
 END_TEST
 
 /* A split of device _i alone (the one-device path: no halo, every step in one round) equals the one-device
