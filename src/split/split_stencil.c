@@ -67,20 +67,27 @@ static int stage_edges(grid_run *r, size_t i, unsigned char *stage) {
   return rc;
 }
 
+/* A block's local rows of a whole grid: the grid's own rows where they are consecutive (no wrap), else a
+ * copy in *tmp (NULL on failure, with *tmp NULL too). */
+static const void *local_rows(void **tmp, const void *grid, const rcl__block_geom *g, size_t es) {
+  *tmp = NULL;
+  if (g->above <= g->r0 && g->r1 + g->below <= g->height)
+    return (const unsigned char *)grid + (g->r0 - g->above) * g->width * es;
+  if ((*tmp = rcl__malloc(g->rows * g->width * es)) != NULL) rcl__block_gather(*tmp, grid, g, es);
+  return *tmp;
+}
+
 static int setup_fn(void *arg, size_t i) {
   grid_run *r = arg;
   const rcl__split_grid_job *j = r->job;
   const rcl__block_geom *g = &r->geom[i];
-  size_t bytes = g->rows * g->width * r->es;
-  void *local = rcl__malloc(bytes), *lrhs = j->rhs ? rcl__malloc(bytes) : NULL;
+  void *t1, *t2 = NULL;
+  const void *local = local_rows(&t1, j->in, g, r->es), *lrhs = j->rhs ? local_rows(&t2, j->rhs, g, r->es) : NULL;
   int rc = local && (lrhs || !j->rhs) ? 0 : RCL_ERR_OUT_OF_MEMORY;
-  if (!rc) {
-    rcl__block_gather(local, j->in, g, r->es);
-    if (lrhs) rcl__block_gather(lrhs, j->rhs, g, r->es);
+  if (!rc)
     rc = rcl__stencil_block_create(&r->blk[i], rcl_split_context(r->s, i), j->st, j->sor, j->dtype, g, local, lrhs);
-  }
-  rcl__free(local);
-  rcl__free(lrhs);
+  rcl__free(t1);
+  rcl__free(t2);
   return rc;
 }
 
