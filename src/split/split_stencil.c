@@ -129,14 +129,18 @@ static void run_free(grid_run *r) {
   rcl__free(r->part);
 }
 
-/* Steps between exchanges: the job's, else as many as keep the halo rows a device computes in vain to
- * about 1/16 of its thinnest block's rows (at most 8, at least 1). */
+/* Steps between exchanges: the job's; all of them where one device has every row (no halo, no exchange);
+ * else as many as keep the halo rows a device computes in vain to about 1/16 of its thinnest block's rows
+ * (at most 8, at least 1). */
 static size_t pick_per(const grid_run *r, size_t reach) {
   if (r->job->per_step) return r->job->per_step;
-  size_t thin = r->job->height;
+  size_t thin = r->job->height, busy = 0;
   for (size_t i = 0; i < r->count; i++)
-    if (r->bounds[i + 1] > r->bounds[i] && r->bounds[i + 1] - r->bounds[i] < thin)
-      thin = r->bounds[i + 1] - r->bounds[i];
+    if (r->bounds[i + 1] > r->bounds[i]) {
+      busy++;
+      if (r->bounds[i + 1] - r->bounds[i] < thin) thin = r->bounds[i + 1] - r->bounds[i];
+    }
+  if (busy == 1) return r->job->steps ? r->job->steps : 1;
   size_t per = thin / (32 * reach);
   return per < 1 ? 1 : per > 8 ? 8 : per;
 }
@@ -157,8 +161,10 @@ static int run_plan(grid_run *r) {
   size_t reach = j->sor ? 2 : j->st->kind == RCL_STENCIL_GENERAL ? j->st->radius : 1;
   r->per = pick_per(r, reach);
   r->halo = r->per * reach;
+  for (size_t i = 0; i < n; i++) /* one device with every row: no halo rows, nothing to exchange */
+    if (r->bounds[i] == 0 && r->bounds[i + 1] == j->height) r->halo = 0;
   r->rounds = j->steps / r->per + (j->steps % r->per != 0);
-  r->exchange_last = j->residual && r->rounds > 0;
+  r->exchange_last = j->residual && r->rounds > 0 && r->halo > 0;
   rcl_boundary bc = j->sor ? j->sor->boundary : j->st->boundary;
   for (size_t i = 0; i < n; i++) {
     rcl__block_geom_init(&r->geom[i], j->width, j->height, r->bounds[i], r->bounds[i + 1], r->halo, bc);
