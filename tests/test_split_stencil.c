@@ -191,62 +191,47 @@ static void run_sor(rcl_split *s, const rcl_sor_desc *d, rcl_dtype dt, size_t w,
   free(want);
 }
 
-/* Every stencil, boundary, dtype, weight set and iteration count on split s (sizes and steps between
- * exchanges vary with the case). */
-static void stencils_on(rcl_split *s, const char *name) {
+/* Case c of a sweep: stencil `variant` (nine, general3, general5) or SOR (variant: with b or not) on
+ * boundary bc after `steps` steps, with per steps between exchanges (sizes vary with c). */
+static void one_case(rcl_split *s, const char *name, int sor, int variant, rcl_dtype dt, rcl_boundary bc, size_t steps,
+                     size_t k, size_t per, size_t c) {
   static const size_t sizes[][2] = {{13, 11}, {7, 3}, {5, 2}, {9, 1}, {1, 7}, {17, 23}};
+  static const size_t even[][2] = {{12, 10}, {4, 2}, {6, 1}, {1, 8}, {2, 4}, {8, 14}}; /* periodic SOR */
+  const size_t *sz = sor && bc == RCL_BOUNDARY_PERIODIC ? even[c % 6] : sizes[c % 6];
+  char what[200];
+  snprintf(what, sizeof what, "%s: %s %s %s %zux%zu, %zu steps, weights %zu, %zu per exchange", name,
+           sor ? (variant ? "sor with b" : "sor") : kind_names[variant], rcl_dtype_name(dt), rcl_boundary_name(bc),
+           sz[0], sz[1], steps, k, per);
+  if (sor) {
+    rcl_sor_desc d = make_sor(bc, variant);
+    run_sor(s, &d, dt, sz[0], sz[1], steps, variant, per, 300 + c, what);
+  } else {
+    rcl_stencil_desc st = make_desc(variant, bc);
+    run_stencil(s, &st, dt, sz[0], sz[1], steps, per, c, what);
+  }
+}
+
+/* Every stencil (or SOR with and without b), boundary, dtype, weight set and step count on split s. */
+static void cases_on(rcl_split *s, const char *name, int sor) {
   size_t nd = rcl_split_count(s), c = 0;
   double *wt = malloc(nd * sizeof *wt);
   for (size_t di = 0; di < 2; di++) {
     if (!usable(s, dtypes[di])) continue;
-    for (int kind = 0; kind < 3; kind++)
+    for (int variant = 0; variant < (sor ? 2 : 3); variant++)
       for (size_t b = 0; b < 3; b++)
         for (size_t k = 0; k < NWEIGHTS; k++) {
           weight_set(wt, nd, k, 100 + c);
           rt_ok(rcl_split_set_weights(s, wt, nd));
           if (nothing_left(s, k, dtypes[di])) continue;
-          for (size_t it = 0; it < 4; it++, c++) {
-            rcl_stencil_desc st = make_desc(kind, bcs[b]);
-            size_t w = sizes[c % 6][0], h = sizes[c % 6][1], per = (c + c / 4) % 4;
-            char what[200];
-            snprintf(what, sizeof what, "%s: %s %s %s %zux%zu, %zu iterations, weights %zu, %zu per exchange", name,
-                     kind_names[kind], rcl_dtype_name(dtypes[di]), rcl_boundary_name(bcs[b]), w, h, iter_counts[it], k,
-                     per);
-            run_stencil(s, &st, dtypes[di], w, h, iter_counts[it], per, c, what);
-          }
+          for (size_t it = 0; it < 4; it++, c++)
+            one_case(s, name, sor, variant, dtypes[di], bcs[b], iter_counts[it], k, (c + c / 4) % 4, c);
         }
   }
   free(wt);
 }
 
-/* SOR with and without b, every boundary, dtype, weight set and sweep count on split s. */
-static void sor_on(rcl_split *s, const char *name) {
-  static const size_t odd[][2] = {{13, 11}, {7, 3}, {9, 1}, {1, 7}, {5, 2}};
-  static const size_t even[][2] = {{12, 10}, {4, 2}, {6, 1}, {1, 8}, {2, 4}}; /* periodic */
-  size_t nd = rcl_split_count(s), c = 0;
-  double *wt = malloc(nd * sizeof *wt);
-  for (size_t di = 0; di < 2; di++) {
-    if (!usable(s, dtypes[di])) continue;
-    for (int with_b = 0; with_b < 2; with_b++)
-      for (size_t b = 0; b < 3; b++)
-        for (size_t k = 0; k < NWEIGHTS; k++) {
-          weight_set(wt, nd, k, 200 + c);
-          rt_ok(rcl_split_set_weights(s, wt, nd));
-          if (nothing_left(s, k, dtypes[di])) continue;
-          for (size_t it = 0; it < 4; it++, c++) {
-            rcl_sor_desc d = make_sor(bcs[b], with_b);
-            const size_t *sz = bcs[b] == RCL_BOUNDARY_PERIODIC ? even[c % 5] : odd[c % 5];
-            size_t per = (c + c / 4) % 4;
-            char what[200];
-            snprintf(what, sizeof what, "%s: sor %s %s %zux%zu%s, %zu sweeps, weights %zu, %zu per exchange", name,
-                     rcl_dtype_name(dtypes[di]), rcl_boundary_name(bcs[b]), sz[0], sz[1], with_b ? " with b" : "",
-                     iter_counts[it], k, per);
-            run_sor(s, &d, dtypes[di], sz[0], sz[1], iter_counts[it], with_b, per, 300 + c, what);
-          }
-        }
-  }
-  free(wt);
-}
+static void stencils_on(rcl_split *s, const char *name) { cases_on(s, name, 0); }
+static void sor_on(rcl_split *s, const char *name) { cases_on(s, name, 1); }
 
 /* fn on device i with every later device, and on i's own sub-devices (the same device twice). */
 static void on_splits_of(size_t i, void (*fn)(rcl_split *, const char *)) {
@@ -501,28 +486,24 @@ START_TEST(bad_arguments) {
 }
 END_TEST
 
+static void add_case(Suite *s, const char *name, const TTest *t) {
+  TCase *tc = tcase_create(name);
+  tcase_add_test(tc, t);
+  suite_add_tcase(s, tc);
+}
+
 int main(void) {
   Suite *s = suite_create("split_stencil");
   rt_add_device_presence(s);
-  TCase *host = tcase_create("host");
-  tcase_add_test(host, block_geometry);
-  tcase_add_test(host, trap_is_armed);
-  suite_add_tcase(s, host);
+  add_case(s, "block_geometry", block_geometry);
+  add_case(s, "trap_is_armed", trap_is_armed);
   RT_ADD_DEVICE_CASE(s, one_device);
   RT_ADD_DEVICE_CASE(s, stencil_pairs);
   RT_ADD_DEVICE_CASE(s, sor_pairs);
-  TCase *tc = tcase_create("thin_blocks");
-  tcase_add_test(tc, thin_blocks);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("fp64_left_out");
-  tcase_add_test(tc, fp64_left_out);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("measured_weights");
-  tcase_add_test(tc, measured_weights);
-  suite_add_tcase(s, tc);
-  tc = tcase_create("bad_arguments");
-  tcase_add_test(tc, bad_arguments);
-  suite_add_tcase(s, tc);
+  add_case(s, "thin_blocks", thin_blocks);
+  add_case(s, "fp64_left_out", fp64_left_out);
+  add_case(s, "measured_weights", measured_weights);
+  add_case(s, "bad_arguments", bad_arguments);
   int rc = rt_run(s);
   for (size_t k = 0; k < nsubs_kept; k++) {
     rcl_context_free(subs_ctx[k]);
