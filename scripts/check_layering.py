@@ -39,6 +39,7 @@ ROWS = [
     ["reduce", "bounds"],
     ["stencil", "sparse", "md"],
     ["context"],
+    ["split"],
     ["audit"],
 ]
 RANK = {folder: i for i, row in enumerate(ROWS) for folder in row}
