@@ -44,6 +44,17 @@ typedef struct {
   rcl_context *ctx;
   rcl_split *split;
 } suite_target;
+/* The reference, run and run_split entries of a family from its compute(case, target, out, bytes). */
+#define SUITE_TARGET_ENTRIES(compute)                                                                                  \
+  static int reference(const suite_case *c, void **out, size_t *bytes) { return compute(c, NULL, out, bytes); }        \
+  static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {                                   \
+    suite_target t = {ctx, NULL};                                                                                      \
+    return compute(c, &t, out, bytes);                                                                                 \
+  }                                                                                                                    \
+  static int run_split(const suite_case *c, rcl_split *s, void **out, size_t *bytes) {                                 \
+    suite_target t = {NULL, s};                                                                                        \
+    return compute(c, &t, out, bytes);                                                                                 \
+  }
 
 extern const suite_family *const suite_families[]; /* suite.c; NULL-terminated */
 extern const suite_family suite_reduce;

@@ -137,14 +137,6 @@ static int compute(const suite_case *c, const suite_target *t, void **out, size_
   return rc;
 }
 
-static int reference(const suite_case *c, void **out, size_t *bytes) { return compute(c, NULL, out, bytes); }
-static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
-  suite_target t = {ctx, NULL};
-  return compute(c, &t, out, bytes);
-}
-static int run_split(const suite_case *c, rcl_split *s, void **out, size_t *bytes) {
-  suite_target t = {NULL, s};
-  return compute(c, &t, out, bytes);
-}
+SUITE_TARGET_ENTRIES(compute)
 
 const suite_family suite_sparse = {"spmv", cases, reference, run, run_split};
