@@ -3,6 +3,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "split/split_internal.h"
@@ -367,10 +368,14 @@ int rcl__split_each(rcl_split *s, const size_t *bounds, int (*fn)(void *arg, siz
   size_t busy = 0, only = 0;
   for (size_t i = 0; !rc && i < s->count; i++)
     if (bounds[i + 1] > bounds[i]) busy++, only = i;
+  /* REPROCL_SPLIT_THREADS=0: the shares one after another on this thread (a diagnostic: whether a driver
+   * misbehaves when its devices are driven from several threads at once). */
+  const char *env = getenv("REPROCL_SPLIT_THREADS");
+  int serial = env && strcmp(env, "0") == 0;
   for (size_t i = 0; !rc && i < s->count; i++) {
     w[i] = (worker){fn, arg, i, 0, ""};
     if (bounds[i + 1] == bounds[i]) continue;
-    if (busy == 1 && i == only)
+    if (serial || (busy == 1 && i == only))
       worker_main(&w[i]);
     else if (pthread_create(&t[i], NULL, worker_main, &w[i]) == 0)
       started[i] = 1;
