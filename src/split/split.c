@@ -349,15 +349,25 @@ typedef struct {
   int (*fn)(void *arg, size_t i);
   void *arg;
   size_t i;
+  pthread_mutex_t *one_at_a_time; /* held around fn, or NULL */
   int rc;
   char msg[512];
 } worker;
 
 static void *worker_main(void *p) {
   worker *w = p;
+  if (w->one_at_a_time) pthread_mutex_lock(w->one_at_a_time);
   w->rc = w->fn(w->arg, w->i);
+  if (w->one_at_a_time) pthread_mutex_unlock(w->one_at_a_time);
   if (w->rc) snprintf(w->msg, sizeof w->msg, "%s", rcl_error_last());
   return NULL;
+}
+
+/* PoCL 5.0 aborts (pocl_release_dlhandle_cache: "found->ref_count > 0") when the same kernel runs on two of its
+ * devices at once (two sub-devices, or two contexts of its CPU device; docs/scaleout.md); its shares take
+ * turns, while other drivers' devices run beside them. */
+static int is_pocl(const rcl_split *s, size_t i) {
+  return strstr(rcl_context_profile(s->ctx[i])->platform_name, "Portable Computing Language") != NULL;
 }
 
 int rcl__split_each(rcl_split *s, const size_t *bounds, int (*fn)(void *arg, size_t i), void *arg) {
@@ -372,8 +382,11 @@ int rcl__split_each(rcl_split *s, const size_t *bounds, int (*fn)(void *arg, siz
    * misbehaves when its devices are driven from several threads at once). */
   const char *env = getenv("REPROCL_SPLIT_THREADS");
   int serial = env && strcmp(env, "0") == 0;
+  pthread_mutex_t pocl_turns = PTHREAD_MUTEX_INITIALIZER;
+  size_t pocl_busy = 0;
+  for (size_t i = 0; !rc && i < s->count; i++) pocl_busy += bounds[i + 1] > bounds[i] && is_pocl(s, i);
   for (size_t i = 0; !rc && i < s->count; i++) {
-    w[i] = (worker){fn, arg, i, 0, ""};
+    w[i] = (worker){fn, arg, i, pocl_busy > 1 && is_pocl(s, i) ? &pocl_turns : NULL, 0, ""};
     if (bounds[i + 1] == bounds[i]) continue;
     if (serial || (busy == 1 && i == only))
       worker_main(&w[i]);
@@ -387,6 +400,7 @@ int rcl__split_each(rcl_split *s, const size_t *bounds, int (*fn)(void *arg, siz
   for (size_t i = 0; !rc && i < s->count; i++)
     if (w[i].rc)
       rc = rcl__fail(w[i].rc, "device %zu (%s): %s", i, rcl_context_profile(s->ctx[i])->device_name, w[i].msg);
+  pthread_mutex_destroy(&pocl_turns);
   rcl__free(w);
   rcl__free(t);
   rcl__free(started);
