@@ -46,6 +46,18 @@ RCL_INTERNAL int rcl__blas1_launch(int is_axpy, cl_command_queue queue, cl_mem y
 /* CL_KERNEL_WORK_GROUP_SIZE of rcl_axpy / rcl_scal. */
 RCL_INTERNAL int rcl__blas1_kmax(size_t *kmax, rcl_context *ctx, rcl_dtype dt, int is_axpy);
 
+/* ---- the host reference's superaccumulator (reduce_ref.c), shared with the partial reductions -------- */
+/* Digits of the exact accumulator of dt (dot: products, also nrm2). */
+RCL_INTERNAL int rcl__xacc_digits(rcl_dtype dt, int dot);
+/* Carry-normalises nd slots: digits 0..nd-2 in [0, 2^32), the top one signed (a unique form). */
+RCL_INTERNAL void rcl__xacc_normalize(int64_t *s, int nd);
+/* Adds the n terms of x (dot: x[i]*y[i] exactly) into the normalised slots s, ORing their flags; leaves s
+ * normalised. */
+RCL_INTERNAL void rcl__xacc_accumulate(int64_t *s, uint32_t *flags, rcl_dtype dt, int dot, size_t n, const void *x,
+                                       const void *y);
+/* *out (float or double bits) = the accumulator rounded once (contract reduce.exact); s is clobbered. */
+RCL_INTERNAL void rcl__xacc_round(void *out, int64_t *s, uint32_t flags, rcl_dtype dt, int dot);
+
 /* ---- the tuner descriptors (reduce_tune.c) ---------------------------------------------------------- */
 RCL_INTERNAL const rcl_tune_kernel *rcl__reduce_tune_kernel(rcl_reduce_op op, rcl_reduce_mode mode);
 extern const rcl_tune_kernel rcl__tk_reduce_sum_ordered, rcl__tk_reduce_dot_ordered, rcl__tk_reduce_nrm2_ordered,

@@ -9,6 +9,7 @@
 #include "rcl_exact.cl"
 
 #include "core/internal.h"
+#include "reduce/reduce_internal.h"
 
 #define RED_L 64u
 #define RED_B (64u * 32u)
@@ -50,8 +51,8 @@ ORDERED_REF(ordered_f32, float)
 ORDERED_REF(ordered_f64, double)
 
 /* Carry-normalises slots so each digit is < 2^32 again (the top one keeps the sign): lets the host
- * accumulator take any number of terms. */
-static void normalize(rcl_i64 *s, int nd) {
+ * accumulator take any number of terms. The normalised form of a value is unique. */
+void rcl__xacc_normalize(int64_t *s, int nd) {
   rcl_i64 carry = 0;
   for (int k = 0; k < nd; k++) {
     rcl_i64 v = s[k] + carry, lo = v & 0xffffffff;
@@ -60,19 +61,13 @@ static void normalize(rcl_i64 *s, int nd) {
   }
 }
 
-static int exact_ref(void *out, rcl_dtype dt, int dot, size_t n, const void *x, const void *y) {
-  if (n == 0) { /* the empty sum is +0 */
-    memset(out, 0, rcl_dtype_size(dt));
-    return 0;
-  }
-  int is64 = dt == RCL_F64;
-  int nd = is64 ? (dot ? RCL_XACC_F64_DOT_DIGITS : RCL_XACC_F64_SUM_DIGITS)
-                : (dot ? RCL_XACC_F32_DOT_DIGITS : RCL_XACC_F32_SUM_DIGITS);
-  int base = is64 ? (dot ? RCL_XACC_F64_DOT_BASE : RCL_XACC_F64_SUM_BASE)
-                  : (dot ? RCL_XACC_F32_DOT_BASE : RCL_XACC_F32_SUM_BASE);
-  rcl_i64 *s = rcl__calloc((size_t)nd, sizeof *s);
-  if (!s) return RCL_ERR_OUT_OF_MEMORY;
-  rcl_u32 flags = 0;
+int rcl__xacc_digits(rcl_dtype dt, int dot) {
+  return dt == RCL_F64 ? (dot ? RCL_XACC_F64_DOT_DIGITS : RCL_XACC_F64_SUM_DIGITS)
+                       : (dot ? RCL_XACC_F32_DOT_DIGITS : RCL_XACC_F32_SUM_DIGITS);
+}
+
+void rcl__xacc_accumulate(int64_t *s, uint32_t *flags, rcl_dtype dt, int dot, size_t n, const void *x, const void *y) {
+  int is64 = dt == RCL_F64, nd = rcl__xacc_digits(dt, dot);
   for (size_t i = 0; i < n; i++) {
     rcl_xterm t;
     if (is64) {
@@ -86,21 +81,39 @@ static int exact_ref(void *out, rcl_dtype dt, int dot, size_t n, const void *x, 
       if (dot) memcpy(&b, (const char *)y + 4 * i, 4);
       t = dot ? rcl_xterm_f32_prod(a, b) : rcl_xterm_f32(a);
     }
-    flags |= t.flags;
+    *flags |= t.flags;
     rcl_i32 d;
     rcl_u64 c[5];
     rcl_xterm_chunks(t, &d, c);
     for (int j = 0; j < 5 && d + j < nd; j++) s[d + j] += t.neg ? -(rcl_i64)c[j] : (rcl_i64)c[j];
-    if ((i + 1) % (RCL_XACC_MAX_TERMS_PER_SLOT / 2) == 0) normalize(s, nd);
+    if ((i + 1) % (RCL_XACC_MAX_TERMS_PER_SLOT / 2) == 0) rcl__xacc_normalize(s, nd);
   }
-  normalize(s, nd);
-  rcl_u64 bits = rcl_xacc_result_bits(s, nd, base, flags, is64);
+  rcl__xacc_normalize(s, nd);
+}
+
+void rcl__xacc_round(void *out, int64_t *s, uint32_t flags, rcl_dtype dt, int dot) {
+  int is64 = dt == RCL_F64;
+  int base = is64 ? (dot ? RCL_XACC_F64_DOT_BASE : RCL_XACC_F64_SUM_BASE)
+                  : (dot ? RCL_XACC_F32_DOT_BASE : RCL_XACC_F32_SUM_BASE);
+  rcl_u64 bits = rcl_xacc_result_bits(s, rcl__xacc_digits(dt, dot), base, flags, is64);
   if (is64)
     memcpy(out, &bits, 8);
   else {
     rcl_u32 b32 = (rcl_u32)bits;
     memcpy(out, &b32, 4);
   }
+}
+
+static int exact_ref(void *out, rcl_dtype dt, int dot, size_t n, const void *x, const void *y) {
+  if (n == 0) { /* the empty sum is +0 */
+    memset(out, 0, rcl_dtype_size(dt));
+    return 0;
+  }
+  rcl_i64 *s = rcl__calloc((size_t)rcl__xacc_digits(dt, dot), sizeof *s);
+  if (!s) return RCL_ERR_OUT_OF_MEMORY;
+  rcl_u32 flags = 0;
+  rcl__xacc_accumulate(s, &flags, dt, dot, n, x, y);
+  rcl__xacc_round(out, s, flags, dt, dot);
   rcl__free(s);
   return 0;
 }
