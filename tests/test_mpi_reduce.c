@@ -97,8 +97,13 @@ static int all_support(rcl_context *c, rcl_dtype dt) {
 /* Every op x mode x dtype on context c (this rank's device), three random size draws each. */
 static void reduce_cases(rcl_context *c, const char *where) {
   for (size_t d = 0; d < 2; d++) {
-    if (!all_support(c, dtypes[d])) {
-      rt_note("%s: %s skipped: a rank's device cannot run it bit-exactly", where, rcl_dtype_name(dtypes[d]));
+    if (!all_support(c, dtypes[d])) { /* refused clearly on every rank, naming a rank that cannot */
+      double x[2] = {1, 2}, got = 0;
+      int rc = rcl_mpi_reduce(&got, MPI_COMM_WORLD, c, RCL_OP_SUM, dtypes[d], rank ? 1 : 2, x, NULL, NULL);
+      ck_assert_msg(rc == RCL_ERR_UNSUPPORTED && strncmp(rcl_error_last(), "rank ", 5) == 0, "%s: %s gave %d: %s",
+                    where, rcl_dtype_name(dtypes[d]), rc, rcl_error_last());
+      rt_note("%s: %s refused (a rank's device cannot run it bit-exactly): %s", where, rcl_dtype_name(dtypes[d]),
+              rcl_error_last());
       continue;
     }
     for (size_t o = 0; o < 3; o++)
@@ -131,14 +136,18 @@ START_TEST(mpi_reduce_device) {
 }
 END_TEST
 
-/* Mixed drivers: rank r on device (r + shift) mod count. */
+/* Mixed drivers: rank r on device (r + shift) mod count, and on the devices that run f64 (so that f64 mixes too). */
 START_TEST(mpi_reduce_mixed) {
   size_t nd = rt_ndevices();
   ck_assert(nd > 0);
-  for (size_t shift = 0; shift < (nd > 1 ? 2 : 1); shift++) {
+  for (size_t shift = 0; shift < (nd > 1 ? 3 : 1); shift++) {
     char map[128] = "rank:";
-    for (size_t k = 0; k < nd; k++)
-      snprintf(map + strlen(map), sizeof map - strlen(map), "%s%zu", k ? "," : "", (k + shift) % nd);
+    for (size_t k = 0, items = 0; k < nd; k++) {
+      size_t dev = (k + shift) % nd;
+      if (shift == 2 && !rt_supported(dev, RCL_FAMILY_REDUCE, RCL_F64)) continue;
+      snprintf(map + strlen(map), sizeof map - strlen(map), "%s%zu", items++ ? "," : "", dev);
+    }
+    if (!strcmp(map, "rank:")) continue;
     rcl_context *c = NULL;
     rt_ok(rcl_mpi_context_create(&c, MPI_COMM_WORLD, map, NULL));
     reduce_cases(c, map);
