@@ -7,7 +7,10 @@
  *   (2k, 2k+1) are added and an unpaired last value is carried up unchanged. Every work-group size and
  *   grid only changes which work-item computes which node of this one tree.
  * exact: every term goes into a superaccumulator (rcl_exact.cl); integer sums do not depend on order.
- * Both run as one launch per call (the last work-group finishes); the task variants are reduce_task.cl. */
+ * Both run as one launch per call (the last work-group finishes); the task variants are reduce_task.cl.
+ * finalize: 0 none, 1 the result, 2 its square root (nrm2), 3 parts out for a partial reduction
+ * (src/reduce/reduce_partial_dev.c): ordered, each group's value to out[out_off + group] (no final tree);
+ * exact, the superaccumulator's digits and flags as long to out[0 .. D] (no rounding). */
 
 #define RED_L 64u
 #define RED_M 32u
@@ -105,8 +108,12 @@ RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *f
     if (lid == 0) {                                                                                    \
       real_t v = stack[top - 1u];                                                                      \
       RCL_ORDERED_LOOP for (uint k = top - 1u; k > 0u; k--) v = R_SEAL(R_ADD(stack[k - 1u], v), z);    \
-      part[get_group_id(0)] = v;                                                                       \
+      if (finalize == 3u) /* parts out: each group's aligned subtree, for a partial reduction */        \
+        out[out_off + get_group_id(0)] = R_CANON(v);                                                   \
+      else                                                                                             \
+        part[get_group_id(0)] = v;                                                                     \
     }                                                                                                  \
+    if (finalize == 3u) return;                                                                        \
     if (rcl_red_arrive(ctl, flag)) { /* the host keeps the groups within P: one subtree */             \
       const uint m = (uint)get_num_groups(0);                                                          \
       for (uint slot = lid; slot < m; slot += W) scratch[slot] = part[slot];                           \
@@ -383,9 +390,15 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
       rcl_i64 s[(D)];                                                                                  \
       for (uint k = 0; k < (D); k++) s[k] = lfin[k];                                                   \
       uint f = atomic_xchg(&ctl[RED_CTL_FLAGS], 0u);                                                   \
-      real_t r = R_FROM_BITS((real_bits_t)rcl_xacc_result_bits(s, (D), (BASE), f, XIS_F64));           \
-      if (finalize == 2u) r = R_SQRT(r);                                                               \
-      out[out_off] = R_CANON(r);                                                                       \
+      if (finalize == 3u) { /* parts out: the digits and flags, for a partial reduction */              \
+        __global long *o = (__global long *)out;                                                       \
+        for (uint k = 0; k < (D); k++) o[k] = s[k];                                                    \
+        o[(D)] = (long)f;                                                                              \
+      } else {                                                                                         \
+        real_t r = R_FROM_BITS((real_bits_t)rcl_xacc_result_bits(s, (D), (BASE), f, XIS_F64));         \
+        if (finalize == 2u) r = R_SQRT(r);                                                             \
+        out[out_off] = R_CANON(r);                                                                     \
+      }                                                                                                \
       atomic_xchg(&ctl[RED_CTL_TICKET], 0u);                                                           \
     }                                                                                                  \
   }

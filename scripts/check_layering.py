@@ -42,6 +42,7 @@ ROWS = [
     ["reduce", "bounds"],
     ["stencil", "sparse", "md"],
     ["context"],
+    ["split"],
     ["audit"],
     ["mpi"],
 ]

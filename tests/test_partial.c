@@ -2,6 +2,7 @@
  * the byte form), give exactly rcl_ref_reduce over the whole vector; each merge equals the reference part
  * of its slice byte for byte; mismatched merges and corrupt bytes are refused. Device parts equal the
  * reference parts on every device and launch size. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -326,6 +327,150 @@ START_TEST(host_unpack_refuses_bad_bytes) {
 }
 END_TEST
 
+/* ---- device parts --------------------------------------------------------------------------------- */
+
+/* The device's part of [a, b) under opts equals the reference part byte for byte; returns it. */
+static rcl_partial *device_part(size_t dev, const vec *v, rcl_reduce_op op, const rcl_reduce_options *opts, size_t a,
+                                size_t b, const char *what) {
+  rcl_partial *got, *want = ref_part(v, op, opts->mode, a, b);
+  char msg[256];
+  rt_ok(rcl_reduce_partial(&got, rt_ctx(dev), op, v->dt, v->n, a, b - a, at(v, v->x, a), at(v, v->y, a), opts));
+  snprintf(msg, sizeof msg, "%s: %s %s %s slice [%zu, %zu) of %zu, local %zu, groups %zu, %s on %s", what,
+           rcl_reduce_op_name(op), rcl_dtype_name(v->dt), rcl_reduce_mode_name(opts->mode), a, b, v->n,
+           opts->local_size, opts->num_groups, rcl_reduce_variant_name(opts->variant), rt_device_name(dev));
+  assert_same_part(got, want, msg);
+  rcl_partial_free(want);
+  return got;
+}
+
+/* Random slicings: every device part equals the reference part; merged, the device parts give
+ * rcl_reduce's bits over the whole vector on this device and the reference's. */
+START_TEST(device_parts_match_reference) {
+  static const size_t dsizes[] = {0, 1, 2049, 3 * B + 5, 8 * B + 1, 100003};
+  rt_rng r = {23 + _i};
+  for (size_t d = 0; d < 2; d++) {
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dtypes[d])) {
+      rcl_partial *p = NULL;
+      double one = 1;
+      rt_fails(rcl_reduce_partial(&p, rt_ctx(_i), RCL_OP_SUM, dtypes[d], 1, 0, 1, &one, NULL, NULL),
+               RCL_ERR_UNSUPPORTED, "fp64");
+      continue;
+    }
+    for (size_t s = 0; s < sizeof dsizes / sizeof dsizes[0]; s++)
+      for (size_t k = 0; k < 2; k++) {
+        vec v = vec_make(dtypes[d], dsizes[s], kinds[k + (s % 2)], 300 + s);
+        for (size_t o = 0; o < 3; o++)
+          for (size_t m = 0; m < 2; m++) {
+            rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+            opts.mode = modes[m];
+            size_t cuts[9], K = slicing(cuts, v.n, &r);
+            rcl_partial *parts[8], *all;
+            for (size_t i = 0; i < K; i++) parts[i] = device_part(_i, &v, ops[o], &opts, cuts[i], cuts[i + 1], "slice");
+            rt_ok(rcl_partial_merge(&all, parts, K));
+            unsigned char got[8], want[8], whole[8];
+            rt_ok(rcl_partial_result(got, all));
+            rt_ok(rcl_ref_reduce(want, ops[o], v.dt, modes[m], v.n, v.x, v.y));
+            rt_ok(rcl_reduce(whole, rt_ctx(_i), ops[o], v.dt, v.n, v.x, v.y, &opts));
+            rt_assert_bits_eq(got, want, 1, v.dt, "merged device parts, %s %s %s n=%zu, %zu slices on %s",
+                              rcl_reduce_op_name(ops[o]), rcl_dtype_name(v.dt), rcl_reduce_mode_name(modes[m]), v.n, K,
+                              rt_device_name(_i));
+            rt_assert_bits_eq(got, whole, 1, v.dt, "against rcl_reduce on %s", rt_device_name(_i));
+            for (size_t i = 0; i < K; i++) rcl_partial_free(parts[i]);
+            rcl_partial_free(all);
+          }
+        vec_free(&v);
+      }
+  }
+}
+END_TEST
+
+/* Every work-group size the device allows from 1 to 256, several grids and the task variant: the same
+ * part. The slices' complete blocks give a head, a middle and a tail launch for most grids. */
+START_TEST(device_launch_sweep) {
+  static const size_t groups[] = {0, 1, 3, 64};
+  for (size_t d = 0; d < 2; d++) {
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dtypes[d])) continue;
+    vec v = vec_make(dtypes[d], 37 * B + 11, "cancel", 41);
+    size_t slices[3][2] = {{1000, 33 * B + 17}, {3 * B, v.n}, {0, v.n}};
+    for (size_t o = 0; o < 3; o++)
+      for (size_t m = 0; m < 2; m++)
+        for (size_t w = 1; w <= 256; w *= 2)
+          for (size_t g = 0; g < 5; g++) {
+            rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+            opts.mode = modes[m];
+            opts.local_size = w;
+            opts.num_groups = g < 4 ? groups[g] : 0;
+            opts.variant = g < 4 ? RCL_REDUCE_VARIANT_NDRANGE : RCL_REDUCE_VARIANT_TASK;
+            if (g == 4 && w > 1) continue; /* the task ignores the launch shape */
+            rcl_partial *p;
+            size_t sl = (w + g) % 3;
+            int rc = rcl_reduce_partial(&p, rt_ctx(_i), ops[o], v.dt, v.n, slices[sl][0], slices[sl][1] - slices[sl][0],
+                                        at(&v, v.x, slices[sl][0]), at(&v, v.y, slices[sl][0]), &opts);
+            /* above the device's limit, or too few groups for llvmpipe's loop limit: refused as rcl_reduce does */
+            if (rc == RCL_ERR_INVALID_ARG &&
+                (strstr(rcl_error_last(), "exceeds") || strstr(rcl_error_last(), "too few")))
+              continue;
+            rt_ok(rc);
+            rcl_partial_free(p);
+            rcl_partial_free(device_part(_i, &v, ops[o], &opts, slices[sl][0], slices[sl][1], "sweep"));
+          }
+    vec_free(&v);
+  }
+}
+END_TEST
+
+/* On device buffers with offsets, an out-of-order wait list and an event; empty slices and total 0. */
+START_TEST(device_enqueue_offsets) {
+  rcl_context *ctx = rt_ctx(_i);
+  vec v = vec_make(RCL_F32, 5 * B + 3, "special", 8);
+  size_t es = 4, off = 17, a = 700, n = 3 * B + 1;
+  unsigned char *xs = calloc(v.n + off, es), *ys = calloc(v.n + off, es);
+  memcpy(xs + off * es, v.x, v.n * es);
+  memcpy(ys + off * es, v.y, v.n * es);
+  cl_int err;
+  cl_context cc = NULL;
+  ck_assert(clGetCommandQueueInfo(rcl_context_cl_queue(ctx), CL_QUEUE_CONTEXT, sizeof cc, &cc, NULL) == CL_SUCCESS);
+  cl_mem bx = clCreateBuffer(cc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (v.n + off) * es, xs, &err);
+  cl_mem by = clCreateBuffer(cc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, (v.n + off) * es, ys, &err);
+  for (size_t m = 0; m < 2; m++) {
+    rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+    opts.mode = modes[m];
+    rcl_partial *got, *want = ref_part(&v, RCL_OP_DOT, modes[m], a, a + n);
+    cl_event ev = NULL;
+    rcl_queue_args q = RCL_QUEUE_ARGS_INIT;
+    q.event = &ev;
+    rt_ok(rcl_reduce_partial_enqueue(&got, ctx, RCL_OP_DOT, RCL_F32, v.n, a, n, bx, off + a, by, off + a, &opts, &q));
+    ck_assert_ptr_nonnull(ev);
+    ck_assert(clWaitForEvents(1, &ev) == CL_SUCCESS);
+    clReleaseEvent(ev);
+    assert_same_part(got, want, "enqueue form with offsets");
+    rcl_partial_free(got);
+    rcl_partial_free(want);
+    rt_ok(rcl_reduce_partial_enqueue(&got, ctx, RCL_OP_SUM, RCL_F32, v.n, v.n, 0, bx, 0, NULL, 0, &opts, NULL));
+    want = ref_part(&v, RCL_OP_SUM, modes[m], v.n, v.n);
+    assert_same_part(got, want, "an empty slice at the end");
+    rcl_partial_free(got);
+    rcl_partial_free(want);
+    float zero = 1;
+    rt_ok(rcl_reduce_partial(&got, ctx, RCL_OP_NRM2, RCL_F32, 0, 0, 0, NULL, NULL, &opts));
+    rt_ok(rcl_partial_result(&zero, got));
+    ck_assert(zero == 0 && !signbit(zero));
+    rcl_partial_free(got);
+  }
+  rcl_partial *p = (rcl_partial *)1;
+  rt_fails(rcl_reduce_partial_enqueue(&p, ctx, RCL_OP_SUM, RCL_F32, v.n, 10, v.n, bx, 0, NULL, 0, NULL, NULL),
+           RCL_ERR_INVALID_ARG, "not inside");
+  ck_assert_ptr_null(p);
+  rt_fails(rcl_reduce_partial_enqueue(&p, ctx, RCL_OP_SUM, RCL_F32, v.n, 0, v.n, bx, off + 1, NULL, 0, NULL, NULL),
+           RCL_ERR_INVALID_ARG, "x");
+  clReleaseMemObject(bx);
+  clReleaseMemObject(by);
+  free(xs);
+  free(ys);
+  vec_free(&v);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("partial");
   TCase *host = tcase_create("host");
@@ -335,5 +480,9 @@ int main(void) {
   tcase_add_test(host, host_refusals);
   tcase_add_test(host, host_unpack_refuses_bad_bytes);
   suite_add_tcase(s, host);
+  rt_add_device_presence(s);
+  RT_ADD_DEVICE_CASE(s, device_parts_match_reference);
+  RT_ADD_DEVICE_CASE(s, device_launch_sweep);
+  RT_ADD_DEVICE_CASE(s, device_enqueue_offsets);
   return rt_run(s);
 }

@@ -16,5 +16,6 @@
 #include "reprocl/stencil.h"
 #include "reprocl/tune.h"
 #include "reprocl/md.h"
+#include "reprocl/split.h"
 #include "reprocl/audit.h"
 #endif

@@ -34,6 +34,29 @@ static void print_verdicts(json_t *st) {
     printf("      self-test: every family verified, or not run (native mode, REPROCL_SELFTEST=off, unsupported)\n");
 }
 
+/* A case's row of the reproducible table: reference digest, each device's digest and verdict, the split. */
+static void print_case_row(json_t *c) {
+  const char *status = json_string_value(json_object_get(c, "status"));
+  printf("%-52.52s ", json_string_value(json_object_get(c, "name")));
+  if (strcmp(status, "ok")) {
+    printf("%s: %s\n", status, json_string_value(json_object_get(c, "reason")));
+    return;
+  }
+  printf("%-10.8s", json_string_value(json_object_get(c, "reference")));
+  size_t k;
+  json_t *r;
+  json_array_foreach(json_object_get(c, "results"), k, r) {
+    const char *st = json_string_value(json_object_get(r, "status"));
+    if (!strcmp(st, "ok")) /* The marks are 3 bytes of UTF-8 but one column wide: pad by hand. */
+      printf(" %.8s %s", json_string_value(json_object_get(r, "sha256")),
+             json_is_true(json_object_get(r, "agrees")) ? "\u2713         " : "\u2717 DIFFERS ");
+    else
+      printf(" %s", !strcmp(st, "unsupported") ? "n/a                " : "\u2717 ERROR            ");
+  }
+  suite_split_print_cell(c);
+  printf("\n");
+}
+
 static void print_table(json_t *doc, int native) {
   json_t *devs = json_object_get(doc, "devices"), *cases = json_object_get(doc, "cases");
   size_t nd = json_array_size(devs), i;
@@ -50,27 +73,9 @@ static void print_table(json_t *doc, int native) {
     short_name(sn, sizeof sn, k, json_string_value(json_object_get(json_array_get(devs, k), "name")));
     printf(" %-19.19s", sn);
   }
+  if (json_object_get(doc, "split")) printf(" %-19.19s", "split (all, 2 ways)");
   printf("\n");
-  json_array_foreach(cases, i, c) {
-    const char *status = json_string_value(json_object_get(c, "status"));
-    printf("%-52.52s ", json_string_value(json_object_get(c, "name")));
-    if (strcmp(status, "ok")) {
-      printf("%s: %s\n", status, json_string_value(json_object_get(c, "reason")));
-      continue;
-    }
-    printf("%-10.8s", json_string_value(json_object_get(c, "reference")));
-    size_t k;
-    json_t *r;
-    json_array_foreach(json_object_get(c, "results"), k, r) {
-      const char *st = json_string_value(json_object_get(r, "status"));
-      if (!strcmp(st, "ok")) /* The marks are 3 bytes of UTF-8 but one column wide: pad by hand. */
-        printf(" %.8s %s", json_string_value(json_object_get(r, "sha256")),
-               json_is_true(json_object_get(r, "agrees")) ? "\u2713         " : "\u2717 DIFFERS ");
-      else
-        printf(" %s", !strcmp(st, "unsupported") ? "n/a                " : "\u2717 ERROR            ");
-    }
-    printf("\n");
-  }
+  json_array_foreach(cases, i, c) print_case_row(c);
   if (!native) return;
   printf("\nnative (vendor default options): values differing from the reproducible result / max ulp / max rel\n");
   printf("%-52s %-10s", "case", "");
@@ -116,20 +121,28 @@ static void print_table(json_t *doc, int native) {
 }
 
 /* Runs the suite (and its native twin) and prints the table or the JSON; the report when asked. */
-static int check_run(suite_run *r, int native, int json, const char *report) {
+static int check_run(suite_run *r, int native, int split, int json, const char *report) {
   cli_devices ndevs;
-  int rc = native ? cli_devices_clone(&ndevs, &r->devs, RCL_MODE_NATIVE) : 0;
-  if (rc) return rc;
+  rcl_split *s = NULL;
+  int rc = split ? suite_split_open(&s, &r->devs) : 0;
+  if (!rc && native) rc = cli_devices_clone(&ndevs, &r->devs, RCL_MODE_NATIVE);
+  if (rc) {
+    rcl_split_free(s);
+    return rc;
+  }
   json_t *doc;
-  int bad = suite_execute(&doc, &r->cases, &r->devs, native ? &ndevs : NULL, json);
+  int bad = suite_execute(&doc, &r->cases, &r->devs, native ? &ndevs : NULL, s, json);
   json_object_set_new(doc, "suite", json_string(r->quick ? "quick" : "full"));
+  int split_ran = s != NULL;
+  if (s) json_object_set_new(doc, "split", json_pack("{s:i}", "patterns", SUITE_SPLIT_PATTERNS));
+  rcl_split_free(s);
   if (report) rc = suite_write_html(report, doc); /* 0, or 2: the file cannot be written */
   if (json)
     cli_json_print(json_incref(doc));
   else {
     print_table(doc, native);
-    printf("\n%s: %zu case(s) x %zu device(s); %d reproducible result(s) differ from the reference or failed\n",
-           bad ? "DISAGREE" : "AGREE", r->cases.count, r->devs.count, bad);
+    printf("\n%s: %zu case(s) x %zu device(s)%s; %d reproducible result(s) differ from the reference or failed\n",
+           bad ? "DISAGREE" : "AGREE", r->cases.count, r->devs.count, split_ran ? " + split runs" : "", bad);
     if (report && !rc) printf("report written to %s\n", report);
   }
   json_decref(doc);
@@ -140,10 +153,11 @@ static int check_run(suite_run *r, int native, int json, const char *report) {
 int cmd_check(int argc, char **argv) {
   suite_options so = SUITE_OPTIONS_INIT;
   const char *report = NULL;
-  int native = 0, no_native = 0, json = 0;
+  int native = 0, no_native = 0, no_split = 0, json = 0;
   const cli_opt opts[] = {SUITE_OPTS(&so),
                           CLI_FLAG("native", &native, "show each result's native drift (the default)"),
                           CLI_FLAG("no-native", &no_native, "leave the native runs out"),
+                          CLI_FLAG("no-split", &no_split, "leave the split runs (all devices together) out"),
                           CLI_OPT_JSON(&json),
                           CLI_STR("report", &report, "FILE.html", "also write a self-contained HTML report"),
                           CLI_END};
@@ -151,13 +165,15 @@ int cmd_check(int argc, char **argv) {
   const cli_cmd_spec spec = {
       "check",
       "[--suite quick|full] [--family F[,F...]|all] [--device D|all] [--no-native]\n"
-      "                     [--json] [--report FILE.html]",
+      "                     [--no-split] [--json] [--report FILE.html]",
       suite_about(about, sizeof about,
                   "Runs the standard suite (every kernel family x dtype x contract on documented inputs) on every\n"
                   "device (default: all) in reproducible mode, comparing each result's SHA-256 with the host\n"
                   "reference, and in native mode, showing how many values drift and by how much (max ulp and\n"
-                  "relative difference against the reproducible result). Under each device, the first-use self-test\n"
-                  "verdicts that are not plainly \"verified\" (docs/selftest.md)."),
+                  "relative difference against the reproducible result). With two devices or more, every case of\n"
+                  "the reduce, spmv and stencil families also runs over all of them together (one split, uneven\n"
+                  "and random weights: docs/scaleout.md) and must give the same bits. Under each device, the\n"
+                  "first-use self-test verdicts that are not plainly \"verified\" (docs/selftest.md)."),
       opts,
       "a reproducible result differs from the reference, or a self-test could not run",
       0,
@@ -167,7 +183,7 @@ int cmd_check(int argc, char **argv) {
   suite_run r;
   int rc = suite_open(&r, &so);
   if (rc) return rc;
-  rc = check_run(&r, !no_native, json, report);
+  rc = check_run(&r, !no_native, !no_split, json, report);
   suite_close(&r);
   return rc;
 }

@@ -45,7 +45,7 @@ int cmd_fingerprint(int argc, char **argv) {
   int rc = suite_open(&r, &so);
   if (rc) return rc;
   json_t *doc;
-  int bad = suite_execute(&doc, &r.cases, &r.devs, NULL, 0);
+  int bad = suite_execute(&doc, &r.cases, &r.devs, NULL, NULL, 0);
   json_object_set_new(doc, "suite", json_string(so.quick ? "quick" : "full"));
   rc = fingerprint_write(doc, out, json, &r, bad);
   json_decref(doc);

@@ -35,7 +35,15 @@ struct suite_family {
   int (*reference)(const suite_case *c, void **out, size_t *bytes);
   /* The output on a context (its mode decides reproducible or native), malloc'ed. */
   int (*run)(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes);
+  /* The output over several devices (include/reprocl/split.h), malloc'ed; NULL: the family has no split. */
+  int (*run_split)(const suite_case *c, rcl_split *s, void **out, size_t *bytes);
 };
+
+/* Where a family's compute runs: the host reference (both NULL), one context, or a split. */
+typedef struct {
+  rcl_context *ctx;
+  rcl_split *split;
+} suite_target;
 
 extern const suite_family *const suite_families[]; /* suite.c; NULL-terminated */
 extern const suite_family suite_reduce;
@@ -84,10 +92,22 @@ json_t *suite_contract_versions(const suite_list *l);
 #define SUITE_ULP_BINS 34
 void suite_ulp_histogram(size_t bins[SUITE_ULP_BINS], const void *a, const void *b, size_t n, rcl_dtype dt);
 
-/* Runs every case on every device (and, with ndevs, in native mode too), recording the results in *doc
- * (the fingerprint format, docs/fingerprint.md). Returns the number of reproducible results that differ
- * from the host reference or failed to run. */
-int suite_execute(json_t **doc, const suite_list *l, const cli_devices *devs, const cli_devices *ndevs, int json_mode);
+/* Runs every case on every device (and, with ndevs, in native mode too; with split, over the devices together
+ * too: suite_split.c), recording the results in *doc (the fingerprint format, docs/fingerprint.md). Returns the
+ * number of reproducible results that differ from the host reference or failed to run. */
+int suite_execute(json_t **doc, const suite_list *l, const cli_devices *devs, const cli_devices *ndevs,
+                  rcl_split *split, int json_mode);
+/* ---- split cases (suite_split.c) ---- */
+/* How many weight patterns each case runs over a split. */
+#define SUITE_SPLIT_PATTERNS 2
+/* A split over the devices' reproducible contexts (NULL with fewer than two devices: nothing to split). */
+int suite_split_open(rcl_split **out, const cli_devices *devs);
+/* Case c over the split with each weight pattern, against the reference: a JSON array of {"weights",
+ * "shares", "status", "sha256", "agrees"}; *mismatches counts results that differ or fail. */
+json_t *suite_split_results(const suite_case *c, rcl_split *s, const void *ref, size_t rbytes, int *mismatches,
+                            cli_progress *pb);
+/* check's table cell for a case's split results (19 columns). */
+void suite_split_print_cell(json_t *case_result);
 /* Writes a self-contained HTML report of a check document (report_html.c). */
 int suite_write_html(const char *path, json_t *doc);
 

@@ -137,4 +137,4 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
 static int reference(const suite_case *c, void **out, size_t *bytes) { return compute(c, NULL, out, bytes); }
 static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) { return compute(c, ctx, out, bytes); }
 
-const suite_family suite_md = {"md", cases, reference, run};
+const suite_family suite_md = {"md", cases, reference, run, NULL};

@@ -16,11 +16,10 @@ static int cases(suite_list *l) {
       for (int k = 0; k < 3; k++) {
         for (int op = RCL_OP_SUM; op <= RCL_OP_NRM2; op++)
           for (int m = 0; m < 2; m++) {
-            suite_case *c = suite_add(l, &suite_reduce, RCL_FAMILY_REDUCE, dt, size == 0,
-                                      m ? "reduce.exact.v1" : "reduce.ordered.v1", "reduce %s %s %s %s n=%llu",
-                                      rcl_reduce_op_name((rcl_reduce_op)op), rcl_dtype_name(dt),
-                                      rcl_reduce_mode_name((rcl_reduce_mode)m), rcl_gen_kind_name(kinds[k]),
-                                      (unsigned long long)n);
+            suite_case *c = suite_add(
+                l, &suite_reduce, RCL_FAMILY_REDUCE, dt, size == 0, m ? "reduce.exact.v1" : "reduce.ordered.v1",
+                "reduce %s %s %s %s n=%llu", rcl_reduce_op_name((rcl_reduce_op)op), rcl_dtype_name(dt),
+                rcl_reduce_mode_name((rcl_reduce_mode)m), rcl_gen_kind_name(kinds[k]), (unsigned long long)n);
             if (!c) return -1;
             c->p[P_OP] = (uint64_t)op, c->p[P_MODE] = (uint64_t)m, c->p[P_KIND] = kinds[k], c->p[P_N] = n;
           }
@@ -59,7 +58,7 @@ static void alpha_of(const suite_case *c, double *a64, float *a32, const void **
   *alpha = c->dtype == RCL_F32 ? (const void *)a32 : (const void *)a64;
 }
 
-static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
+static int compute(const suite_case *c, const suite_target *t, void **out, size_t *bytes) {
   void *x, *y;
   size_t es, n = (size_t)c->p[P_N];
   int rc = inputs(c, &x, &y, &es);
@@ -71,8 +70,14 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
     alpha_of(c, &a64, &a32, &alpha);
     int scal = c->p[P_BLAS1] == 2;
     void *v = scal ? x : y;
-    if (scal) rc = ctx ? rcl_scal(v, ctx, c->dtype, n, alpha, 0) : (rcl_ref_scal(v, c->dtype, n, alpha), 0);
-    else rc = ctx ? rcl_axpy(v, ctx, c->dtype, n, alpha, x, 0) : (rcl_ref_axpy(v, c->dtype, n, alpha, x), 0);
+    if (scal)
+      rc = !t         ? (rcl_ref_scal(v, c->dtype, n, alpha), 0)
+           : t->split ? rcl_split_scal(v, t->split, c->dtype, n, alpha)
+                      : rcl_scal(v, t->ctx, c->dtype, n, alpha, 0);
+    else
+      rc = !t         ? (rcl_ref_axpy(v, c->dtype, n, alpha, x), 0)
+           : t->split ? rcl_split_axpy(v, t->split, c->dtype, n, alpha, x)
+                      : rcl_axpy(v, t->ctx, c->dtype, n, alpha, x, 0);
     free(scal ? y : x);
     *out = v;
     *bytes = n * es;
@@ -82,12 +87,15 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
   if (!r) rc = RCL_ERR_OUT_OF_MEMORY;
   rcl_reduce_options o = RCL_REDUCE_OPTIONS_INIT;
   o.mode = (rcl_reduce_mode)c->p[P_MODE];
+  rcl_reduce_op op = (rcl_reduce_op)c->p[P_OP];
   if (!rc)
-    rc = ctx ? rcl_reduce(r, ctx, (rcl_reduce_op)c->p[P_OP], c->dtype, n, x, y, &o)
-             : rcl_ref_reduce(r, (rcl_reduce_op)c->p[P_OP], c->dtype, o.mode, n, x, y);
+    rc = !t         ? rcl_ref_reduce(r, op, c->dtype, o.mode, n, x, y)
+         : t->split ? rcl_split_reduce(r, t->split, op, c->dtype, n, x, y, &o)
+                    : rcl_reduce(r, t->ctx, op, c->dtype, n, x, y, &o);
   free(x);
   free(y);
-  if (rc) free(r);
+  if (rc)
+    free(r);
   else {
     *out = r;
     *bytes = es;
@@ -96,6 +104,13 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
 }
 
 static int reference(const suite_case *c, void **out, size_t *bytes) { return compute(c, NULL, out, bytes); }
-static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) { return compute(c, ctx, out, bytes); }
+static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
+  suite_target t = {ctx, NULL};
+  return compute(c, &t, out, bytes);
+}
+static int run_split(const suite_case *c, rcl_split *s, void **out, size_t *bytes) {
+  suite_target t = {NULL, s};
+  return compute(c, &t, out, bytes);
+}
 
-const suite_family suite_reduce = {"reduce", cases, reference, run};
+const suite_family suite_reduce = {"reduce", cases, reference, run, run_split};

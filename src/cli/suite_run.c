@@ -89,8 +89,8 @@ static json_t *device_result(const suite_case *c, size_t d, const cli_devices *d
 }
 
 /* One case: its host reference, then its result on every device. */
-static json_t *case_result(const suite_case *c, const cli_devices *devs, const cli_devices *ndevs, int *mismatches,
-                           cli_progress *pb) {
+static json_t *case_result(const suite_case *c, const cli_devices *devs, const cli_devices *ndevs, rcl_split *split,
+                           int *mismatches, cli_progress *pb) {
   void *ref = NULL;
   size_t rbytes = 0;
   char hex[RCL_SHA256_HEX_SIZE];
@@ -102,6 +102,7 @@ static json_t *case_result(const suite_case *c, const cli_devices *devs, const c
     json_object_set_new(jc, "status", json_string(rc == RCL_ERR_NOT_FOUND ? "input-missing" : "error"));
     json_object_set_new(jc, "reason", json_string(rcl_error_last()));
     for (size_t d = 0; d < devs->count * (ndevs ? 2 : 1); d++) cli_progress_step(pb, c->name);
+    for (int p = 0; split && c->family->run_split && p < SUITE_SPLIT_PATTERNS; p++) cli_progress_step(pb, c->name);
     return jc;
   }
   cli_digest(hex, ref, rbytes);
@@ -112,6 +113,8 @@ static json_t *case_result(const suite_case *c, const cli_devices *devs, const c
   for (size_t d = 0; d < devs->count; d++)
     json_array_append_new(jr, device_result(c, d, devs, ndevs, ref, rbytes, mismatches, pb));
   json_object_set_new(jc, "results", jr);
+  if (split && c->family->run_split)
+    json_object_set_new(jc, "splits", suite_split_results(c, split, ref, rbytes, mismatches, pb));
   free(ref);
   return jc;
 }
@@ -130,13 +133,16 @@ static json_t *devices_json(const cli_devices *devs, int *mismatches) {
   return jdevs;
 }
 
-int suite_execute(json_t **doc, const suite_list *l, const cli_devices *devs, const cli_devices *ndevs, int json_mode) {
+int suite_execute(json_t **doc, const suite_list *l, const cli_devices *devs, const cli_devices *ndevs,
+                  rcl_split *split, int json_mode) {
   cli_progress pb;
-  cli_progress_start(&pb, l->count * devs->count * (ndevs ? 2 : 1), "suite", json_mode);
+  size_t steps = l->count * devs->count * (ndevs ? 2 : 1);
+  for (size_t ci = 0; split && ci < l->count; ci++) steps += l->items[ci].family->run_split ? SUITE_SPLIT_PATTERNS : 0;
+  cli_progress_start(&pb, steps, "suite", json_mode);
   json_t *jcases = json_array();
   int mismatches = 0;
   for (size_t ci = 0; ci < l->count; ci++)
-    json_array_append_new(jcases, case_result(&l->items[ci], devs, ndevs, &mismatches, &pb));
+    json_array_append_new(jcases, case_result(&l->items[ci], devs, ndevs, split, &mismatches, &pb));
   cli_progress_end(&pb);
   json_t *jdevs = devices_json(devs, &mismatches);
   char host[256] = "";

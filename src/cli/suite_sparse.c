@@ -47,8 +47,8 @@ static int cases(suite_list *l) {
     for (int k = 0; k < 2; k++)
       for (int jac = 0; jac < 2; jac++) {
         size_t m = cgm[k];
-        suite_case *sc = suite_add(l, &suite_sparse, RCL_FAMILY_SPMV, dt, 1, "cg.v1", "cg %s %s %s",
-                                   rcl_dtype_name(dt), jac ? "jacobi" : "plain", short_name(mats[m].spec));
+        suite_case *sc = suite_add(l, &suite_sparse, RCL_FAMILY_SPMV, dt, 1, "cg.v1", "cg %s %s %s", rcl_dtype_name(dt),
+                                   jac ? "jacobi" : "plain", short_name(mats[m].spec));
         if (!sc) return -1;
         sc->p[P_KIND] = K_CG, sc->p[P_MATRIX] = m, sc->p[P_JACOBI] = (uint64_t)jac;
         if (mats[m].spec[0] == '/') snprintf(sc->input, sizeof sc->input, "%s", mats[m].spec);
@@ -67,13 +67,16 @@ static int load(rcl_csr **A, const suite_case *c) {
   return rcl_matrix_read(A, path, c->dtype);
 }
 
-static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
+static int compute(const suite_case *c, const suite_target *t, void **out, size_t *bytes) {
   rcl_csr *A;
   int rc = load(&A, c);
   if (rc) return rc;
   size_t es = rcl_dtype_size(c->dtype), n = A->nrows;
   rcl_spmv_matrix *M = NULL;
-  if (ctx && (rc = rcl_spmv_matrix_create(&M, ctx, A)) != 0) {
+  rcl_split_matrix *SM = NULL;
+  if (t && t->ctx) rc = rcl_spmv_matrix_create(&M, t->ctx, A);
+  if (t && t->split) rc = rcl_split_matrix_create(&SM, t->split, A);
+  if (rc) {
     rcl_csr_free(A);
     return rc;
   }
@@ -93,7 +96,9 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
       rcl_generate(y, c->dtype, n, RCL_GEN_UNIFORM, 8);
       rcl_spmv_options o = RCL_SPMV_OPTIONS_INIT;
       o.contract = c->p[P_CONTRACT] ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
-      rc = M ? rcl_spmv_host(y, M, alpha, x, beta, &o) : rcl_ref_spmv(y, A, o.contract, alpha, x, beta);
+      rc = M    ? rcl_spmv_host(y, M, alpha, x, beta, &o)
+           : SM ? rcl_split_spmv(y, SM, alpha, x, beta, &o)
+                : rcl_ref_spmv(y, A, o.contract, alpha, x, beta);
     }
     free(x);
     if (rc)
@@ -111,7 +116,7 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
     if (!b || !x) rc = RCL_ERR_OUT_OF_MEMORY;
     if (!rc) {
       rcl_generate(b, c->dtype, n, RCL_GEN_UNIFORM, 5);
-      rc = M ? rcl_cg(x, &r, M, b, &o) : rcl_ref_cg(x, &r, A, b, &o);
+      rc = M ? rcl_cg(x, &r, M, b, &o) : SM ? rcl_split_cg(x, &r, SM, b, &o) : rcl_ref_cg(x, &r, A, b, &o);
       if (rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN) rc = 0; /* the history is the result */
     }
     unsigned char *res = rc ? NULL : malloc(r.history_len * es + n * es);
@@ -127,11 +132,19 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
     free(x);
   }
   rcl_spmv_matrix_free(M);
+  rcl_split_matrix_free(SM);
   rcl_csr_free(A);
   return rc;
 }
 
 static int reference(const suite_case *c, void **out, size_t *bytes) { return compute(c, NULL, out, bytes); }
-static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) { return compute(c, ctx, out, bytes); }
+static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
+  suite_target t = {ctx, NULL};
+  return compute(c, &t, out, bytes);
+}
+static int run_split(const suite_case *c, rcl_split *s, void **out, size_t *bytes) {
+  suite_target t = {NULL, s};
+  return compute(c, &t, out, bytes);
+}
 
-const suite_family suite_sparse = {"spmv", cases, reference, run};
+const suite_family suite_sparse = {"spmv", cases, reference, run, run_split};

@@ -16,11 +16,13 @@ static const char *const contracts[] = {"stencil.nine.v1", "stencil.general.v1",
                                         "stencil.sor.v1"};
 static const char camera[] = "/usr/lib/python3/dist-packages/skimage/data/camera.png";
 
-static int add(suite_list *l, int quick, int kind, rcl_dtype dt, rcl_grid_init init, size_t w, size_t h,
-               size_t iters, rcl_boundary bc, const char *input) {
+static int add(suite_list *l, int quick, int kind, rcl_dtype dt, rcl_grid_init init, size_t w, size_t h, size_t iters,
+               rcl_boundary bc, const char *input) {
   char what[64];
-  if (input) snprintf(what, sizeof what, "%s", strrchr(input, '/') + 1);
-  else snprintf(what, sizeof what, "%s %zux%zu", rcl_grid_init_name(init), w, h);
+  if (input)
+    snprintf(what, sizeof what, "%s", strrchr(input, '/') + 1);
+  else
+    snprintf(what, sizeof what, "%s %zux%zu", rcl_grid_init_name(init), w, h);
   suite_case *c = suite_add(l, &suite_stencil, RCL_FAMILY_STENCIL, dt, quick, contracts[kind],
                             "stencil %s %s %s %s %s=%zu", kind_names[kind], rcl_dtype_name(dt), what,
                             rcl_boundary_name(bc), kind == K_SOR ? "sweeps" : "iters", iters);
@@ -69,7 +71,7 @@ static rcl_stencil_desc desc_of(const suite_case *c) {
   return st;
 }
 
-static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
+static int compute(const suite_case *c, const suite_target *t, void **out, size_t *bytes) {
   rcl_grid g = {0};
   int rc;
   if (c->input[0]) {
@@ -90,22 +92,33 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
     rcl_sor_desc s = RCL_SOR_DESC_INIT;
     s.boundary = (rcl_boundary)c->p[P_BC];
     memcpy(r, g.data, n * es);
-    rc = ctx ? rcl_sor(r, r + n * es, ctx, &s, c->dtype, c->width, c->height, iters, NULL, NULL)
-             : rcl_ref_sor(r, r + n * es, &s, c->dtype, c->width, c->height, iters, NULL);
+    rc = !t         ? rcl_ref_sor(r, r + n * es, &s, c->dtype, c->width, c->height, iters, NULL)
+         : t->split ? rcl_split_sor(r, r + n * es, t->split, &s, c->dtype, c->width, c->height, iters, NULL)
+                    : rcl_sor(r, r + n * es, t->ctx, &s, c->dtype, c->width, c->height, iters, NULL, NULL);
     *bytes = n * es + es;
   } else if (!rc) {
     rcl_stencil_desc st = desc_of(c);
-    rc = ctx ? rcl_stencil(r, ctx, &st, c->dtype, c->width, c->height, iters, g.data, NULL)
-             : rcl_ref_stencil(r, &st, c->dtype, c->width, c->height, iters, g.data);
+    rc = !t         ? rcl_ref_stencil(r, &st, c->dtype, c->width, c->height, iters, g.data)
+         : t->split ? rcl_split_stencil(r, t->split, &st, c->dtype, c->width, c->height, iters, g.data)
+                    : rcl_stencil(r, t->ctx, &st, c->dtype, c->width, c->height, iters, g.data, NULL);
     *bytes = n * es;
   }
   rcl_grid_free(&g);
-  if (rc) free(r);
-  else *out = r;
+  if (rc)
+    free(r);
+  else
+    *out = r;
   return rc;
 }
 
 static int reference(const suite_case *c, void **out, size_t *bytes) { return compute(c, NULL, out, bytes); }
-static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) { return compute(c, ctx, out, bytes); }
+static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
+  suite_target t = {ctx, NULL};
+  return compute(c, &t, out, bytes);
+}
+static int run_split(const suite_case *c, rcl_split *s, void **out, size_t *bytes) {
+  suite_target t = {NULL, s};
+  return compute(c, &t, out, bytes);
+}
 
-const suite_family suite_stencil = {"stencil", cases, reference, run};
+const suite_family suite_stencil = {"stencil", cases, reference, run, run_split};

@@ -47,9 +47,12 @@ static int resolve_tuning(rcl_tuning_mode *out, rcl_tuning_mode requested) {
   return 0;
 }
 
-/* Allocates a context around objects already retained for it; on failure releases them. */
+/* Allocates a context around objects already retained for it; on failure releases them. The device is
+ * retained too: a sub-device is reference-counted, and some drivers' contexts do not keep theirs (PoCL 3.1
+ * lists the parent as the context's device); for a root device retaining does nothing. */
 static int context_new(rcl_context **out, cl_context c, cl_device_id d, cl_command_queue q,
                        const rcl_context_options *opts) {
+  clRetainDevice(d);
   rcl_context *ctx = rcl__calloc(1, sizeof *ctx);
   int rc = ctx ? 0 : RCL_ERR_OUT_OF_MEMORY;
   if (!rc) {
@@ -84,6 +87,7 @@ static int context_new(rcl_context **out, cl_context c, cl_device_id d, cl_comma
     rcl__free(ctx);
     if (q) clReleaseCommandQueue(q);
     clReleaseContext(c);
+    clReleaseDevice(d);
     return rc;
   }
   *out = ctx;
@@ -127,8 +131,12 @@ int rcl_context_wrap(rcl_context **out, cl_context context, cl_device_id device,
   cl_device_id *devs = rcl__malloc(dbytes);
   if (!devs) return RCL_ERR_OUT_OF_MEMORY;
   derr = clGetContextInfo(context, CL_CONTEXT_DEVICES, dbytes, devs, NULL);
+  /* PoCL 3.1 lists a sub-device's parent as the device of a context made on the sub-device. */
+  cl_device_id parent = NULL;
+  if (clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL) != CL_SUCCESS) parent = NULL;
   int member = 0;
-  for (size_t i = 0; !derr && i < dbytes / sizeof *devs; i++) member |= devs[i] == device;
+  for (size_t i = 0; !derr && i < dbytes / sizeof *devs; i++)
+    member |= devs[i] == device || (parent && devs[i] == parent);
   rcl__free(devs);
   if (derr) return rcl__fail_cl(derr, "rcl_context_wrap: clGetContextInfo(CL_CONTEXT_DEVICES)");
   if (!member) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_context_wrap: the device is not a device of the context");
@@ -169,6 +177,7 @@ void rcl_context_free(rcl_context *ctx) {
   pthread_mutex_destroy(&ctx->lock);
   if (ctx->queue) clReleaseCommandQueue(ctx->queue);
   clReleaseContext(ctx->cl_ctx);
+  clReleaseDevice(ctx->device);
   rcl__free(ctx->cache_dir);
   rcl__free(ctx);
 }

@@ -1,5 +1,6 @@
 /* Launch plumbing shared by every kernel family: argument setting, the caller's queue and event chain,
  * buffer checks, and the support check against the device profile. */
+#include <time.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <string.h>
@@ -294,4 +295,10 @@ int rcl__kernel_wg_max(size_t *out, cl_kernel k, const rcl_context *ctx, const c
   cl_int err = clGetKernelWorkGroupInfo(k, ctx->device, CL_KERNEL_WORK_GROUP_SIZE, sizeof *out, out, NULL);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clGetKernelWorkGroupInfo(%s, CL_KERNEL_WORK_GROUP_SIZE)", name);
   return 0;
+}
+
+double rcl__now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }

@@ -91,4 +91,7 @@ RCL_INTERNAL void rcl__capture_begin(rcl_capture *c);
 RCL_INTERNAL void rcl__capture_end(rcl_capture *c); /* stops capturing; c keeps its events */
 RCL_INTERNAL void rcl__capture_release(rcl_capture *c);
 
+/* Seconds on the monotonic clock (for measurements: tuning, split weights). */
+RCL_INTERNAL double rcl__now_s(void);
+
 #endif

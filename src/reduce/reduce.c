@@ -53,8 +53,8 @@ int rcl_reduce_op_parse(rcl_reduce_op *out, const char *name) {
   return rcl__fail(RCL_ERR_INVALID_ARG, "unknown reduction \"%s\" (expected sum, dot or nrm2)", name);
 }
 
-static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, cl_mem result, size_t roff, cl_mem x,
-                    size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts) {
+int rcl__reduce_validate_inputs(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, cl_mem x, size_t xoff,
+                                cl_mem y, size_t yoff, const rcl_reduce_options *opts) {
   if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: NULL context");
   if ((unsigned)op > RCL_OP_NRM2) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_reduce: unknown op %d", (int)op);
   if (opts && opts->version != RCL_REDUCE_OPTIONS_VERSION && opts->version != 1)
@@ -68,8 +68,6 @@ static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t 
   int rc = rcl__require_support(ctx, RCL_FAMILY_REDUCE, dtype);
   if (rc) return rc;
   size_t es = rcl_dtype_size(dtype), need;
-  if ((rc = rcl__mul_size(&need, roff + 1, es, "result offset")) || (rc = rcl__check_buffer(result, need, "result")))
-    return rc;
   if (xoff > SIZE_MAX - n) return rcl__fail(RCL_ERR_OVERFLOW, "x offset %zu + n %zu overflows", xoff, n);
   if (n > 0 && ((rc = rcl__mul_size(&need, xoff + n, es, "x")) || (rc = rcl__check_buffer(x, need, "x")))) return rc;
   if (op == RCL_OP_DOT && n > 0) {
@@ -79,10 +77,19 @@ static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t 
   return 0;
 }
 
+static int validate(rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n, cl_mem result, size_t roff, cl_mem x,
+                    size_t xoff, cl_mem y, size_t yoff, const rcl_reduce_options *opts) {
+  int rc = rcl__reduce_validate_inputs(ctx, op, dtype, n, x, xoff, y, yoff, opts);
+  size_t need;
+  if (!rc && !(rc = rcl__mul_size(&need, roff + 1, rcl_dtype_size(dtype), "result offset")))
+    rc = rcl__check_buffer(result, need, "result");
+  return rc;
+}
+
 /* The configuration of a call: the caller's values (strict: refused when invalid), the rest from the
  * tuner (tuned, cached or platform defaults: soft, clamped to what the device can launch). */
-static int resolve_cfg(rcl_red_cfg *cfg, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
-                       size_t n, const rcl_reduce_options *opts) {
+int rcl__reduce_resolve_cfg(rcl_red_cfg *cfg, rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt,
+                            size_t n, const rcl_reduce_options *opts) {
   memset(cfg, 0, sizeof *cfg);
   size_t variant = opts && opts->version >= 2 ? (size_t)opts->variant : 0;
   cfg->local = opts ? opts->local_size : 0;
@@ -108,12 +115,12 @@ int rcl_reduce_enqueue(cl_mem result, size_t roff, rcl_context *ctx, rcl_reduce_
   if (rc) return rc;
   rcl_reduce_mode mode = opts ? opts->mode : RCL_REDUCE_ORDERED;
   rcl_red_cfg cfg;
-  if ((rc = resolve_cfg(&cfg, ctx, op, mode, dtype, n, opts)) != 0) return rc;
+  if ((rc = rcl__reduce_resolve_cfg(&cfg, ctx, op, mode, dtype, n, opts)) != 0) return rc;
   return rcl__reduce_enqueue_cfg(result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, &cfg, q);
 }
 
 /* Copies host data to a new read-only buffer (a 1-byte one for n = 0). */
-static int upload(cl_mem *out, rcl_context *ctx, const void *data, size_t n, size_t es, const char *what) {
+int rcl__reduce_upload(cl_mem *out, rcl_context *ctx, const void *data, size_t n, size_t es, const char *what) {
   size_t bytes;
   int rc = rcl__mul_size(&bytes, n, es, what);
   if (rc) return rc;
@@ -133,8 +140,8 @@ int rcl_reduce(void *out, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, s
   cl_mem bx = NULL, by = NULL, br = NULL;
   rcl_chain ch;
   if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
-  rc = upload(&bx, ctx, x, n, es, "x");
-  if (!rc && op == RCL_OP_DOT) rc = upload(&by, ctx, y, n, es, "y");
+  rc = rcl__reduce_upload(&bx, ctx, x, n, es, "x");
+  if (!rc && op == RCL_OP_DOT) rc = rcl__reduce_upload(&by, ctx, y, n, es, "y");
   if (!rc) rc = rcl__buffer_create(&br, ctx, CL_MEM_WRITE_ONLY, es, NULL, "result");
   if (!rc) {
     rcl_queue_args qa = rcl__chain_args(&ch);
@@ -224,7 +231,7 @@ static int blas1_host(int is_axpy, void *y, rcl_context *ctx, rcl_dtype dt, size
   rcl_chain ch;
   if ((rc = rcl__chain_host(&ch, ctx)) != 0) return rc;
   rc = rcl__buffer_create(&by, ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, bytes, y, "y");
-  if (!rc && is_axpy) rc = upload(&bx, ctx, x, n, es, "x");
+  if (!rc && is_axpy) rc = rcl__reduce_upload(&bx, ctx, x, n, es, "x");
   if (!rc) {
     rcl_queue_args qa = rcl__chain_args(&ch);
     rc = rcl__chain_adopt(&ch, blas1_enqueue(is_axpy, by, 0, ctx, dt, n, alpha, bx, 0, local, &qa));

@@ -219,10 +219,11 @@ void rcl__reduce_plan_release(rcl_red_plan *pl) { rcl__kernel_give(pl->ctx, &pl-
 
 /* ---- enqueueing a plan ------------------------------------------------------------------------------ */
 
-/* Ordered and exact modes: one launch on the queue's scratch (its last work-group finishes the call). */
+/* Ordered and exact modes: one launch on the queue's scratch (its last work-group finishes the call).
+ * fin: the kernel's finalize (cl/reduce.cl), 0 for the op's own (1, or 2 for nrm2). */
 static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
                          rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff,
-                         cl_mem y, size_t yoff, cl_mem *bufs) {
+                         cl_mem y, size_t yoff, cl_mem *bufs, cl_uint fin) {
   int dot = op != RCL_OP_SUM, exact = mode == RCL_REDUCE_EXACT;
   const char *name = fused_kernel_name(op, mode);
   size_t es = rcl_dtype_size(dt), W = pl->W, P = pl->P;
@@ -231,7 +232,7 @@ static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, s
   if (rc) return rc;
   cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n, ro = roff;
   cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is sqrt of the dot of x with itself */
-  cl_uint fin = op == RCL_OP_NRM2 ? 2u : 1u;
+  if (!fin) fin = op == RCL_OP_NRM2 ? 2u : 1u;
   if (exact) {
     size_t D = xacc_digits(dt, dot), chunks = xacc_chunks(dt, dot);
     rc = rcl__set_args(pl->k1.kernel, name, 12, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo,
@@ -250,16 +251,18 @@ static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, s
   return rc;
 }
 
-/* The task variants: one work-item per launch, the state carried in bufs between launches. */
+/* The task variants: one work-item per launch, the state carried in bufs between launches (created where
+ * NULL). keep: no launch finalizes, the state stays in bufs (exact mode's partial reduction). */
 static int enqueue_task(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, size_t roff, rcl_context *ctx,
                         rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff, cl_mem y,
-                        size_t yoff, cl_mem *bufs) {
+                        size_t yoff, cl_mem *bufs, int keep) {
   const char *name = task_kernel_name(op, mode);
   size_t es = rcl_dtype_size(dt), D = xacc_digits(dt, op != RCL_OP_SUM);
-  int rc = mode == RCL_REDUCE_ORDERED
+  int rc = bufs[0] ? 0
+           : mode == RCL_REDUCE_ORDERED
                ? rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, 64 * es, NULL, "task stack")
                : rcl__buffer_create(&bufs[0], ctx, CL_MEM_READ_WRITE, D * 8, NULL, "task superaccumulator");
-  if (!rc && mode == RCL_REDUCE_EXACT)
+  if (!rc && mode == RCL_REDUCE_EXACT && !bufs[1])
     rc = rcl__buffer_create(&bufs[1], ctx, CL_MEM_READ_WRITE, 4, NULL, "task superaccumulator flags");
   cl_ulong xo = xoff, yo = op == RCL_OP_NRM2 ? xoff : yoff, nn = n, ro = roff;
   cl_mem ybuf = op == RCL_OP_DOT ? y : x;
@@ -267,7 +270,7 @@ static int enqueue_task(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, si
   for (size_t first = 0; first < total && !rc; first += pl->per_launch) {
     size_t last = total - first > pl->per_launch ? first + pl->per_launch : total;
     cl_ulong f = first, l = last;
-    cl_uint fin = last < total ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
+    cl_uint fin = keep || last < total ? 0u : op == RCL_OP_NRM2 ? 2u : 1u;
     if (mode == RCL_REDUCE_ORDERED)
       rc = rcl__set_args(pl->k1.kernel, name, 11, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo,
                          &yo, sizeof nn, &nn, sizeof f, &f, sizeof l, &l, sizeof(cl_mem), &bufs[0], sizeof(cl_mem),
@@ -299,15 +302,35 @@ int rcl__reduce_enqueue_cfg(cl_mem result, size_t roff, rcl_context *ctx, rcl_re
     rc = rcl__chain_fill(&ch, result, &zero, es, roff * es, es);
   } else if ((rc = rcl__reduce_plan(&pl, ctx, op, mode, dtype, n, cfg)) == 0) {
     if (pl.task)
-      rc = enqueue_task(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs);
+      rc = enqueue_task(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs, 0);
     else
-      rc = enqueue_fused(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs);
+      rc = enqueue_fused(&ch, &pl, result, roff, ctx, op, mode, dtype, n, x, xoff, y, yoff, bufs, 0);
   }
   /* Released now; OpenCL keeps them alive until the enqueued commands finish. */
   for (int i = 0; i < 2; i++)
     if (bufs[i]) clReleaseMemObject(bufs[i]);
   rcl__reduce_plan_release(&pl);
   return rcl__chain_finish(&ch, q, rc);
+}
+
+int rcl__reduce_enqueue_parts(rcl_chain *ch, const rcl_red_plan *pl, cl_mem out, size_t ooff, cl_mem flags_out,
+                              rcl_context *ctx, rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n,
+                              cl_mem x, size_t xoff, cl_mem y, size_t yoff) {
+  cl_mem bufs[2] = {NULL, NULL};
+  int rc, nrm2 = op == RCL_OP_NRM2;
+  if (!pl->task) {
+    rc = enqueue_fused(ch, pl, out, ooff, ctx, op, mode, dt, n, x, xoff, y, yoff, bufs, 3u);
+  } else if (mode == RCL_REDUCE_ORDERED) { /* the tree of the n elements: finalize 1 (nrm2 as the dot) */
+    rc = enqueue_task(ch, pl, out, ooff, ctx, nrm2 ? RCL_OP_DOT : op, mode, dt, n, x, xoff, nrm2 ? x : y,
+                      nrm2 ? xoff : yoff, bufs, 0);
+  } else { /* the state is the part: the caller's buffers keep it */
+    clRetainMemObject(bufs[0] = out);
+    clRetainMemObject(bufs[1] = flags_out);
+    rc = enqueue_task(ch, pl, out, 0, ctx, op, mode, dt, n, x, xoff, y, yoff, bufs, 1);
+  }
+  for (int i = 0; i < 2; i++)
+    if (bufs[i]) clReleaseMemObject(bufs[i]);
+  return rc;
 }
 
 /* ---- axpy / scal ------------------------------------------------------------------------------------ */

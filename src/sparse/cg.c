@@ -1,6 +1,7 @@
 /* Conjugate Gradient (contract "cg" v1, docs/contracts.md (§6)), with optional Jacobi
- * preconditioning, built only from reprocl's SpMV, dot/nrm2, axpy and scal. One algorithm (cg_run) drives
- * two back ends: the device (rcl_cg_solve) and the host reference (rcl_ref_cg), so both perform the same
+ * preconditioning, built only from reprocl's SpMV, dot/nrm2, axpy and scal. One algorithm (rcl__cg_run,
+ * declared in sparse_internal.h) drives every back end: the device (rcl_cg_solve), the host reference
+ * (rcl_ref_cg) and the split over several devices (src/split/split_sparse.c), so all perform the same
  * operations in the same order. The scalars alpha = r'z / p'Ap and beta = r'z_new / r'z are divided on
  * the host, in the dtype, from values read back from the device: IEEE division of identical inputs gives
  * identical bits on every host, so the whole iteration (and its residual history) is bit-identical on
@@ -13,18 +14,7 @@
 
 #include "sparse/sparse_internal.h"
 
-enum { V_X, V_B, V_R, V_P, V_Q, V_Z, NV };
-
-/* What cg_run needs from a back end. Scalars land in three slots (dtype values) read by fetch. */
-typedef struct {
-  void *st;
-  int (*copy)(void *st, int dst, int src);
-  int (*spmv)(void *st, int jacobi, int dst, int src, const void *alpha, const void *beta);
-  int (*reduce)(void *st, rcl_reduce_op op, int a, int b, int slot);
-  int (*axpy)(void *st, int dst, const void *alpha, int src);
-  int (*scal)(void *st, int dst, const void *alpha);
-  int (*fetch)(void *st, void *slots);
-} cg_ops;
+enum { V_X = RCL_CG_X, V_B = RCL_CG_B, V_R = RCL_CG_R, V_P = RCL_CG_P, V_Q = RCL_CG_Q, V_Z = RCL_CG_Z, NV = RCL_CG_NV };
 
 void rcl_cg_result_free(rcl_cg_result *r) {
   if (!r) return;
@@ -88,7 +78,7 @@ static int stop(rcl_cg_result *res, int status, const char *fmt, ...) {
   return status ? rcl__fail(status, "CG: %s", res->message) : 0;
 }
 
-static int cg_run(const cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options *opt, rcl_cg_result *res) {
+int rcl__cg_run(const rcl_cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options *opt, rcl_cg_result *res) {
   size_t cap = 0, es = rcl_dtype_size(dt);
   unsigned char s[3 * 8], va[8], vb[8];
   int jac = opt->jacobi, Z = jac ? V_Z : V_R;
@@ -174,19 +164,19 @@ static int check_options(const rcl_cg_options *o) {
   return 0;
 }
 
-/* Common end of both back ends: the digest, and the empty system. */
-static int finish(rcl_cg_result *res, rcl_dtype dt, int rc) {
+/* Common end of the back ends: the digest, and the empty system. */
+int rcl__cg_finish(rcl_cg_result *res, rcl_dtype dt, int rc) {
   rcl_sha256_hex(res->history_sha256, res->history ? res->history : "", res->history_len * rcl_dtype_size(dt));
   return rc;
 }
 
-static int empty_system(rcl_cg_result *res, rcl_dtype dt) {
+int rcl__cg_empty(rcl_cg_result *res, rcl_dtype dt) {
   size_t cap = 0;
   int rc = push_history(res, &cap, 0.0, dt);
   if (rc) return rc;
   res->converged = 1;
   snprintf(res->message, sizeof res->message, "empty system (0 rows): nothing to solve");
-  return finish(res, dt, 0);
+  return rcl__cg_finish(res, dt, 0);
 }
 
 /* ---- device back end ------------------------------------------------------------------------------------- */
@@ -269,7 +259,7 @@ static int dev_fetch(void *st, void *slots) {
   return err == CL_SUCCESS ? 0 : rcl__fail_cl(err, "CG: reading the scalars back");
 }
 
-static int check_common(rcl_cg_result *res, const rcl_cg_options *opts, size_t nrows, size_t ncols) {
+int rcl__cg_check(rcl_cg_result *res, const rcl_cg_options *opts, size_t nrows, size_t ncols) {
   if (!res) return rcl__fail(RCL_ERR_INVALID_ARG, "CG: NULL result");
   memset(res, 0, sizeof *res);
   int rc = opts ? check_options(opts) : 0;
@@ -283,7 +273,7 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
                  const rcl_queue_args *q) {
   static const rcl_cg_options defaults = RCL_CG_OPTIONS_INIT;
   if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_cg_solve: NULL matrix");
-  int rc = check_common(res, opts, rcl_spmv_matrix_nrows(A), rcl_spmv_matrix_ncols(A));
+  int rc = rcl__cg_check(res, opts, rcl_spmv_matrix_nrows(A), rcl_spmv_matrix_ncols(A));
   if (rc) return rc;
   if (!opts) opts = &defaults;
   dev_state d;
@@ -304,7 +294,7 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
     if (err != CL_SUCCESS) return rcl__fail_cl(err, "CG: waiting for the caller's events");
   }
   if (!(q && q->event) && (rc = rcl__queue_in_order(&d.lazy, d.ctx, d.q)) != 0) return rc;
-  if (d.n == 0) return empty_system(res, d.dt);
+  if (d.n == 0) return rcl__cg_empty(res, d.dt);
   d.v[V_X] = x;
   d.v[V_B] = b;
   for (int i = V_R; i < NV && !rc; i++)
@@ -312,8 +302,8 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
       rc = rcl__buffer_create(&d.v[i], d.ctx, CL_MEM_READ_WRITE, d.n * d.es, NULL, "CG vector");
   if (!rc) rc = rcl__buffer_create(&d.s, d.ctx, CL_MEM_READ_WRITE, 3 * d.es, NULL, "CG scalars");
   if (!rc && opts->jacobi) rc = rcl__spmv_jacobi_of(&d.D, A); /* kept with A for the next solve */
-  cg_ops o = {&d, dev_copy, dev_spmv, dev_reduce, dev_axpy, dev_scal, dev_fetch};
-  if (!rc) rc = cg_run(&o, d.dt, d.n, opts, res);
+  rcl_cg_ops o = {&d, dev_copy, dev_spmv, dev_reduce, dev_axpy, dev_scal, dev_fetch};
+  if (!rc) rc = rcl__cg_run(&o, d.dt, d.n, opts, res);
   if (d.lazy) clFinish(d.q); /* no events: what was enqueued is done when the queue is */
   if (d.last) {
     clWaitForEvents(1, &d.last);
@@ -327,7 +317,7 @@ int rcl_cg_solve(rcl_cg_result *res, rcl_spmv_matrix *A, cl_mem x, cl_mem b, con
   for (int i = V_R; i < NV; i++)
     if (d.v[i]) clReleaseMemObject(d.v[i]);
   if (d.s) clReleaseMemObject(d.s);
-  return finish(res, d.dt, rc);
+  return rcl__cg_finish(res, d.dt, rc);
 }
 
 int rcl_cg(void *x, rcl_cg_result *res, rcl_spmv_matrix *A, const void *b, const rcl_cg_options *opts) {
@@ -412,7 +402,7 @@ int rcl_ref_cg(void *x, rcl_cg_result *res, const rcl_csr *A, const void *b, con
   static const rcl_cg_options defaults = RCL_CG_OPTIONS_INIT;
   int rc = rcl_csr_validate(A);
   if (rc) return rc;
-  if ((rc = check_common(res, opts, A->nrows, A->ncols)) != 0) return rc;
+  if ((rc = rcl__cg_check(res, opts, A->nrows, A->ncols)) != 0) return rc;
   if (!opts) opts = &defaults;
   ref_state r;
   memset(&r, 0, sizeof r);
@@ -422,16 +412,16 @@ int rcl_ref_cg(void *x, rcl_cg_result *res, const rcl_csr *A, const void *b, con
   r.es = rcl_dtype_size(r.dt);
   r.mode = opts->dot_mode;
   r.contract = opts->spmv.contract;
-  if (r.n == 0) return empty_system(res, r.dt);
+  if (r.n == 0) return rcl__cg_empty(res, r.dt);
   if (!x || !b) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_ref_cg: NULL x or b");
   r.v[V_X] = x;
   r.v[V_B] = (void *)(uintptr_t)b;
   for (int i = V_R; i < NV && !rc; i++)
     if (!(r.v[i] = rcl__malloc(r.n * r.es))) rc = RCL_ERR_OUT_OF_MEMORY;
   if (!rc && opts->jacobi) rc = rcl__csr_jacobi(&r.D, A);
-  cg_ops o = {&r, ref_copy, ref_spmv, ref_reduce, ref_axpy, ref_scal, ref_fetch};
-  if (!rc) rc = cg_run(&o, r.dt, r.n, opts, res);
+  rcl_cg_ops o = {&r, ref_copy, ref_spmv, ref_reduce, ref_axpy, ref_scal, ref_fetch};
+  if (!rc) rc = rcl__cg_run(&o, r.dt, r.n, opts, res);
   for (int i = V_R; i < NV; i++) rcl__free(r.v[i]);
   rcl_csr_free(r.D);
-  return finish(res, r.dt, rc);
+  return rcl__cg_finish(res, r.dt, rc);
 }

@@ -123,4 +123,54 @@ RCL_INTERNAL int rcl__spmv_enqueue_soft(cl_mem y, size_t yoff, rcl_spmv_matrix *
 #define RCL_SPMV_TUNE_SEED 0x5e7a
 RCL_INTERNAL int rcl__spmv_tune_matrix(rcl_csr **out, int irregular, rcl_dtype dtype, size_t n);
 
+/* ---- a block of rows as a matrix of its own (csr_local.c): splits over devices and MPI ranks ----------- */
+
+/* Rows [r0, r1) of a matrix A, with their columns renumbered into a compressed vector `xe`: first the
+ * columns < c0 the rows reference (sorted, unique: the halo before), then every column of the owned range
+ * [c0, c1) whether referenced or not (so a device's own slice of x sits there unchanged), then the
+ * referenced columns >= c1 (sorted, unique: the halo after). c0 = c1 gives the purely compressed vector of
+ * the referenced columns. Values and their stored order are A's, so every row's sum is the same sequence of
+ * operations when xe[k] = x[global column of k]. */
+typedef struct {
+  rcl_csr *A;             /* r1 - r0 rows; nbefore + (c1 - c0) + nafter columns */
+  size_t r0, r1, c0, c1;  /* the rows, and the owned columns */
+  size_t nbefore, nafter; /* halo sizes */
+  uint32_t *halo;         /* nbefore + nafter global columns: those of xe[0 .. nbefore) then of the after halo */
+} rcl_csr_local;
+RCL_INTERNAL int rcl__csr_local(rcl_csr_local *out, const rcl_csr *A, size_t r0, size_t r1, size_t c0, size_t c1);
+RCL_INTERNAL void rcl__csr_local_free(rcl_csr_local *L);
+/* xe (L->A->ncols values of dtype) = x at the global columns of L (x: the global vector). */
+RCL_INTERNAL void rcl__csr_local_gather(void *xe, const rcl_csr_local *L, const void *x);
+/* halo (nbefore + nafter values) = x at the halo's global columns. */
+RCL_INTERNAL void rcl__csr_local_gather_halo(void *halo, const rcl_csr_local *L, const void *x);
+/* bounds[0..count]: rows [bounds[i], bounds[i+1]) for part i, cut so that each part's cost (its non-zeros
+ * plus its rows) is proportional to weights[i] (>= 0, at least one > 0); every inner bound is a multiple of
+ * granule (>= 1) or nrows; a part of weight 0 is empty. Deterministic. */
+RCL_INTERNAL int rcl__csr_row_bounds(size_t *bounds, const rcl_csr *A, const double *weights, size_t count,
+                                     size_t granule);
+
+/* ---- the CG driver (cg.c), shared by its back ends: device, host reference, and the split over devices -- */
+
+/* CG's vectors, as a back end's ops name them. */
+enum { RCL_CG_X, RCL_CG_B, RCL_CG_R, RCL_CG_P, RCL_CG_Q, RCL_CG_Z, RCL_CG_NV };
+/* What the driver needs from a back end. Scalars land in three slots (dtype values) read by fetch. */
+typedef struct {
+  void *st;
+  int (*copy)(void *st, int dst, int src);
+  int (*spmv)(void *st, int jacobi, int dst, int src, const void *alpha, const void *beta);
+  int (*reduce)(void *st, rcl_reduce_op op, int a, int b, int slot);
+  int (*axpy)(void *st, int dst, const void *alpha, int src);
+  int (*scal)(void *st, int dst, const void *alpha);
+  int (*fetch)(void *st, void *slots);
+} rcl_cg_ops;
+/* Clears *res and checks the options (NULL: defaults) and the shape (square). */
+RCL_INTERNAL int rcl__cg_check(rcl_cg_result *res, const rcl_cg_options *opts, size_t nrows, size_t ncols);
+/* The algorithm of contract "cg" over a back end (n > 0 rows), filling res (not its digest). */
+RCL_INTERNAL int rcl__cg_run(const rcl_cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options *opt,
+                             rcl_cg_result *res);
+/* The result of the empty system (0 rows), digest included. */
+RCL_INTERNAL int rcl__cg_empty(rcl_cg_result *res, rcl_dtype dt);
+/* Sets res's history digest and returns rc. */
+RCL_INTERNAL int rcl__cg_finish(rcl_cg_result *res, rcl_dtype dt, int rc);
+
 #endif

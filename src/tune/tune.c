@@ -297,12 +297,6 @@ static void stats_of(const cand *c, size_t n, double *med, double *q1, double *q
   *q3 = s[n - 1 - n / 4];
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static _Thread_local int in_search;
 
 /* The first-use self-test (selftest.c) runs its calls as a search does: they never start tuning. */
@@ -331,12 +325,12 @@ static int launch(double *seconds, int *host_timing, const rcl_tune_kernel *k, v
   if (rc) return rc;
   if (clFinish(q) != CL_SUCCESS) return rcl__fail(RCL_ERR_OPENCL, "clFinish before a tuning launch");
   rcl_capture cap;
-  double h0 = now_s();
+  double h0 = rcl__now_s();
   rcl__capture_begin(&cap);
   rc = k->run(st, p, q);
   rcl__capture_end(&cap);
   cl_int err = rc ? CL_SUCCESS : clFinish(q);
-  double h1 = now_s();
+  double h1 = rcl__now_s();
   if (!rc && err != CL_SUCCESS) rc = rcl__fail_cl(err, "clFinish after a tuning launch of %s", k->name);
   if (!rc && cap.count == 0)
     rc = rcl__fail(RCL_ERR_INTERNAL, "%s's tuning run enqueued nothing through rcl__chain_*", k->name);
@@ -465,7 +459,7 @@ static int warm_up(search *s, double warm_deadline) {
   rcl_tune_report *rep = s->rep;
   cand *cands = s->cands;
   for (size_t i = 0; i < s->nc; i++) {
-    if (i > 0 && now_s() > warm_deadline) {
+    if (i > 0 && rcl__now_s() > warm_deadline) {
       rep->budget_exhausted = 1; /* the rest of the space is not explored */
       for (size_t j = i; j < s->nc; j++) cands[j].alive = 0;
       s->est = s->done + i * (size_t)s->samples;
@@ -514,7 +508,7 @@ static int time_rounds(search *s, double deadline, size_t *rounds) {
   while (!rc && *rounds < (size_t)s->samples && !stopped) {
     for (size_t i = 0; i < s->nc && !rc; i++) {
       if (!cands[i].alive) continue;
-      if (now_s() > deadline) {
+      if (rcl__now_s() > deadline) {
         rep->budget_exhausted = stopped = 1;
         break;
       }
@@ -593,7 +587,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
                     double budget_ms, int samples, void (*progress)(void *, size_t, size_t), void *puser) {
   memset(rep, 0, sizeof *rep);
   rep->host_timing = -1;
-  double start = now_s();
+  double start = rcl__now_s();
   if (samples < 3) samples = 3;
   if (samples > MAX_SAMPLES) samples = MAX_SAMPLES;
   if (samples % 2 == 0) samples++;
@@ -623,7 +617,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
   order_by_distance(&s);
   /* The budget counts launches: building the programs and the scratch data (which a first call pays
    * anyway) is not spent on choosing. */
-  double t0 = now_s(), deadline = t0 + budget_ms * 1e-3;
+  double t0 = rcl__now_s(), deadline = t0 + budget_ms * 1e-3;
   /* Warm-ups may take at most half the budget: where they are slow (PoCL compiles a kernel per work-group
    * size, ~0.5 s each), the candidates nearest the default are still timed instead of none. */
   double warm_deadline = t0 + WARMUP_SHARE * budget_ms * 1e-3;
@@ -638,7 +632,7 @@ static int tune_now(rcl_tune_report *rep, rcl_context *ctx, const rcl_tune_kerne
     choose(&s, &v);
     report_choice(&s, &v);
   }
-  rep->tuning_s = now_s() - start;
+  rep->tuning_s = rcl__now_s() - start;
   if (rep->host_timing < 0) rep->host_timing = 0;
   if (s.st) k->teardown(s.st);
   rcl__free(s.cands);

@@ -1,0 +1,105 @@
+/* The weights of a split: given by the caller, or measured — each device's time for its family's probe,
+ * cached per device on disk (<cache>/split/<device fingerprint>-<family>-<dtype>-<mode>) like launch sizes.
+ * Weights decide who computes what, never a bit of the result. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "build/cache_dir.h"
+#include "build/cache_state.h"
+#include "split/split_internal.h"
+
+#define PROBE_REPEATS 3
+
+static void cache_name(char *name, size_t cap, rcl_context *ctx, rcl_family family, rcl_dtype dtype) {
+  snprintf(name, cap, "%.16s-%s-%s-%s", rcl_context_profile(ctx)->fingerprint, rcl_family_name(family),
+           rcl_dtype_name(dtype), rcl_mode_name(rcl_context_mode(ctx)));
+}
+
+static int cache_load(double *seconds, const char *dir, const char *name) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/split/%s", dir, name);
+  char *data = NULL;
+  size_t size = 0;
+  if (rcl__cache_read_file(&data, &size, path)) {
+    rcl_error_clear();
+    return 0;
+  }
+  double v = 0;
+  int ok = sscanf(data, "seconds %lf", &v) == 1 && v > 0 && v < 1e6;
+  rcl__free(data);
+  if (ok) *seconds = v;
+  return ok;
+}
+
+/* A failed write leaves the weights measured for this call only: a cache never fails a computation. */
+static void cache_store(const char *dir, const char *name, double seconds) {
+  char sub[4096], text[64];
+  snprintf(sub, sizeof sub, "%s/split", dir);
+  int len = snprintf(text, sizeof text, "seconds %.9g\n", seconds);
+  if (rcl__cache_dir_writable(sub) || rcl__cache_write_atomic(sub, name, text, (size_t)len)) rcl_error_clear();
+}
+
+int rcl__split_probe_cached(double *seconds, rcl_context *ctx, rcl_family family, rcl_dtype dtype,
+                            rcl_split_probe probe) {
+  char name[128];
+  cache_name(name, sizeof name, ctx, family, dtype);
+  const char *dir = rcl__cache_dir(ctx);
+  if (dir && ctx->tuning != RCL_TUNING_FORCE && cache_load(seconds, dir, name)) return 0;
+  double best = 0;
+  for (int r = 0; r < PROBE_REPEATS; r++) {
+    double t = 0;
+    int rc = probe(&t, ctx, dtype);
+    if (rc) return rc;
+    if (r == 0 || t < best) best = t;
+  }
+  if (!(best > 0)) best = 1e-9;
+  *seconds = best;
+  if (dir) cache_store(dir, name, best);
+  return 0;
+}
+
+/* 0 when device i can run the family and dtype bit-exactly; else the reason (a note, or with strict an
+ * error naming the device). */
+static int usable(const char **why, rcl_split *s, size_t i, rcl_family family, rcl_dtype dtype) {
+  *why = NULL;
+  const rcl_device_profile *p = rcl_context_profile(s->ctx[i]);
+  const char *reason = NULL;
+  if (rcl_device_profile_support(p, family, dtype, &reason) == RCL_SUPPORT_NONE) *why = reason;
+  rcl_verdict v;
+  if (!*why && rcl_context_mode(s->ctx[i]) == RCL_MODE_REPRODUCIBLE) {
+    int rc = rcl_context_verdict(&v, &reason, s->ctx[i], family, dtype);
+    if (rc) return rc;
+    if (v == RCL_VERDICT_UNSUPPORTED) *why = reason ? reason : "its self-test failed";
+  }
+  if (*why && s->strict)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "device %zu (%s) cannot run %s %s bit-exactly: %s", i, p->device_name,
+                     rcl_family_name(family), rcl_dtype_name(dtype), *why);
+  return 0;
+}
+
+int rcl__split_weights(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, rcl_split_probe probe) {
+  int any = 0;
+  for (size_t i = 0; i < s->count; i++) {
+    const char *why = NULL;
+    int rc = usable(&why, s, i, family, dtype);
+    if (rc) return rc;
+    s->note[i] = why;
+    w[i] = 0;
+    if (why) continue;
+    if (s->given)
+      w[i] = s->given[i];
+    else if (!probe || s->ctx[i]->tuning == RCL_TUNING_OFF)
+      w[i] = 1;
+    else {
+      double t = 0;
+      if ((rc = rcl__split_probe_cached(&t, s->ctx[i], family, dtype, probe)) != 0) return rc;
+      w[i] = 1 / t;
+    }
+    any |= w[i] > 0;
+  }
+  if (!any)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "split: no device left to run %s %s (%s)", rcl_family_name(family),
+                     rcl_dtype_name(dtype), s->given ? "the weights of every usable device are 0" : "none can");
+  return 0;
+}
