@@ -78,7 +78,11 @@ RCL_API int rcl_split_spmv(void *y, rcl_split_matrix *A, const void *alpha, cons
                            const rcl_spmv_options *opts);
 RCL_API int rcl_split_cg(void *x, rcl_cg_result *res, rcl_split_matrix *A, const void *b, const rcl_cg_options *opts);
 
-/* As rcl_stencil and rcl_sor: the grid cut into blocks of rows, halo rows exchanged every iteration. */
+/* As rcl_stencil and rcl_sor (out may equal in; SOR updates grid in place, rhs and residual may be NULL):
+ * the grid cut into blocks of rows by the weights (SOR: blocks of an even number of rows, so the red-black
+ * colours stay the grid's), each device computing its block plus halo rows with the family's kernels, the
+ * halo rows exchanged through the host every few iterations (a halo that many iterations deep; the residual
+ * norm from every block's partial nrm2). The bits are the one-device call's for every split. */
 RCL_API int rcl_split_stencil(void *out, rcl_split *s, const rcl_stencil_desc *st, rcl_dtype dtype, size_t width,
                               size_t height, size_t iters, const void *in);
 RCL_API int rcl_split_sor(void *grid, void *residual, rcl_split *s, const rcl_sor_desc *d, rcl_dtype dtype,

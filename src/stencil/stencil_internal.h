@@ -11,6 +11,7 @@
 #include "tune/params.h"
 #include "tune/tune.h"
 #include "reprocl/grid.h"
+#include "reprocl/reduce.h"
 #include "reprocl/stencil.h"
 
 /* ---- checks and constants (stencil_check.c) ------------------------------------------------------- */
@@ -96,5 +97,61 @@ RCL_INTERNAL int rcl__sor_residual_run(cl_command_queue queue, cl_mem result, si
                                        const rcl_sor_desc *s, rcl_dtype dtype, size_t width, size_t height,
                                        const rcl__grid_ref *g, const rcl__grid_ref *b, const rcl_stencil_options *opts,
                                        const size_t *soft, const rcl_queue_args *q);
+
+/* ---- one block of rows of a grid (stencil_block.c): what one device or one MPI rank computes --------
+ * A W x H grid is cut into blocks of rows. A block computes rows [r0, r1) and holds `above` halo rows
+ * before them and `below` after them: a local grid of `rows` = above + (r1 - r0) + below rows of W points,
+ * whose local row l is global row (r0 - above + l) mod H. The family's kernels run on the local grid with
+ * the grid's boundary rule, so x is the grid's own, and so are the top and bottom where the local grid
+ * ends at the grid's top or bottom (fixed, edge: no halo there). A halo row is computed too, but it saw
+ * the local grid's edge instead of its neighbours, so each step spoils `reach` more rows from each halo
+ * edge inwards (reach: the radius per stencil iteration, 1 row per SOR half-sweep): with halo rows of
+ * depth d a block can take d / reach steps, after which its own rows are still exact and its halo rows
+ * must be replaced by their owners' rows (an exchange) before the next step. A halo row may belong to any
+ * block, even the block itself (periodic, small grids) or one two blocks away (blocks thinner than the
+ * halo); it always lies among the first or last min(d, r1 - r0) rows of its owner (rcl__block_edge). */
+typedef struct {
+  size_t width, height; /* the grid */
+  size_t r0, r1;        /* the rows the block computes */
+  size_t halo;          /* the halo depth asked (rcl__stencil_block_step checks its steps against it) */
+  size_t above, below;  /* halo rows held before r0 and after r1 */
+  size_t rows;          /* above + (r1 - r0) + below: the local grid's height (0 for an empty block) */
+} rcl__block_geom;
+
+/* The geometry of the block [r0, r1) with halo depth `halo`: no halo for an empty block or one that is
+ * the whole grid; periodic: `halo` rows on each side (wrapping); else up to `halo` rows, stopping at the
+ * grid's top and bottom. */
+RCL_INTERNAL void rcl__block_geom_init(rcl__block_geom *g, size_t width, size_t height, size_t r0, size_t r1,
+                                       size_t halo, rcl_boundary bc);
+/* The global row of local row l. */
+RCL_INTERNAL size_t rcl__block_global_row(const rcl__block_geom *g, size_t l);
+/* The rows of this block that others need as halo rows of depth `halo`: its first e and its last e rows
+ * (e = min(halo, r1 - r0); they overlap when the block is thinner than 2e). Returns e. Where global row
+ * `row` (which the block computes) is among them: index row - r0 in the first e, else e + row - (r1 - e). */
+RCL_INTERNAL size_t rcl__block_edge(const rcl__block_geom *g, size_t halo);
+RCL_INTERNAL size_t rcl__block_edge_index(const rcl__block_geom *g, size_t halo, size_t row);
+/* Copies the block's local grid (rows x W values of es bytes, local order) out of a whole grid. */
+RCL_INTERNAL void rcl__block_gather(void *local, const void *grid, const rcl__block_geom *g, size_t es);
+
+/* A block on a device: its local grid (and right-hand side) in device buffers, and the steps. */
+typedef struct rcl__stencil_block rcl__stencil_block;
+/* Uploads a block's local grid `local` (rows x W values, local order; rcl__block_gather) for the stencil st,
+ * or for SOR sor (exactly one of st and sor; SOR's local rhs, laid out alike, may be NULL). SOR needs
+ * r0 - above even (the red-black colours are the grid's: blocks start at even rows and halos are even),
+ * as the whole grid (a block of every row) always is. The descriptions are checked by the caller. */
+RCL_INTERNAL int rcl__stencil_block_create(rcl__stencil_block **out, rcl_context *ctx, const rcl_stencil_desc *st,
+                                           const rcl_sor_desc *sor, rcl_dtype dtype, const rcl__block_geom *g,
+                                           const void *local, const void *local_rhs);
+RCL_INTERNAL void rcl__stencil_block_free(rcl__stencil_block *b);
+/* k steps: k stencil iterations, or k SOR sweeps (2k half-sweeps: needs halos of 2k rows where there are
+ * halos). Blocks until done. */
+RCL_INTERNAL int rcl__stencil_block_step(rcl__stencil_block *b, size_t k);
+/* Reads / writes n local rows from local row l0 of the current grid (n x W values in host memory). */
+RCL_INTERNAL int rcl__stencil_block_read(void *host, rcl__stencil_block *b, size_t l0, size_t n);
+RCL_INTERNAL int rcl__stencil_block_write(rcl__stencil_block *b, size_t l0, size_t n, const void *host);
+/* SOR: this block's part of the residual norm (reduce.ordered nrm2 over the residuals of rows [r0, r1) as a
+ * slice of the grid's row-major residual vector, rcl_reduce_partial): its halo rows (depth >= 1) must be
+ * current. */
+RCL_INTERNAL int rcl__stencil_block_residual(rcl_partial **out, rcl__stencil_block *b);
 
 #endif
