@@ -94,6 +94,34 @@ static int all_support(rcl_context *c, rcl_dtype dt) {
   return all;
 }
 
+/* One case: c's rcl_mpi_reduce over this rank's slice or, with c NULL, the host reference parts joined by
+ * rcl_mpi_partial_allreduce; on every rank the bits of rcl_ref_reduce over the whole vector. */
+static void run_case(rcl_context *c, rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, uint64_t seed,
+                     const char *where) {
+  problem p;
+  problem_make(&p, dt, op, mode, seed);
+  size_t es = rcl_dtype_size(dt);
+  const unsigned char *x = p.x + p.first[rank] * es, *y = p.y + p.first[rank] * es;
+  unsigned char got[8] = {0};
+  int rc;
+  if (c) {
+    rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+    opts.mode = mode;
+    rc = rcl_mpi_reduce(got, MPI_COMM_WORLD, c, op, dt, p.n[rank], x, y, &opts);
+  } else {
+    rcl_partial *part = NULL;
+    rc = rcl_mpi_agree(MPI_COMM_WORLD,
+                       rcl_ref_reduce_partial(&part, op, dt, mode, p.total, p.first[rank], p.n[rank], x, y), NULL);
+    if (!rc) rc = rcl_mpi_partial_allreduce(got, MPI_COMM_WORLD, part);
+    rcl_partial_free(part);
+  }
+  problem_free(&p);
+  ck_assert_msg(rc == 0, "%s: %s", where, rcl_error_last());
+  rt_assert_bits_eq(got, p.ref, 1, dt, "%s: %s %s %s seed %llu, rank %d of %d (n_local %zu of %zu)", where,
+                    rcl_reduce_op_name(op), rcl_dtype_name(dt), rcl_reduce_mode_name(mode), (unsigned long long)seed,
+                    rank, nranks, p.n[rank], p.total);
+}
+
 /* Every op x mode x dtype on context c (this rank's device), three random size draws each. */
 static void reduce_cases(rcl_context *c, const char *where) {
   for (size_t d = 0; d < 2; d++) {
@@ -106,23 +134,8 @@ static void reduce_cases(rcl_context *c, const char *where) {
               rcl_error_last());
       continue;
     }
-    for (size_t o = 0; o < 3; o++)
-      for (size_t m = 0; m < 2; m++)
-        for (uint64_t s = 1; s <= 3; s++) {
-          problem p;
-          problem_make(&p, dtypes[d], ops[o], modes[m], 1000 * s + 10 * o + m);
-          size_t es = rcl_dtype_size(dtypes[d]);
-          rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
-          opts.mode = modes[m];
-          unsigned char got[8] = {0};
-          int rc = rcl_mpi_reduce(got, MPI_COMM_WORLD, c, ops[o], dtypes[d], p.n[rank], p.x + p.first[rank] * es,
-                                  p.y + p.first[rank] * es, &opts);
-          problem_free(&p);
-          ck_assert_msg(rc == 0, "%s: rcl_mpi_reduce: %s", where, rcl_error_last());
-          rt_assert_bits_eq(got, p.ref, 1, dtypes[d], "%s: %s %s %s seed %llu, rank %d of %d (n_local %zu of %zu)",
-                            where, rcl_reduce_op_name(ops[o]), rcl_dtype_name(dtypes[d]),
-                            rcl_reduce_mode_name(modes[m]), (unsigned long long)s, rank, nranks, p.n[rank], p.total);
-        }
+    for (size_t k = 0; k < 6 * 3; k++)
+      run_case(c, dtypes[d], ops[k / 6], modes[k / 3 % 2], 1000 * (k % 3 + 1) + k, where);
   }
 }
 
@@ -158,26 +171,8 @@ END_TEST
 
 /* The host reference parts joined by rcl_mpi_partial_allreduce, for every op x mode x dtype. */
 START_TEST(mpi_partial_allreduce_ref) {
-  for (size_t d = 0; d < 2; d++)
-    for (size_t o = 0; o < 3; o++)
-      for (size_t m = 0; m < 2; m++)
-        for (uint64_t s = 1; s <= 4; s++) {
-          problem p;
-          problem_make(&p, dtypes[d], ops[o], modes[m], 77 * s + 10 * o + m);
-          size_t es = rcl_dtype_size(dtypes[d]);
-          rcl_partial *part = NULL;
-          int rc0 = rcl_ref_reduce_partial(&part, ops[o], dtypes[d], modes[m], p.total, p.first[rank], p.n[rank],
-                                           p.x + p.first[rank] * es, p.y + p.first[rank] * es);
-          unsigned char got[8] = {0};
-          int rc = rcl_mpi_agree(MPI_COMM_WORLD, rc0, NULL);
-          if (!rc) rc = rcl_mpi_partial_allreduce(got, MPI_COMM_WORLD, part);
-          rcl_partial_free(part);
-          problem_free(&p);
-          ck_assert_msg(rc == 0, "rcl_mpi_partial_allreduce: %s", rcl_error_last());
-          rt_assert_bits_eq(got, p.ref, 1, dtypes[d], "%s %s %s seed %llu, rank %d of %d", rcl_reduce_op_name(ops[o]),
-                            rcl_dtype_name(dtypes[d]), rcl_reduce_mode_name(modes[m]), (unsigned long long)s, rank,
-                            nranks);
-        }
+  for (size_t k = 0; k < 2 * 6 * 4; k++)
+    run_case(NULL, dtypes[k / 24], ops[k / 8 % 3], modes[k / 4 % 2], 77 * (k % 4 + 1) + k, "reference parts");
 }
 END_TEST
 
