@@ -145,4 +145,50 @@ for die in 0 1 3; do
     fail "rank $die killed: left $(ls -A "$TMP/die$die")"
 done
 echo "(the faults took $(($(date +%s) - t0)) s)"
+
+# ---- installed: mpi.h, libreprocl_mpi, find_package(reprocl_mpi) and reprocl-mpi.pc build a consumer ------------
+prefix="$TMP/prefix"
+expect 0 "cmake --install" -- cmake --install "$BUILD" --prefix "$prefix"
+libdir=$(ls -d "$prefix"/lib*/ | head -1)
+for f in include/reprocl/mpi.h bin/reprocl-mpi; do [ -e "$prefix/$f" ] && pass "installed $f" || fail "missing $f"; done
+ls "$libdir"libreprocl_mpi.so.0* "$libdir"libreprocl_mpi.a >/dev/null 2>&1 && pass "libreprocl_mpi installed" || fail "no libreprocl_mpi"
+mkdir -p "$TMP/consumer"
+cat >"$TMP/consumer/main.c" <<'C'
+#include <reprocl/mpi.h>
+#include <stdio.h>
+/* Every rank holds 2^30, 1, -2^30, 1 (rank 2: none): an exact sum of all is the count of ones, which a float sum
+ * in any plain order loses. */
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rcl_context *c = NULL;
+  int rc = rcl_mpi_context_create(&c, MPI_COMM_WORLD, "rank:pocl", NULL);
+  float x[4] = {0x1p30f, 1.0f, -0x1p30f, 1.0f}, got = -1, want = 2.0f * (float)(size - (size > 2));
+  rcl_reduce_options o = RCL_REDUCE_OPTIONS_INIT;
+  o.mode = RCL_REDUCE_EXACT;
+  if (!rc) rc = rcl_mpi_reduce(&got, MPI_COMM_WORLD, c, RCL_OP_SUM, RCL_F32, rank == 2 ? 0 : 4, x, NULL, &o);
+  if (rank == 0) printf("%s %.9g (want %.9g)\n", rc ? rcl_error_last() : "sum", got, want);
+  rcl_context_free(c);
+  MPI_Finalize();
+  return rc || got != want;
+}
+C
+cat >"$TMP/consumer/CMakeLists.txt" <<'C'
+cmake_minimum_required(VERSION 3.16...4.1)
+project(consumer C)
+find_package(reprocl_mpi REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer PRIVATE reprocl::reprocl_mpi)
+C
+gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+expect 0 "consumer configures with find_package(reprocl_mpi)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
+expect 0 "consumer builds" -- cmake --build "$TMP/consumer/build"
+expect 0 "consumer runs on 3 ranks (exact sum)" -- mpi 3 env LD_LIBRARY_PATH="$libdir" "$TMP/consumer/build/consumer"
+contains "$TMP/out" "sum 4 (want 4)" "the consumer's sum (rank 2 empty)"
+pc="PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+flags=$(env "$pc" pkg-config --cflags --libs reprocl-mpi) && pass "pkg-config reprocl-mpi: $flags" || fail "pkg-config reprocl-mpi"
+expect 0 "consumer builds with pkg-config" -- sh -c "cc -std=c11 -o '$TMP/pc' '$TMP/consumer/main.c' $flags"
+expect 0 "pkg-config consumer runs on 3 ranks" -- mpi 3 env LD_LIBRARY_PATH="$libdir" "$TMP/pc"
 finish
