@@ -2,14 +2,17 @@
  * byte form) to every rank, which merges them in rank order, so every rank computes the same bits, equal to
  * one device's rcl_reduce over the whole vector; rcl_mpi_reduce makes this rank's part on its device first.
  *
- * The parts travel in fixed slots of SLOT bytes (one MPI_Allgather): the part's length, then the part itself
- * when it fits. Where some part does not fit, those parts follow in one MPI_Allgatherv. */
+ * The parts travel in fixed slots of SLOT bytes (one MPI_Allgather): the part's length, the rank's status, then
+ * the part itself when it fits. Where some part does not fit, those parts follow in one MPI_Allgatherv. Up to
+ * STACK_RANKS ranks the slots are received on the stack, so nothing can fail before the gather and the statuses
+ * travel in it; beyond, the ranks first agree that each allocated its slots. The merge ends with an agreement
+ * (it allocates, and a rank may run out of memory alone). */
 #include <limits.h>
 #include <string.h>
 
 #include "mpi/mpi_internal.h"
 
-enum { SLOT = 1024, SLOT_DATA = SLOT - 8 };
+enum { SLOT = 1024, SLOT_HEAD = 16, SLOT_DATA = SLOT - SLOT_HEAD, STACK_RANKS = 16 };
 
 static void put_u64(unsigned char *p, uint64_t v) {
   for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
@@ -46,7 +49,7 @@ static int fill_slot(gathered *g, unsigned char *slot, void *out, const rcl_part
   if (rc) return rc;
   if (len > INT_MAX) return rcl__fail(RCL_ERR_OVERFLOW, "a part of %zu bytes is above MPI's count limit", len);
   put_u64(slot, len);
-  if (len <= SLOT_DATA) return rcl_partial_pack(slot + 8, SLOT_DATA, &len, p);
+  if (len <= SLOT_DATA) return rcl_partial_pack(slot + SLOT_HEAD, SLOT_DATA, &len, p);
   if (!(g->mine = rcl__malloc(len))) return RCL_ERR_OUT_OF_MEMORY;
   return rcl_partial_pack(g->mine, len, &len, p);
 }
@@ -85,7 +88,7 @@ static int merge_all(void *out, const gathered *g) {
   for (int r = 0; r < g->size && !rc; r++) {
     const unsigned char *slot = g->slots + (size_t)r * SLOT;
     size_t len = (size_t)get_u64(slot);
-    rc = rcl_partial_unpack(&parts[r], len <= SLOT_DATA ? slot + 8 : g->big + g->displs[r], len);
+    rc = rcl_partial_unpack(&parts[r], len <= SLOT_DATA ? slot + SLOT_HEAD : g->big + g->displs[r], len);
   }
   if (!rc) rc = rcl_partial_merge(&whole, parts, (size_t)g->size);
   if (!rc) rc = rcl_partial_result(out, whole);
@@ -95,19 +98,33 @@ static int merge_all(void *out, const gathered *g) {
   return rc;
 }
 
+/* Whether a rank's slot carries a failure. */
+static int any_failed(const gathered *g) {
+  for (int r = 0; r < g->size; r++)
+    if (get_u64(g->slots + (size_t)r * SLOT + 8) != 0) return 1;
+  return 0;
+}
+
 int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
   gathered g = {0};
   int rc = rcl__mpi_shape(&g.size, &g.rank, comm);
   if (rc) return rc;
-  unsigned char slot[SLOT] = {0};
+  unsigned char slot[SLOT] = {0}, stack_slots[STACK_RANKS * SLOT];
+  int on_stack = g.size <= STACK_RANKS;
   if (status > 0) status = rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_partial_allreduce: status %d", status);
-  if (!status && !(g.slots = rcl__malloc((size_t)g.size * SLOT))) status = RCL_ERR_OUT_OF_MEMORY;
+  if (!on_stack && !status && !(g.slots = rcl__malloc((size_t)g.size * SLOT))) status = RCL_ERR_OUT_OF_MEMORY;
   if (!status) status = fill_slot(&g, slot, out, mine);
-  rc = rcl_mpi_agree(comm, status, NULL);
+  if (on_stack)
+    g.slots = stack_slots;
+  else
+    rc = rcl_mpi_agree(comm, status, NULL);
+  put_u64(slot + 8, status ? 1 : 0);
   if (!rc)
     rc = rcl__mpi_check(MPI_Allgather(slot, SLOT, MPI_BYTE, g.slots, SLOT, MPI_BYTE, comm), "MPI_Allgather (parts)");
+  if (!rc && on_stack && any_failed(&g)) rc = rcl_mpi_agree(comm, status, NULL); /* every rank sees the same slots */
   if (!rc) rc = gather_big(&g, comm);
   if (!rc) rc = rcl_mpi_agree(comm, merge_all(out, &g), NULL);
+  if (on_stack) g.slots = NULL;
   gathered_free(&g);
   return rc;
 }
