@@ -5,6 +5,7 @@ src/ holds one folder per layer or kernel family. Dependencies run one way, from
 the bottom; a folder may use its own files and the folders of lower rows, never its own row's other folders
 or a higher row:
 
+    mpi                        the MPI layer, a library of its own (reprocl_mpi) over the main one
     audit                      the audit of compiled kernels (walks every program of every family)
     context                    contexts, the table of families, the first-use self-test, bundles of all programs
     stencil sparse md          kernel families that use the reductions
@@ -15,8 +16,10 @@ or a higher row:
 
 Two graphs are checked:
   * includes: every `#include "folder/..."` of a file in src/ (the CLI may include only public headers);
-  * symbols: which object file defines each global symbol and which uses it (`nm` over the library's objects
-    in a build directory), so a call through any header, or a local declaration, counts.
+  * symbols: which object file defines each global symbol and which uses it (`nm` over the objects of the library
+    and of the MPI layer, where built, in a build directory), so a call through any header, or a local
+    declaration, counts.
+A folder's cli/ subfolder (src/mpi/cli/, the reprocl-mpi tool) is checked as the CLI is.
 And within each folder, the files' symbol graph must have no cycle (a knot between two files is a design
 bug: the shared piece belongs in a third file below both).
 
@@ -41,6 +44,7 @@ ROWS = [
     ["context"],
     ["split"],
     ["audit"],
+    ["mpi"],
 ]
 RANK = {folder: i for i, row in enumerate(ROWS) for folder in row}
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -55,12 +59,19 @@ def folder_of(rel):
     return rel.split("/", 1)[0]
 
 
+def source_folder(rel):
+    """The folder a source file is checked as: a tool under a folder's cli/ (src/mpi/cli/) is the CLI."""
+    parts = rel.split("/")
+    return "cli" if len(parts) == 3 and parts[1] == "cli" else parts[0]
+
+
 def check_includes(errors):
     inc = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
     files = 0
-    for path in sorted(glob.glob(os.path.join(SRC, "*", "*.[ch]")) + glob.glob(os.path.join(SRC, "*", "*.cpp"))):
+    paths = [p for pat in ("*/*.[ch]", "*/*.cpp", "*/cli/*.[ch]") for p in glob.glob(os.path.join(SRC, pat))]
+    for path in sorted(paths):
         rel = os.path.relpath(path, SRC)
-        f = folder_of(rel)
+        f = source_folder(rel)
         files += 1
         if f != "cli" and f not in RANK:
             errors.append(f"src/{rel}: folder '{f}' is not in the layer table of scripts/check_layering.py")
@@ -101,13 +112,14 @@ def nm_symbols(obj):
 
 def check_symbols(build, errors):
     objdir = os.path.join(build, "CMakeFiles", "reprocl_objects.dir", "src")
-    objs = sorted(glob.glob(os.path.join(objdir, "*", "*.o")))
-    if not objs:
+    objdirs = [objdir, os.path.join(build, "CMakeFiles", "reprocl_mpi_objects.dir", "src")]
+    objs = sorted((d, o) for d in objdirs for o in glob.glob(os.path.join(d, "*", "*.o")))
+    if not any(d == objdir for d, _ in objs):
         print(f"check_layering: no objects under {objdir}: build the library first", file=sys.stderr)
         sys.exit(2)
     owner, uses = {}, {}
-    for o in objs:
-        rel = os.path.relpath(o, objdir)[: -len(".o")]
+    for d, o in objs:
+        rel = os.path.relpath(o, d)[: -len(".o")]
         if not os.path.exists(os.path.join(SRC, rel)):
             continue  # a stale object of a source file that was moved or deleted
         d, u = nm_symbols(o)

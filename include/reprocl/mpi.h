@@ -5,7 +5,7 @@
  * same status. A failure on any rank (a bad input, a device that cannot be opened or cannot run the dtype)
  * makes every rank return an error whose message names the rank and its reason; no rank is left waiting.
  * Distributed data are in rank order: rank r holds the r-th piece (elements, rows, grid rows). User guide:
- * docs/scaleout.md. */
+ * docs/scaleout.md. Distributed CSR, CG and grids are to come (issue 17). */
 #ifndef REPROCL_MPI_H
 #define REPROCL_MPI_H
 #include <mpi.h>
@@ -13,12 +13,18 @@
 #include "reprocl/common.h"
 #include "reprocl/context.h"
 #include "reprocl/reduce.h"
-#include "reprocl/sparse.h"
-#include "reprocl/stencil.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The agreement every function here ends its collective steps with, for an application's own steps too:
+ * status is this rank's (0 or a negative rcl_status), message its reason (NULL: rcl_error_last()). Returns 0
+ * on every rank when every rank passed 0; otherwise, on every rank, the status of the lowest failing rank
+ * with the message "rank R: <its reason>". Allocates nothing (one MPI_Allreduce; a failure adds one
+ * MPI_Bcast), so a rank out of memory still takes part. A failing MPI call (under MPI_ERRORS_RETURN, never
+ * under MPI's default handler, which ends the job) gives RCL_ERR_IO naming it. */
+RCL_API int rcl_mpi_agree(MPI_Comm comm, int status, const char *message);
 
 /* A context for this rank. device_map picks the device from the ranks of this node (MPI's shared-memory
  * split gives the local rank r of k): NULL or "" takes opts->device for every rank; "local:SPEC,SPEC,..."
@@ -34,30 +40,6 @@ RCL_API int rcl_mpi_partial_allreduce(void *out, MPI_Comm comm, const rcl_partia
  * (n_local may be 0 on any rank); *out on every rank. */
 RCL_API int rcl_mpi_reduce(void *out, MPI_Comm comm, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype,
                            size_t n_local, const void *x, const void *y, const rcl_reduce_options *opts);
-
-/* A CSR matrix distributed by rows: rank r owns rows [row_first, row_first + row_count), cut by non-zeros,
- * and keeps the columns it needs for the halo exchange of x. */
-typedef struct rcl_mpi_matrix rcl_mpi_matrix;
-/* From a matrix on root (ignored elsewhere): the rows are cut and scattered; no rank but root holds more
- * than its own rows. */
-RCL_API int rcl_mpi_matrix_scatter(rcl_mpi_matrix **out, MPI_Comm comm, int root, const rcl_csr *A, rcl_context *ctx);
-/* Read once by root (rcl_matrix_read: Matrix Market, Harwell-Boeing) and scattered. */
-RCL_API int rcl_mpi_matrix_read(rcl_mpi_matrix **out, MPI_Comm comm, int root, const char *path, rcl_dtype dtype,
-                                rcl_context *ctx);
-RCL_API void rcl_mpi_matrix_free(rcl_mpi_matrix *M);
-RCL_API void rcl_mpi_matrix_rows(const rcl_mpi_matrix *M, size_t *first, size_t *count, size_t *total);
-/* y, x, b, x0: this rank's rows of the global vectors. Same bits as rcl_spmv_host / rcl_cg on one device. */
-RCL_API int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
-                         const rcl_spmv_options *opts);
-RCL_API int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts);
-
-/* Grids distributed by blocks of rows: rank r holds rows [*first, *first + *count) of a width x height grid
- * (rcl_mpi_grid_rows gives the cut every rank uses). in/out, grid and rhs are this rank's rows. */
-RCL_API int rcl_mpi_grid_rows(size_t *first, size_t *count, MPI_Comm comm, size_t height, size_t granule);
-RCL_API int rcl_mpi_stencil(void *out, MPI_Comm comm, rcl_context *ctx, const rcl_stencil_desc *st, rcl_dtype dtype,
-                            size_t width, size_t height, size_t iters, const void *in);
-RCL_API int rcl_mpi_sor(void *grid, void *residual, MPI_Comm comm, rcl_context *ctx, const rcl_sor_desc *d,
-                        rcl_dtype dtype, size_t width, size_t height, size_t sweeps, const void *rhs);
 
 #ifdef __cplusplus
 }

@@ -44,6 +44,8 @@ int cli_exit_status(int rcl_status);
 /* ---- messages ------------------------------------------------------------------------------------ */
 /* The running command's name, for messages ("reprocl run"). */
 extern const char *cli_progname;
+/* The tool's name in messages and usage lines: "reprocl" (reprocl-mpi sets its own). */
+extern const char *cli_toolname;
 /* "reprocl <cmd>: error: ..." on stderr; returns the exit status 2 (usage/input error). */
 int cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The same for a failed library call: appends rcl_error_last(). Returns cli_exit_status() of

@@ -11,10 +11,11 @@
 #include "cli.h"
 
 const char *cli_progname = "";
+const char *cli_toolname = "reprocl";
 
 int cli_error(const char *fmt, ...) {
   va_list ap;
-  fprintf(stderr, "reprocl %s: error: ", cli_progname);
+  fprintf(stderr, "%s %s: error: ", cli_toolname, cli_progname);
   va_start(ap, fmt);
   vfprintf(stderr, fmt, ap);
   va_end(ap);
@@ -24,7 +25,7 @@ int cli_error(const char *fmt, ...) {
 
 int cli_fail(const char *what, ...) {
   va_list ap;
-  fprintf(stderr, "reprocl %s: error: ", cli_progname);
+  fprintf(stderr, "%s %s: error: ", cli_toolname, cli_progname);
   va_start(ap, what);
   vfprintf(stderr, what, ap);
   va_end(ap);

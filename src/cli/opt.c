@@ -62,9 +62,9 @@ static int unknown(const cli_cmd_spec *cmd, const char *arg, const char *name, s
     if (is_option(o)) names[n++] = o->name;
   const char *best = cli_opt_nearest(name, len, names, n);
   if (best)
-    return cli_error("unknown option %s (did you mean --%s?); `reprocl %s --help` lists the options", arg, best,
-                     cmd->name);
-  return cli_error("unknown option %s; `reprocl %s --help` lists the options", arg, cmd->name);
+    return cli_error("unknown option %s (did you mean --%s?); `%s %s --help` lists the options", arg, best,
+                     cli_toolname, cmd->name);
+  return cli_error("unknown option %s; `%s %s --help` lists the options", arg, cli_toolname, cmd->name);
 }
 
 /* Applies option o (spelled `spelled`) with value (NULL for a flag). */
@@ -130,7 +130,7 @@ int cli_opt_parse(const cli_cmd_spec *cmd, int argc, char **argv, const char **a
       snprintf(why, sizeof why, "%s", o->help);
       for (char *p = why; *p; p++)
         if (*p == '\n') *p = ' ';
-      return cli_error("%s does not apply to reprocl %s: %s", spelled, cmd->name, why);
+      return cli_error("%s does not apply to %s %s: %s", spelled, cli_toolname, cmd->name, why);
     }
     if (o->kind != CLI_OPT_FLAG && o->kind != CLI_OPT_REJECT && !value) {
       if (i + 1 >= argc) return cli_error("%s needs a value (%s)", spelled, o->value_name ? o->value_name : "VALUE");
@@ -140,7 +140,7 @@ int cli_opt_parse(const cli_cmd_spec *cmd, int argc, char **argv, const char **a
     if (rc) return rc;
   }
   if (n < cmd->min_args)
-    return cli_error("missing argument%s: usage: reprocl %s %s", cmd->min_args - n > 1 ? "s" : "", cmd->name,
+    return cli_error("missing argument%s: usage: %s %s %s", cmd->min_args - n > 1 ? "s" : "", cli_toolname, cmd->name,
                      cmd->synopsis ? cmd->synopsis : "");
   if (nargs) *nargs = n;
   return 0;
@@ -155,7 +155,7 @@ static void put_indented(FILE *f, const char *text, int indent) {
 }
 
 void cli_opt_help(FILE *f, const cli_cmd_spec *cmd) {
-  fprintf(f, "usage: reprocl %s %s\n\n", cmd->name, cmd->synopsis ? cmd->synopsis : "[options]");
+  fprintf(f, "usage: %s %s %s\n\n", cli_toolname, cmd->name, cmd->synopsis ? cmd->synopsis : "[options]");
   if (cmd->about) fprintf(f, "%s\n", cmd->about);
   const int col = 26;
   fprintf(f, "\noptions:\n");
@@ -187,7 +187,8 @@ void cli_opt_help(FILE *f, const cli_cmd_spec *cmd) {
     put_indented(f, cmd->finding, 15);
     fputc('\n', f);
   }
-  fprintf(f, "             2 bad usage or input\n             3 could not run\n(the rule of every command: docs/cli.md)\n");
+  fprintf(
+      f, "             2 bad usage or input\n             3 could not run\n(the rule of every command: docs/cli.md)\n");
 }
 
 int cli_opt_dtype(void *target, const char *opt, const char *value) {

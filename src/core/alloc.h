@@ -5,11 +5,11 @@
 
 /* Every host allocation goes through these, so the failing-allocator test
  * mode can make each one fail in turn. They set the error message on failure. */
-RCL_INTERNAL void *rcl__malloc(size_t size);
-RCL_INTERNAL void *rcl__calloc(size_t n, size_t size);
+RCL_SIBLING void *rcl__malloc(size_t size);
+RCL_SIBLING void *rcl__calloc(size_t n, size_t size);
 RCL_INTERNAL void *rcl__realloc(void *p, size_t size);
 RCL_INTERNAL char *rcl__strdup(const char *s);
-RCL_INTERNAL void rcl__free(void *p);
+RCL_SIBLING void rcl__free(void *p);
 /* Test hooks of the failing-allocator mode (tests/test_failalloc.c): from now on the n-th allocation
  * fails (n = 0: none, only counted; n < 0: off); the allocations counted since; the blocks allocated
  * through these wrappers and not yet freed. */

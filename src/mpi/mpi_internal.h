@@ -1,0 +1,18 @@
+/* The MPI layer's private pieces (library reprocl_mpi, src/mpi/): the agreement every collective entry point
+ * uses, and MPI's failures as library statuses. Not installed. */
+#ifndef REPROCL_MPI_INTERNAL_H
+#define REPROCL_MPI_INTERNAL_H
+#include "core/alloc.h"
+#include "core/error.h"
+#include "reprocl/mpi.h"
+
+/* rc of an MPI call named what: 0 for MPI_SUCCESS, else RCL_ERR_IO with MPI's error string (only reachable
+ * where the communicator's error handler returns: MPI's default aborts the job). */
+RCL_INTERNAL int rcl__mpi_check(int rc, const char *what);
+/* rcl_mpi_partial_allreduce where this rank's part could not be made: status is its negative rcl_status and
+ * rcl_error_last() its reason (mine may then be NULL), which every rank returns as rcl_mpi_agree does. */
+RCL_INTERNAL int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partial *mine, int status);
+/* The size of the communicator and this rank in it. */
+RCL_INTERNAL int rcl__mpi_shape(int *size, int *rank, MPI_Comm comm);
+
+#endif

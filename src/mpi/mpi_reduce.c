@@ -1,0 +1,164 @@
+/* The reproducible reductions over MPI: rcl_mpi_partial_allreduce gathers every rank's part (rcl_partial's
+ * byte form) to every rank, which merges them in rank order, so every rank computes the same bits, equal to
+ * one device's rcl_reduce over the whole vector; rcl_mpi_reduce makes this rank's part on its device first.
+ *
+ * The parts travel in fixed slots of SLOT bytes (one MPI_Allgather): the part's length, the rank's status, then
+ * the part itself when it fits. Where some part does not fit, those parts follow in one MPI_Allgatherv. Up to
+ * STACK_RANKS ranks the slots are received on the stack, so nothing can fail before the gather and the statuses
+ * travel in it; beyond, the ranks first agree that each allocated its slots. The merge ends with an agreement
+ * (it allocates, and a rank may run out of memory alone). */
+#include <limits.h>
+#include <string.h>
+
+#include "mpi/mpi_internal.h"
+
+enum { SLOT = 1024, SLOT_HEAD = 16, SLOT_DATA = SLOT - SLOT_HEAD, STACK_RANKS = 16 };
+
+static void put_u64(unsigned char *p, uint64_t v) {
+  for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* The gathered parts: slots (size * SLOT bytes) and, for the parts that do not fit a slot, big (each rank's
+ * part at displs[r], counts[r] bytes; 0 for the parts in their slot). */
+typedef struct {
+  int size, rank;
+  unsigned char *slots, *big, *mine;
+  int *counts, *displs;
+} gathered;
+
+static void gathered_free(gathered *g) {
+  rcl__free(g->slots);
+  rcl__free(g->big);
+  rcl__free(g->mine);
+  rcl__free(g->counts);
+  rcl__free(g->displs);
+}
+
+/* This rank's slot: its part's length, and the part when it fits (else it is packed into g->mine). */
+static int fill_slot(gathered *g, unsigned char *slot, void *out, const rcl_partial *p) {
+  size_t len;
+  if (!out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_partial_allreduce: NULL output");
+  if (!p) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_partial_allreduce: NULL part");
+  int rc = rcl_partial_pack(NULL, 0, &len, p);
+  if (rc) return rc;
+  if (len > INT_MAX) return rcl__fail(RCL_ERR_OVERFLOW, "a part of %zu bytes is above MPI's count limit", len);
+  put_u64(slot, len);
+  if (len <= SLOT_DATA) return rcl_partial_pack(slot + SLOT_HEAD, SLOT_DATA, &len, p);
+  if (!(g->mine = rcl__malloc(len))) return RCL_ERR_OUT_OF_MEMORY;
+  return rcl_partial_pack(g->mine, len, &len, p);
+}
+
+/* The parts that do not fit a slot, to every rank (one MPI_Allgatherv), when there are any. */
+static int gather_big(gathered *g, MPI_Comm comm) {
+  size_t total = 0;
+  int any = 0, rc = 0;
+  for (int r = 0; r < g->size; r++) {
+    uint64_t len = get_u64(g->slots + (size_t)r * SLOT);
+    any |= len > SLOT_DATA;
+    total += len > SLOT_DATA ? (size_t)len : 0;
+  }
+  if (!any) return 0;
+  if (total > INT_MAX) rc = rcl__fail(RCL_ERR_OVERFLOW, "the parts' %zu bytes are above MPI's count limit", total);
+  if (!rc && (!(g->counts = rcl__calloc((size_t)g->size, sizeof(int))) ||
+              !(g->displs = rcl__calloc((size_t)g->size, sizeof(int))) || !(g->big = rcl__malloc(total))))
+    rc = RCL_ERR_OUT_OF_MEMORY;
+  for (int r = 0, at = 0; !rc && r < g->size; r++) {
+    uint64_t len = get_u64(g->slots + (size_t)r * SLOT);
+    g->counts[r] = len > SLOT_DATA ? (int)len : 0;
+    g->displs[r] = at;
+    at += g->counts[r];
+  }
+  if ((rc = rcl_mpi_agree(comm, rc, NULL)) != 0) return rc;
+  return rcl__mpi_check(
+      MPI_Allgatherv(g->mine, g->counts[g->rank], MPI_BYTE, g->big, g->counts, g->displs, MPI_BYTE, comm),
+      "MPI_Allgatherv (parts)");
+}
+
+/* Every rank's part unpacked, merged in rank order, and the result. */
+static int merge_all(void *out, const gathered *g) {
+  rcl_partial **parts = rcl__calloc((size_t)g->size, sizeof *parts), *whole = NULL;
+  if (!parts) return RCL_ERR_OUT_OF_MEMORY;
+  int rc = 0;
+  for (int r = 0; r < g->size && !rc; r++) {
+    const unsigned char *slot = g->slots + (size_t)r * SLOT;
+    size_t len = (size_t)get_u64(slot);
+    rc = rcl_partial_unpack(&parts[r], len <= SLOT_DATA ? slot + SLOT_HEAD : g->big + g->displs[r], len);
+  }
+  if (!rc) rc = rcl_partial_merge(&whole, parts, (size_t)g->size);
+  if (!rc) rc = rcl_partial_result(out, whole);
+  rcl_partial_free(whole);
+  for (int r = 0; r < g->size; r++) rcl_partial_free(parts[r]);
+  rcl__free(parts);
+  return rc;
+}
+
+/* Whether a rank's slot carries a failure. */
+static int any_failed(const gathered *g) {
+  for (int r = 0; r < g->size; r++)
+    if (get_u64(g->slots + (size_t)r * SLOT + 8) != 0) return 1;
+  return 0;
+}
+
+int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
+  gathered g = {0};
+  int rc = rcl__mpi_shape(&g.size, &g.rank, comm);
+  if (rc) return rc;
+  unsigned char slot[SLOT] = {0}, stack_slots[STACK_RANKS * SLOT];
+  int on_stack = g.size <= STACK_RANKS;
+  if (status > 0) status = rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_partial_allreduce: status %d", status);
+  if (!on_stack && !status && !(g.slots = rcl__malloc((size_t)g.size * SLOT))) status = RCL_ERR_OUT_OF_MEMORY;
+  if (!status) status = fill_slot(&g, slot, out, mine);
+  if (on_stack)
+    g.slots = stack_slots;
+  else
+    rc = rcl_mpi_agree(comm, status, NULL);
+  put_u64(slot + 8, status ? 1 : 0);
+  if (!rc)
+    rc = rcl__mpi_check(MPI_Allgather(slot, SLOT, MPI_BYTE, g.slots, SLOT, MPI_BYTE, comm), "MPI_Allgather (parts)");
+  if (!rc && on_stack && any_failed(&g)) rc = rcl_mpi_agree(comm, status, NULL); /* every rank sees the same slots */
+  if (!rc) rc = gather_big(&g, comm);
+  if (!rc) rc = rcl_mpi_agree(comm, merge_all(out, &g), NULL);
+  if (on_stack) g.slots = NULL;
+  gathered_free(&g);
+  return rc;
+}
+
+int rcl_mpi_partial_allreduce(void *out, MPI_Comm comm, const rcl_partial *mine) {
+  return rcl__mpi_partial_allreduce_status(out, comm, mine, 0);
+}
+
+/* This rank's first element and the total: two words each (the low and high 32 bits of n_local) summed by MPI,
+ * so the sums are exact and an overflow of size_t is seen. */
+static int offsets(size_t *first, size_t *total, MPI_Comm comm, int rank, size_t n_local) {
+  uint64_t mine[2] = {(uint64_t)n_local & 0xffffffffu, (uint64_t)n_local >> 32}, before[2] = {0, 0}, all[2];
+  int rc = rcl__mpi_check(MPI_Exscan(mine, before, 2, MPI_UINT64_T, MPI_SUM, comm), "MPI_Exscan (offsets)");
+  if (!rc) rc = rcl__mpi_check(MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, comm), "MPI_Allreduce (sizes)");
+  if (rc) return rc;
+  if (rank == 0) before[0] = before[1] = 0; /* MPI_Exscan leaves rank 0's result undefined */
+  if (all[1] + (all[0] >> 32) > 0xffffffffu || (SIZE_MAX < UINT64_MAX && all[1]))
+    return rcl__fail(RCL_ERR_OVERFLOW, "rcl_mpi_reduce: the ranks' n_local sum above SIZE_MAX");
+  *first = (size_t)(before[0] + (before[1] << 32));
+  *total = (size_t)(all[0] + (all[1] << 32));
+  return 0;
+}
+
+int rcl_mpi_reduce(void *out, MPI_Comm comm, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype, size_t n_local,
+                   const void *x, const void *y, const rcl_reduce_options *opts) {
+  int size, rank, rc = rcl__mpi_shape(&size, &rank, comm);
+  if (rc) return rc;
+  size_t first = 0, total = 0;
+  /* The offsets are collective: every rank takes part before looking at its own arguments. */
+  rc = offsets(&first, &total, comm, rank, n_local);
+  rcl_partial *part = NULL;
+  if (!rc && !out) rc = rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_reduce: NULL output");
+  if (!rc) rc = rcl_reduce_partial(&part, ctx, op, dtype, total, first, n_local, x, y, opts);
+  rc = rcl__mpi_partial_allreduce_status(out, comm, part, rc);
+  rcl_partial_free(part);
+  return rc;
+}

@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# reprocl-mpi under mpirun (docs/scaleout.md): `mpirun -n K reprocl-mpi run reduce` prints the digest that
+# `reprocl run reduce` prints on one device, for K = 1..5 ranks on PoCL, on Rusticl and on both mixed (--device-map),
+# every op x mode x dtype, with sizes smaller than K (empty slices) and trap inputs (dist cancel: sums that any
+# reordering changes; the slices cut them). Faults: one rank's device spec matching nothing, or a dtype one rank's
+# device cannot run, fails every rank with status 2/3 and a message naming the rank; a rank killed mid-run
+# (REPROCL_MPI_TEST_DIE_RANK) ends mpirun, non-zero, in bounded time, leaving no output file, partial or temporary.
+# Usage (ctest): cli_mpi.sh <reprocl CLI> <source dir> <build dir>; ctest sets REPROCL_MPI_CLI (reprocl-mpi) and
+# REPROCL_MPIEXEC where the MPI layer is built. Exit 77 (a skip, saying why) where it is not.
+. "$(dirname "$0")/clilib.sh"
+MPI_CLI=${REPROCL_MPI_CLI:-}
+MPIEXEC=${REPROCL_MPIEXEC:-mpirun}
+if [ -z "$MPI_CLI" ] || [ ! -x "$MPI_CLI" ]; then
+  echo "skip: reprocl-mpi is not built (CMake found no MPI, or REPROCL_MPI=OFF; Debian: libopenmpi-dev openmpi-bin)"
+  exit 77
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+export RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe}
+LIMIT=120 # seconds: no mpirun of this test may take longer (a hang fails instead of blocking ctest)
+
+# mpirun -n K with a bounded time.
+mpi() {
+  local k=$1
+  shift
+  timeout -k 10 "$LIMIT" "$MPIEXEC" -n "$k" "$@"
+}
+
+# The digests of a --json result: "<result sha256> <reference sha256>" (one process: the first device's result).
+digests() {
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["sha256"] if "sha256" in d else d["devices"][0]["sha256"]
+print(r, d["reference"]["sha256"])' "$1" 2>/dev/null
+}
+
+have_rusticl=0
+"$CLI" devices 2>/dev/null | grep -q '^\[[0-9]*\] rusticl' && have_rusticl=1
+[ "$have_rusticl" = 1 ] || echo "note: no Rusticl device (RUSTICL_ENABLE=llvmpipe): its rows run on PoCL only"
+
+# ---- the digests of K = 1..5 ranks equal one device's ----------------------------------------------------------
+declare -A want # "op dtype mode n" -> the one-process digests
+one_device() {  # op dtype mode n dist
+  local key="$1 $2 $3 $4 $5"
+  if [ -z "${want[$key]:-}" ]; then
+    "$CLI" run reduce --op "$1" --dtype "$2" --mode "$3" --n "$4" --dist "$5" --device pocl --json >"$TMP/one.json" 2>"$TMP/one.err" ||
+      fail "reprocl run reduce $key on PoCL: exit $?"
+    want[$key]=$(digests "$TMP/one.json")
+  fi
+  echo "${want[$key]}"
+}
+
+# Configurations: every rank on PoCL; on Rusticl; mixed (by rank for even K, by local rank for odd K).
+runs=0
+for k in 1 2 3 4 5; do
+  configs=("pocl:rank:pocl")
+  if [ "$have_rusticl" = 1 ]; then
+    mixed="mixed:rank:pocl,rusticl"
+    [ $((k % 2)) = 1 ] && mixed="mixed:local:rusticl,pocl"
+    configs+=("rusticl:rank:rusticl" "$mixed")
+  fi
+  sizes=($((k - 1)) 4099 100003) # k-1 < k ranks: empty slices (k = 1: an empty vector)
+  idx=0
+  for cfg in "${configs[@]}"; do
+    name=${cfg%%:*} map=${cfg#*:}
+    refused=0 # f64 where a rank drives Rusticl (no fp64) is refused once per configuration
+    for op in sum dot nrm2; do
+      for mode in ordered exact; do
+        for dt in f32 f64; do
+          n=${sizes[$(((idx + k) % 3))]}
+          idx=$((idx + 1))
+          what="K=$k $name ($map) $op $dt $mode n=$n"
+          if [ "$dt" = f64 ] && [ "$name" != pocl ] && [ "$map" != rank:pocl,rusticl -o "$k" != 1 ]; then
+            [ "$refused" = 1 ] && continue
+            refused=1
+          fi
+          mpi "$k" "$MPI_CLI" run reduce --op "$op" --dtype "$dt" --mode "$mode" --n "$n" --dist cancel \
+            --device-map "$map" --json >"$TMP/mpi.json" 2>"$TMP/mpi.err"
+          rc=$?
+          runs=$((runs + 1))
+          if [ "$refused" = 1 ] && [ "$dt" = f64 ]; then # every rank refuses, naming the rank that cannot
+            if [ "$rc" = 3 ] && grep -q "rank [0-9]*: .*f64\|rank [0-9]*: .*fp64" "$TMP/mpi.err"; then
+              pass "$what: refused on every rank (exit 3), naming the rank"
+            else
+              fail "$what: exit $rc, expected 3 naming the rank"
+              head -5 "$TMP/mpi.err" | sed 's/^/     /'
+            fi
+            continue
+          fi
+          w=$(one_device "$op" "$dt" "$mode" "$n" cancel)
+          got=$(digests "$TMP/mpi.json")
+          if [ "$rc" = 0 ] && [ -n "$got" ] && [ "$got" = "$w" ] && [ "${got% *}" = "${got#* }" ]; then
+            pass "$what: ${got% *} = one device = reference"
+          else
+            fail "$what: exit $rc, digests '$got', one device '$w'"
+            head -5 "$TMP/mpi.err" | sed 's/^/     /'
+          fi
+        done
+      done
+    done
+  done
+done
+echo "($runs mpirun runs of run reduce)"
+
+# ---- the text output: the lines of reprocl run reduce, a line per rank --------------------------------------------
+expect 0 "text output, 3 ranks" -- mpi 3 "$MPI_CLI" run reduce --n 1000 --dist cancel --device pocl
+contains "$TMP/out" "reduce sum f32 ordered n=1000 dist=cancel seed=1" "the head line of run reduce"
+contains "$TMP/out" "host reference (C, -ffp-contract=off)" "the reference line"
+contains "$TMP/out" "rank 2   [667, 1000) Portable Computing Language" "rank 2's slice and device"
+contains "$TMP/out" "AGREE: 3 rank(s) ran, every rank holds the same bits, equal to the reference" "the verdict"
+[ "$(grep -c AGREE "$TMP/out")" = 1 ] && pass "rank 0 alone prints" || fail "the verdict printed $(grep -c AGREE "$TMP/out") times"
+
+# ---- --out: written once by rank 0, the bytes of reprocl run reduce --out -----------------------------------------
+mkdir -p "$TMP/o1" "$TMP/o2"
+expect 0 "one process --out" -- "$CLI" run reduce --n 5000 --dist cancel --dtype f64 --mode exact --device pocl --out "$TMP/o1/r.bin"
+expect 0 "4 ranks --out" -- mpi 4 "$MPI_CLI" run reduce --n 5000 --dist cancel --dtype f64 --mode exact --device pocl --out "$TMP/o2/r.bin"
+cmp -s "$TMP/o1/r.bin" "$TMP/o2/r.bin" && pass "--out: the same 8 bytes" || fail "--out files differ"
+[ "$(ls -A "$TMP/o2")" = r.bin ] && pass "--out leaves the file alone" || fail "--out left: $(ls -A "$TMP/o2")"
+
+# ---- faults ----------------------------------------------------------------------------------------------------
+t0=$(date +%s)
+expect 2 "a device spec that matches nothing on rank 1 of 3: exit 2 on every rank" -- \
+  mpi 3 "$MPI_CLI" run reduce --n 100 --device-map rank:pocl,no-such-device,pocl
+contains "$TMP/err" "rank 1: no OpenCL device matches \"no-such-device\"" "the message names rank 1 and its spec"
+[ "$(grep -c "error:" "$TMP/err")" = 1 ] && pass "one error line (rank 0 speaks)" || fail "$(grep -c "error:" "$TMP/err") error lines"
+expect 2 "a bad device map: exit 2" -- mpi 2 "$MPI_CLI" run reduce --n 100 --device-map pocl
+contains "$TMP/err" "expected \"local:SPEC,SPEC,...\" or \"rank:SPEC,SPEC,...\"" "the map's form is named"
+expect 2 "a bad option: exit 2" -- mpi 2 "$MPI_CLI" run reduce --n 100 --dtyp f64
+contains "$TMP/err" "reprocl-mpi run: error: unknown option --dtyp (did you mean --dtype?)" "the option is named"
+expect 2 "--native does not apply" -- mpi 2 "$MPI_CLI" run reduce --n 100 --native
+expect 2 "--device all is refused" -- mpi 2 "$MPI_CLI" run reduce --n 100 --device all
+for die in 0 1 3; do
+  mkdir -p "$TMP/die$die"
+  start=$(date +%s)
+  REPROCL_MPI_TEST_DIE_RANK=$die mpi 4 "$MPI_CLI" run reduce --n 300000 --dist cancel --device pocl \
+    --out "$TMP/die$die/r.bin" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  took=$(($(date +%s) - start))
+  if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$took" -lt "$LIMIT" ]; then # 124: timeout ended it
+    pass "rank $die of 4 killed: mpirun ends non-zero (exit $rc) in ${took}s"
+  else
+    fail "rank $die of 4 killed: exit $rc after ${took}s (limit $LIMIT s)"
+  fi
+  [ -z "$(ls -A "$TMP/die$die")" ] && pass "rank $die killed: no output file, partial or temporary" ||
+    fail "rank $die killed: left $(ls -A "$TMP/die$die")"
+done
+echo "(the faults took $(($(date +%s) - t0)) s)"
+
+# ---- installed: mpi.h, libreprocl_mpi, find_package(reprocl_mpi) and reprocl-mpi.pc build a consumer ------------
+prefix="$TMP/prefix"
+expect 0 "cmake --install" -- cmake --install "$BUILD" --prefix "$prefix"
+libdir=$(ls -d "$prefix"/lib*/ | head -1)
+for f in include/reprocl/mpi.h bin/reprocl-mpi; do [ -e "$prefix/$f" ] && pass "installed $f" || fail "missing $f"; done
+ls "$libdir"libreprocl_mpi.so.0* "$libdir"libreprocl_mpi.a >/dev/null 2>&1 && pass "libreprocl_mpi installed" || fail "no libreprocl_mpi"
+mkdir -p "$TMP/consumer"
+cat >"$TMP/consumer/main.c" <<'C'
+#include <reprocl/mpi.h>
+#include <stdio.h>
+/* Every rank holds 2^30, 1, -2^30, 1 (rank 2: none): an exact sum of all is the count of ones, which a float sum
+ * in any plain order loses. */
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  rcl_context *c = NULL;
+  int rc = rcl_mpi_context_create(&c, MPI_COMM_WORLD, "rank:pocl", NULL);
+  float x[4] = {0x1p30f, 1.0f, -0x1p30f, 1.0f}, got = -1, want = 2.0f * (float)(size - (size > 2));
+  rcl_reduce_options o = RCL_REDUCE_OPTIONS_INIT;
+  o.mode = RCL_REDUCE_EXACT;
+  if (!rc) rc = rcl_mpi_reduce(&got, MPI_COMM_WORLD, c, RCL_OP_SUM, RCL_F32, rank == 2 ? 0 : 4, x, NULL, &o);
+  if (rank == 0) printf("%s %.9g (want %.9g)\n", rc ? rcl_error_last() : "sum", got, want);
+  rcl_context_free(c);
+  MPI_Finalize();
+  return rc || got != want;
+}
+C
+cat >"$TMP/consumer/CMakeLists.txt" <<'C'
+cmake_minimum_required(VERSION 3.16...4.1)
+project(consumer C)
+find_package(reprocl_mpi REQUIRED)
+add_executable(consumer main.c)
+target_link_libraries(consumer PRIVATE reprocl::reprocl_mpi)
+C
+gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+expect 0 "consumer configures with find_package(reprocl_mpi)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
+expect 0 "consumer builds" -- cmake --build "$TMP/consumer/build"
+expect 0 "consumer runs on 3 ranks (exact sum)" -- mpi 3 env LD_LIBRARY_PATH="$libdir" "$TMP/consumer/build/consumer"
+contains "$TMP/out" "sum 4 (want 4)" "the consumer's sum (rank 2 empty)"
+pc="PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+flags=$(env "$pc" pkg-config --cflags --libs reprocl-mpi) && pass "pkg-config reprocl-mpi: $flags" || fail "pkg-config reprocl-mpi"
+expect 0 "consumer builds with pkg-config" -- sh -c "cc -std=c11 -o '$TMP/pc' '$TMP/consumer/main.c' $flags"
+expect 0 "pkg-config consumer runs on 3 ranks" -- mpi 3 env LD_LIBRARY_PATH="$libdir" "$TMP/pc"
+finish

@@ -1,0 +1,237 @@
+/* The MPI layer's reductions (reprocl_mpi; run by ctest under mpirun -n 1..4): rcl_mpi_reduce on each device and
+ * on a mix of devices (rank r on device r mod count), and rcl_mpi_partial_allreduce of the host reference parts,
+ * give on every rank exactly rcl_ref_reduce over the whole vector (memcmp), for random per-rank sizes including
+ * 0, with trap inputs straddling every rank boundary; a failure on one rank fails every rank with the same
+ * status and a message naming the lowest failing rank.
+ *
+ * Every collective call of a test runs on every rank before any assertion, so a failed assertion on one rank
+ * (which ends that test there) never leaves another rank waiting in a collective. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "reprocl/mpi.h"
+#include "testlib.h"
+
+static int rank, nranks;
+static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
+static const rcl_reduce_op ops[] = {RCL_OP_SUM, RCL_OP_DOT, RCL_OP_NRM2};
+static const rcl_reduce_mode modes[] = {RCL_REDUCE_ORDERED, RCL_REDUCE_EXACT};
+#define B 2048u
+
+/* The global problem, the same on every rank: per-rank sizes (from a seed every rank shares), the whole x and y
+ * (every rank builds them, then uses its slice), and the host reference over the whole. */
+typedef struct {
+  size_t n[8], first[8], total;
+  unsigned char *x, *y;
+  unsigned char ref[8];
+} problem;
+
+/* Sizes by rule: 0, tiny, block-sized +-1, or random up to 5 blocks. */
+static size_t draw_size(rt_rng *r) {
+  switch (rt_next(r) % 5) {
+  case 0:
+    return 0;
+  case 1:
+    return 1 + rt_next(r) % 3;
+  case 2:
+    return B - 1 + rt_next(r) % 3;
+  default:
+    return rt_next(r) % (5 * B);
+  }
+}
+
+/* Trap inputs at every rank boundary c: big, 1, -big, 1 around it, so that a reordered sum loses the ones. */
+static void traps(problem *p, rcl_dtype dt) {
+  size_t es = rcl_dtype_size(dt);
+  for (int k = 1; k < nranks; k++) {
+    size_t c = p->first[k];
+    if (c < 2 || c + 2 > p->total) continue;
+    double v[4] = {dt == RCL_F32 ? 0x1p30 : 0x1p60, 1.0, dt == RCL_F32 ? -0x1p30 : -0x1p60, 1.0};
+    for (int i = 0; i < 4; i++) {
+      float f = (float)v[i];
+      memcpy(p->x + (c - 2 + (size_t)i) * es, dt == RCL_F32 ? (void *)&f : (void *)&v[i], es);
+    }
+  }
+}
+
+static void problem_make(problem *p, rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, uint64_t seed) {
+  rt_rng r = {seed};
+  p->total = 0;
+  for (int k = 0; k < nranks; k++) {
+    p->first[k] = p->total;
+    p->total += p->n[k] = draw_size(&r);
+  }
+  size_t bytes = (p->total ? p->total : 1) * rcl_dtype_size(dt);
+  p->x = malloc(bytes);
+  p->y = malloc(bytes);
+  ck_assert(p->x && p->y);
+  rt_fill(p->x, dt, p->total, seed % 2 ? "cancel" : "wide", seed);
+  rt_fill(p->y, dt, p->total, "uniform", seed + 1);
+  traps(p, dt);
+  rt_ok(rcl_ref_reduce(p->ref, op, dt, mode, p->total, p->x, p->y));
+}
+
+static void problem_free(problem *p) {
+  free(p->x);
+  free(p->y);
+}
+
+/* A context on device i for this rank (spec "i"), made collectively. */
+static rcl_context *mpi_ctx(size_t i) {
+  char map[64];
+  snprintf(map, sizeof map, "rank:%zu", i);
+  rcl_context *c = NULL;
+  rt_ok(rcl_mpi_context_create(&c, MPI_COMM_WORLD, map, NULL));
+  return c;
+}
+
+/* Whether every rank's device runs dtype (a collective question, answered the same everywhere). */
+static int all_support(rcl_context *c, rcl_dtype dt) {
+  int mine = rcl_device_profile_support(rcl_context_profile(c), RCL_FAMILY_REDUCE, dt, NULL) != RCL_SUPPORT_NONE;
+  int all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_LAND, MPI_COMM_WORLD);
+  return all;
+}
+
+/* One case: c's rcl_mpi_reduce over this rank's slice or, with c NULL, the host reference parts joined by
+ * rcl_mpi_partial_allreduce; on every rank the bits of rcl_ref_reduce over the whole vector. */
+static void run_case(rcl_context *c, rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, uint64_t seed,
+                     const char *where) {
+  problem p;
+  problem_make(&p, dt, op, mode, seed);
+  size_t es = rcl_dtype_size(dt);
+  const unsigned char *x = p.x + p.first[rank] * es, *y = p.y + p.first[rank] * es;
+  unsigned char got[8] = {0};
+  int rc;
+  if (c) {
+    rcl_reduce_options opts = RCL_REDUCE_OPTIONS_INIT;
+    opts.mode = mode;
+    rc = rcl_mpi_reduce(got, MPI_COMM_WORLD, c, op, dt, p.n[rank], x, y, &opts);
+  } else {
+    rcl_partial *part = NULL;
+    rc = rcl_mpi_agree(MPI_COMM_WORLD,
+                       rcl_ref_reduce_partial(&part, op, dt, mode, p.total, p.first[rank], p.n[rank], x, y), NULL);
+    if (!rc) rc = rcl_mpi_partial_allreduce(got, MPI_COMM_WORLD, part);
+    rcl_partial_free(part);
+  }
+  problem_free(&p);
+  ck_assert_msg(rc == 0, "%s: %s", where, rcl_error_last());
+  rt_assert_bits_eq(got, p.ref, 1, dt, "%s: %s %s %s seed %llu, rank %d of %d (n_local %zu of %zu)", where,
+                    rcl_reduce_op_name(op), rcl_dtype_name(dt), rcl_reduce_mode_name(mode), (unsigned long long)seed,
+                    rank, nranks, p.n[rank], p.total);
+}
+
+/* Every op x mode x dtype on context c (this rank's device), three random size draws each. */
+static void reduce_cases(rcl_context *c, const char *where) {
+  for (size_t d = 0; d < 2; d++) {
+    if (!all_support(c, dtypes[d])) { /* refused clearly on every rank, naming a rank that cannot */
+      double x[2] = {1, 2}, got = 0;
+      int rc = rcl_mpi_reduce(&got, MPI_COMM_WORLD, c, RCL_OP_SUM, dtypes[d], rank ? 1 : 2, x, NULL, NULL);
+      ck_assert_msg(rc == RCL_ERR_UNSUPPORTED && strncmp(rcl_error_last(), "rank ", 5) == 0, "%s: %s gave %d: %s",
+                    where, rcl_dtype_name(dtypes[d]), rc, rcl_error_last());
+      rt_note("%s: %s refused (a rank's device cannot run it bit-exactly): %s", where, rcl_dtype_name(dtypes[d]),
+              rcl_error_last());
+      continue;
+    }
+    for (size_t k = 0; k < 6 * 3; k++)
+      run_case(c, dtypes[d], ops[k / 6], modes[k / 3 % 2], 1000 * (k % 3 + 1) + k, where);
+  }
+}
+
+/* Each device in turn on every rank. */
+START_TEST(mpi_reduce_device) {
+  rcl_context *c = mpi_ctx((size_t)_i);
+  char where[160];
+  snprintf(where, sizeof where, "%s (every rank)", rt_device_name((size_t)_i));
+  reduce_cases(c, where);
+  rcl_context_free(c);
+}
+END_TEST
+
+/* Mixed drivers: rank r on device (r + shift) mod count, and on the devices that run f64 (so that f64 mixes too). */
+START_TEST(mpi_reduce_mixed) {
+  size_t nd = rt_ndevices();
+  ck_assert(nd > 0);
+  for (size_t shift = 0; shift < (nd > 1 ? 3 : 1); shift++) {
+    char map[128] = "rank:";
+    for (size_t k = 0, items = 0; k < nd; k++) {
+      size_t dev = (k + shift) % nd;
+      if (shift == 2 && !rt_supported(dev, RCL_FAMILY_REDUCE, RCL_F64)) continue;
+      snprintf(map + strlen(map), sizeof map - strlen(map), "%s%zu", items++ ? "," : "", dev);
+    }
+    if (!strcmp(map, "rank:")) continue;
+    rcl_context *c = NULL;
+    rt_ok(rcl_mpi_context_create(&c, MPI_COMM_WORLD, map, NULL));
+    reduce_cases(c, map);
+    rcl_context_free(c);
+  }
+}
+END_TEST
+
+/* The host reference parts joined by rcl_mpi_partial_allreduce, for every op x mode x dtype. */
+START_TEST(mpi_partial_allreduce_ref) {
+  for (size_t k = 0; k < 2 * 6 * 4; k++)
+    run_case(NULL, dtypes[k / 24], ops[k / 8 % 3], modes[k / 4 % 2], 77 * (k % 4 + 1) + k, "reference parts");
+}
+END_TEST
+
+/* One rank's bad argument fails every rank, naming the lowest failing rank; the others are unaffected by it. */
+START_TEST(mpi_errors_agree) {
+  int bad = nranks - 1; /* the last rank passes NULL data for one element */
+  rcl_context *c = mpi_ctx(0);
+  float x[4] = {1, 2, 3, 4}, got = 0;
+  int rc = rcl_mpi_reduce(&got, MPI_COMM_WORLD, c, RCL_OP_SUM, RCL_F32, rank == bad ? 1 : 4, rank == bad ? NULL : x,
+                          NULL, NULL);
+  char msg1[512];
+  snprintf(msg1, sizeof msg1, "%s", rcl_error_last());
+  /* Two failing ranks with different statuses: the lower one's status and message reach every rank. */
+  int st = rank == 0 ? 0 : rank == 1 ? RCL_ERR_NOT_FOUND : RCL_ERR_OPENCL;
+  char why[64];
+  snprintf(why, sizeof why, "made-up failure of rank %d", rank);
+  int rc2 = rcl_mpi_agree(MPI_COMM_WORLD, st, why);
+  char msg2[512];
+  snprintf(msg2, sizeof msg2, "%s", rcl_error_last());
+  /* A device map item that matches nothing on the last rank. */
+  rcl_context *c2 = NULL;
+  char map[64];
+  snprintf(map, sizeof map, "rank:%s", nranks == 1 ? "no-such-device" : "0,0,0,0,0,0,0,0");
+  if (nranks > 1) map[5 + 2 * (nranks - 1)] = '9'; /* the last rank's item: no device 9 here */
+  int rc3 = rcl_mpi_context_create(&c2, MPI_COMM_WORLD, map, NULL);
+  char msg3[512];
+  snprintf(msg3, sizeof msg3, "%s", rcl_error_last());
+  int rc4 = rcl_mpi_agree(MPI_COMM_WORLD, 0, NULL);
+  rcl_context_free(c);
+  char want[32];
+  snprintf(want, sizeof want, "rank %d: ", bad);
+  ck_assert_msg(rc == RCL_ERR_INVALID_ARG && strstr(msg1, want), "rank %d: %d %s", rank, rc, msg1);
+  ck_assert_msg(nranks == 1 ? rc2 == 0 : rc2 == RCL_ERR_NOT_FOUND && strstr(msg2, "rank 1: made-up failure of rank 1"),
+                "rank %d: %d %s", rank, rc2, msg2);
+  ck_assert_msg(rc3 == RCL_ERR_NOT_FOUND && strstr(msg3, want) && c2 == NULL, "rank %d: %d %s", rank, rc3, msg3);
+  ck_assert_int_eq(rc4, 0);
+}
+END_TEST
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+  if (nranks > 8) {
+    fprintf(stderr, "test_mpi_reduce: at most 8 ranks (got %d)\n", nranks);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  Suite *s = suite_create("mpi_reduce");
+  rt_add_device_presence(s);
+  RT_ADD_DEVICE_CASE(s, mpi_reduce_device);
+  TCase *tc = tcase_create("mpi_reduce_mixed");
+  tcase_add_test(tc, mpi_reduce_mixed);
+  tcase_add_test(tc, mpi_partial_allreduce_ref);
+  tcase_add_test(tc, mpi_errors_agree);
+  suite_add_tcase(s, tc);
+  int rc = rt_run(s);
+  /* Every rank's verdict: the test fails when any rank failed. */
+  int all = 0;
+  MPI_Allreduce(&rc, &all, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  MPI_Finalize();
+  return all;
+}
