@@ -11,6 +11,7 @@
 #define REPROCL_SPLIT_H
 #include "reprocl/common.h"
 #include "reprocl/context.h"
+#include "reprocl/md.h"
 #include "reprocl/profile.h"
 #include "reprocl/reduce.h"
 #include "reprocl/sparse.h"
@@ -87,6 +88,21 @@ RCL_API int rcl_split_stencil(void *out, rcl_split *s, const rcl_stencil_desc *s
                               size_t height, size_t iters, const void *in);
 RCL_API int rcl_split_sor(void *grid, void *residual, rcl_split *s, const rcl_sor_desc *d, rcl_dtype dtype,
                           size_t width, size_t height, size_t sweeps, const void *rhs);
+
+/* ---- molecular dynamics -------------------------------------------------------------------------------
+ * As rcl_md_create, over the split's devices: the box cut into slabs along its longest axis by the weights,
+ * each device holding its own atoms and, as ghosts with their raw coordinates, the atoms within cutoff +
+ * skin of its slab; atoms migrate when neighbour lists are rebuilt (any atom moved more than skin / 2).
+ * The result is an rcl_md handle: run and read it with rcl_md_run, rcl_md_thermo_get, rcl_md_get_state,
+ * rcl_md_get_forces, rcl_md_get_stats, rcl_md_step, and free it with rcl_md_free (the split must outlive
+ * it). Trajectory, fixed-point forces and thermo are the bits of rcl_md on one device and of the host
+ * reference, for every path, weights and number of devices (docs/contracts.md §10.4). Devices that cannot
+ * run MD in dtype, or the symmetric path without 64-bit integer atomics, are left out (strict: refused);
+ * native-mode contexts are refused. rcl_split_share reports the atoms each device owned at the last
+ * rebuild; rcl_md_get_neighbors is refused (the lists are per device). Velocity-Verlet integration runs on
+ * the host, per atom, with the host reference's functions; forces, energies and virials on the devices. */
+RCL_API int rcl_split_md_create(rcl_md **out, rcl_split *s, rcl_dtype dtype, const rcl_md_system *sys,
+                                const rcl_md_lj *lj, const rcl_md_options *opts);
 
 #ifdef __cplusplus
 }

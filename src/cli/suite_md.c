@@ -15,7 +15,11 @@
  * native mode the same kernels accumulate in floating point, so check reports how far those drift.
  *
  * The symmetric path needs 64-bit integer atomics: where the device lacks them the run is refused with
- * RCL_ERR_UNSUPPORTED and the result is recorded as unsupported, with the library's reason. */
+ * RCL_ERR_UNSUPPORTED and the result is recorded as unsupported, with the library's reason.
+ *
+ * Split runs (check's split column): the same case through rcl_split_md_create over all selected devices,
+ * which must give the reference's bytes (a device that lacks fp64 or, for the symmetric path, 64-bit
+ * integer atomics is left out of the split). */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -103,7 +107,7 @@ static void put(unsigned char *out, size_t i, rcl_dtype dt, double v) {
   }
 }
 
-static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) {
+static int compute(const suite_case *c, const suite_target *t, void **out, size_t *bytes) {
   rcl_md_system *sys = NULL;
   rcl_md_lj lj;
   int rc = load(&sys, &lj, c);
@@ -114,7 +118,9 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
   size_t n3 = 3 * sys->natoms, es = rcl_dtype_size(c->dtype);
   unsigned char *r = malloc((3 * n3 + 3) * es);
   if (!r) rc = RCL_ERR_OUT_OF_MEMORY;
-  if (!rc) rc = rcl_md_create(&md, ctx, c->dtype, sys, &lj, &o);
+  if (!rc)
+    rc = t && t->split ? rcl_split_md_create(&md, t->split, c->dtype, sys, &lj, &o)
+                       : rcl_md_create(&md, t ? t->ctx : NULL, c->dtype, sys, &lj, &o);
   if (!rc && c->p[P_STEPS]) rc = rcl_md_run(md, (size_t)c->p[P_STEPS], MD_DT, 0, NULL, NULL);
   if (!rc) rc = rcl_md_get_state(md, r, r + n3 * es);
   if (!rc) rc = rcl_md_get_forces(md, r + 2 * n3 * es, NULL);
@@ -134,7 +140,6 @@ static int compute(const suite_case *c, rcl_context *ctx, void **out, size_t *by
   return rc;
 }
 
-static int reference(const suite_case *c, void **out, size_t *bytes) { return compute(c, NULL, out, bytes); }
-static int run(const suite_case *c, rcl_context *ctx, void **out, size_t *bytes) { return compute(c, ctx, out, bytes); }
+SUITE_TARGET_ENTRIES(compute)
 
-const suite_family suite_md = {"md", cases, reference, run, NULL};
+const suite_family suite_md = {"md", cases, reference, run, run_split};

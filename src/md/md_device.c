@@ -529,6 +529,45 @@ static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   return rc;
 }
 
+/* ---- hooks of a decomposed simulation (md_internal.h) ------------------------------------------------ */
+
+int rcl__md_dev_set_positions(rcl_md *md, const double *pos) {
+  dev_state *s = md->bs;
+  size_t n = md->n, es = s->es;
+  void *tag = NULL, *p4 = NULL;
+  int rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
+  if (!rc) rc = read_new(&p4, s, s->pos[s->cur], n * 4 * es, "positions"); /* keeps each atom's type tag */
+  if (!rc) {
+    const cl_int *t = tag;
+    for (size_t i = 0; i < n; i++)
+      for (size_t d = 0; d < 3; d++) md_put_real(p4, 4 * i + d, md->dtype, pos[3 * (size_t)t[i] + d]);
+    rc = rcl__chain_write(&s->ord, s->pos[s->cur], 0, n * 4 * es, p4, "MD positions");
+  }
+  rcl__free(tag);
+  rcl__free(p4);
+  return rc;
+}
+
+int rcl__md_dev_atom_ev(rcl_md *md, int64_t *e, int64_t *w) {
+  dev_state *s = md->bs;
+  size_t n = md->n;
+  void *tag = NULL, *ev = NULL;
+  if (s->native) return rcl__fail(RCL_ERR_INVALID_ARG, "a native-mode simulation has no fixed-point energies");
+  int rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
+  if (!rc) rc = read_new(&ev, s, s->ev, 2 * s->stride * 8, "energy and virial");
+  if (!rc) {
+    const cl_int *t = tag;
+    const int64_t *v = ev;
+    for (size_t i = 0; i < n; i++) {
+      if (e) e[t[i]] = v[i];
+      if (w) w[t[i]] = v[s->stride + i];
+    }
+  }
+  rcl__free(tag);
+  rcl__free(ev);
+  return rc;
+}
+
 static int dev_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap) {
   dev_state *s = md->bs;
   size_t n = md->n;

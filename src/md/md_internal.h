@@ -75,7 +75,8 @@ struct rcl_md {
   size_t builds;
   int have_ev; /* the energy and virial of the current step were computed */
   const md_backend *be;
-  void *bs; /* backend state */
+  void *bs;     /* backend state */
+  void *be_arg; /* what rcl__md_build_be handed to the backend's init (NULL for the device and reference) */
 };
 
 struct md_backend {
@@ -168,5 +169,29 @@ RCL_INTERNAL int rcl__md_prepare(rcl_md_options *o, rcl_md **out, rcl_context *c
  * (NULL: none), on queue q (NULL: the context's); the tables, the backend and the first forces. */
 RCL_INTERNAL int rcl__md_build(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype,
                                const rcl_md_system *sys, const rcl_md_lj *lj, rcl_md_options o, const size_t *soft);
+/* rcl__md_build with the backend named (be; be_arg is md->be_arg during its init) and the simulation's step
+ * counter starting at step (error messages name it): the device backend for the local simulations of a
+ * split (src/split/split_md.c), which also has a backend of its own. rcl__md_build is this with the device
+ * backend (ctx) or the reference (ctx NULL), no argument and step 0. */
+RCL_INTERNAL int rcl__md_build_be(rcl_md **out, const md_backend *be, void *be_arg, size_t step, rcl_context *ctx,
+                                  cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys, const rcl_md_lj *lj,
+                                  rcl_md_options o, const size_t *soft);
+
+/* ---- hooks for a decomposed simulation (src/split/split_md.c; contracts §10.4) -------------------------- */
+
+/* Device backend: replaces the positions of every atom (sys->pos order, binary64 values already of the
+ * dtype, 3 * md->n of them); the neighbour lists stay those of the last build (the caller decides rebuilds
+ * and builds a new simulation for one). */
+RCL_INTERNAL int rcl__md_dev_set_positions(rcl_md *md, const double *pos);
+/* Device backend: each atom's energy and virial sums (system order, md->n each; e or w may be NULL) of the
+ * last force computation with energy: gather, task and allpairs paths sum every pair of the atom's full
+ * list (each pair then counted from both sides overall); the symmetric path's split pairs by internal index. */
+RCL_INTERNAL int rcl__md_dev_atom_ev(rcl_md *md, int64_t *e, int64_t *w);
+/* The host reference's integration and kinetic sum (md_ref.c, contract md.nve / md.thermo) on caller arrays
+ * of md->n atoms of the dtype: vel, pos [3n]; coef the tables rounded to the dtype (md_put_real); type
+ * 0-based; f [3n] fixed-point forces. Errors name md->step. */
+RCL_INTERNAL int rcl__md_host_kick(rcl_md *md, void *vel, const void *coef, const int *type, const int64_t *f);
+RCL_INTERNAL int rcl__md_host_drift(rcl_md *md, void *pos, const void *vel);
+RCL_INTERNAL int rcl__md_host_kinetic(rcl_md *md, const void *vel, const void *coef, const int *type, md_sum *out);
 
 #endif

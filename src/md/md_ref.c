@@ -88,22 +88,18 @@ typedef struct {
     return 0;                                                                                                \
   }                                                                                                          \
   /* v += dtfm * F with F the correctly rounded value of the fixed-point force. */                           \
-  static int kick_##T(rcl_md *md, ref_state *r) {                                                            \
-    T *v = r->vel;                                                                                           \
-    const T *c = r->coef;                                                                                    \
+  static int kick_##T(rcl_md *md, T *v, const T *c, const int *type, const int64_t *fq) {                   \
     for (size_t i = 0; i < md->n; i++) {                                                                     \
-      T h = c[MD_C_DTFM(md->nt) + r->type[i]];                                                               \
+      T h = c[MD_C_DTFM(md->nt) + type[i]];                                                                  \
       for (int d = 0; d < 3; d++) {                                                                          \
-        T f = ldexp##S((T)r->f[3 * i + d], -md->bits);                                                       \
+        T f = ldexp##S((T)fq[3 * i + d], -md->bits);                                                         \
         v[3 * i + d] = v[3 * i + d] + h * f;                                                                 \
         if (!isfinite(v[3 * i + d])) return md_status_error(md, MD_ERR_NONFINITE, "in the integration");     \
       }                                                                                                      \
     }                                                                                                        \
     return 0;                                                                                                \
   }                                                                                                          \
-  static int drift_##T(rcl_md *md, ref_state *r) {                                                           \
-    T *x = r->pos;                                                                                           \
-    const T *v = r->vel;                                                                                     \
+  static int drift_##T(rcl_md *md, T *x, const T *v) {                                                      \
     const T dtv = (T)md->dt;                                                                                 \
     T lo[3], hi[3], len[3], half[3];                                                                         \
     box_##T(md, lo, hi, len, half);                                                                          \
@@ -123,12 +119,11 @@ typedef struct {
       }                                                                                                      \
     return 0;                                                                                                \
   }                                                                                                          \
-  static int kinetic_##T(rcl_md *md, ref_state *r, md_sum *out) {                                            \
-    const T *v = r->vel, *c = r->coef;                                                                       \
+  static int kinetic_##T(rcl_md *md, const T *v, const T *c, const int *type, md_sum *out) {                 \
     const T scale = (T)ldexp(1.0, md->bits), limit = (T)ldexp(1.0, 62);                                      \
     md_sum s = {0, 0};                                                                                       \
     for (size_t i = 0; i < md->n; i++) {                                                                     \
-      T m = c[MD_C_MASS(md->nt) + r->type[i]];                                                               \
+      T m = c[MD_C_MASS(md->nt) + type[i]];                                                                  \
       T vx = v[3 * i], vy = v[3 * i + 1], vz = v[3 * i + 2];                                                 \
       T mv2 = m * ((vx * vx + vy * vy) + vz * vz);                                                           \
       int64_t q = 0;                                                                                         \
@@ -142,6 +137,18 @@ typedef struct {
 
 MD_REF_DEFINE(float, f)
 MD_REF_DEFINE(double, )
+
+int rcl__md_host_kick(rcl_md *md, void *vel, const void *coef, const int *type, const int64_t *f) {
+  return md->dtype == RCL_F32 ? kick_float(md, vel, coef, type, f) : kick_double(md, vel, coef, type, f);
+}
+
+int rcl__md_host_drift(rcl_md *md, void *pos, const void *vel) {
+  return md->dtype == RCL_F32 ? drift_float(md, pos, vel) : drift_double(md, pos, vel);
+}
+
+int rcl__md_host_kinetic(rcl_md *md, const void *vel, const void *coef, const int *type, md_sum *out) {
+  return md->dtype == RCL_F32 ? kinetic_float(md, vel, coef, type, out) : kinetic_double(md, vel, coef, type, out);
+}
 
 static int ref_set_coef(rcl_md *md) {
   ref_state *r = md->bs;
@@ -190,11 +197,10 @@ static int ref_forces(rcl_md *md, int ev) {
 static int ref_step(rcl_md *md, int ev, int complete) {
   ref_state *r = md->bs;
   (void)complete;
-  int f32 = md->dtype == RCL_F32;
-  int rc = f32 ? kick_float(md, r) : kick_double(md, r);
-  if (!rc) rc = f32 ? drift_float(md, r) : drift_double(md, r);
+  int rc = rcl__md_host_kick(md, r->vel, r->coef, r->type, r->f);
+  if (!rc) rc = rcl__md_host_drift(md, r->pos, r->vel);
   if (!rc) rc = ref_forces(md, ev);
-  if (!rc) rc = f32 ? kick_float(md, r) : kick_double(md, r);
+  if (!rc) rc = rcl__md_host_kick(md, r->vel, r->coef, r->type, r->f);
   return rc;
 }
 
@@ -204,7 +210,7 @@ static int ref_sums(rcl_md *md, md_sums *out) {
   if (!r->have_ev) return rcl__fail(RCL_ERR_INTERNAL, "MD reference: thermo sums without an energy evaluation");
   out->pe = r->pe;
   out->virial = r->vir;
-  return md->dtype == RCL_F32 ? kinetic_float(md, r, &out->mv2) : kinetic_double(md, r, &out->mv2);
+  return rcl__md_host_kinetic(md, r->vel, r->coef, r->type, &out->mv2);
 }
 
 static int ref_get_state(rcl_md *md, void *pos, void *vel) {

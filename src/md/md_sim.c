@@ -180,11 +180,20 @@ int rcl__md_prepare(rcl_md_options *o, rcl_md **out, rcl_context *ctx, rcl_dtype
 
 int rcl__md_build(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys,
                   const rcl_md_lj *lj, rcl_md_options o, const size_t *soft) {
+  const md_backend *be = ctx ? &rcl__md_device_backend : &rcl__md_ref_backend;
+  return rcl__md_build_be(out, be, NULL, 0, ctx, q, dtype, sys, lj, o, soft);
+}
+
+int rcl__md_build_be(rcl_md **out, const md_backend *be, void *be_arg, size_t step, rcl_context *ctx,
+                     cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys, const rcl_md_lj *lj,
+                     rcl_md_options o, const size_t *soft) {
   int rc;
   if (ctx && (rc = rcl__md_plan(&o, ctx, dtype, sys->natoms, sys->ntypes, soft)) != 0) return rc;
   rcl_md *md = rcl__calloc(1, sizeof *md);
   if (!md) return RCL_ERR_OUT_OF_MEMORY;
   md->ctx = ctx;
+  md->step = step;
+  md->be_arg = be_arg;
   md->queue = q;
   md->dtype = dtype;
   md->bits = rcl_md_fixed_bits(dtype);
@@ -206,7 +215,7 @@ int rcl__md_build(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype 
     rcl__free(md);
     return rc;
   }
-  md->be = ctx ? &rcl__md_device_backend : &rcl__md_ref_backend;
+  md->be = be;
   rc = md->be->init(md, sys);
   if (!rc) rc = md->be->forces(md, 1);
   if (rc) {
