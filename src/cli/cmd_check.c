@@ -171,8 +171,8 @@ int cmd_check(int argc, char **argv) {
                   "device (default: all) in reproducible mode, comparing each result's SHA-256 with the host\n"
                   "reference, and in native mode, showing how many values drift and by how much (max ulp and\n"
                   "relative difference against the reproducible result). With two devices or more, every case of\n"
-                  "the reduce, spmv and stencil families also runs over all of them together (one split, uneven\n"
-                  "and random weights: docs/scaleout.md) and must give the same bits. Under each device, the\n"
+                  "the reduce, spmv, stencil and md families also runs over all of them together (one split,\n"
+                  "uneven and random weights: docs/scaleout.md) and must give the same bits. Under each device, the\n"
                   "first-use self-test verdicts that are not plainly \"verified\" (docs/selftest.md)."),
       opts,
       "a reproducible result differs from the reference, or a self-test could not run",
