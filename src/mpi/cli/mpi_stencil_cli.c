@@ -214,7 +214,7 @@ static void print(const mpi_stencil_job *j) {
 }
 
 int mpi_cmd_stencil(int argc, char **argv) {
-  mpi_stencil_job j = {.init = "shoc", .seed = 42, .dt = RCL_F64, .st = RCL_STENCIL_DESC_INIT, .sd = RCL_SOR_DESC_INIT};
+  mpi_stencil_job j = {.init = "shoc", .seed = 42, .dt = RCL_F32, .st = RCL_STENCIL_DESC_INIT, .sd = RCL_SOR_DESC_INIT};
   MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
   MPI_Comm_size(MPI_COMM_WORLD, &j.size);
   int rc = parse(&j, argc, argv);
