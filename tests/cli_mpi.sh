@@ -182,31 +182,29 @@ check_digests() { # what, extractor, mpirun's exit status: $TMP/one.json (one pr
     head -5 "$TMP/mpi.err" | sed 's/^/     /'
   fi
 }
+compare_runs() { # command extractor args...: one process on PoCL against $k ranks on $map, in $dt, per args
+  local cmd=$1 ex=$2 args
+  shift 2
+  for args in "$@"; do
+    "$CLI" "$cmd" $args --dtype "$dt" --device pocl --json >"$TMP/one.json" 2>/dev/null
+    mpi "$k" "$MPI_CLI" "$cmd" $args --dtype "$dt" --device-map "$map" --json >"$TMP/mpi.json" 2>"$TMP/mpi.err"
+    check_digests "K=$k $map $cmd $args $dt" "$ex" $?
+  done
+}
 maps=("rank:pocl")
 [ "$have_rusticl" = 1 ] && maps+=("rank:pocl,rusticl")
 for k in 1 2 3 4 5; do
   map=${maps[$((k % ${#maps[@]}))]}
   dt=f64
   [ "$map" != rank:pocl ] && dt=f32 # Rusticl has no fp64
-  for args in "--matrix $mtx --x random:5 --beta 0.5 --y0 random:6" "--gen powerlaw:$((k * 300 + 1)):3:$k --contract exact" \
-    "--gen random:$((k - 1)):3:2"; do
-    "$CLI" spmv $args --dtype $dt --device pocl --json >"$TMP/one.json" 2>/dev/null
-    mpi "$k" "$MPI_CLI" spmv $args --dtype $dt --device-map "$map" --json >"$TMP/mpi.json" 2>"$TMP/mpi.err"
-    check_digests "K=$k $map spmv $args $dt" digests $?
-  done
-  for args in "--matrix $mtx --rhs random:3" "--gen poisson2d:$((k + 9)) --jacobi --dots exact" \
-    "--gen poisson2d:12 --maxit 5 --contract exact"; do
-    "$CLI" cg $args --dtype $dt --device pocl --json >"$TMP/one.json" 2>/dev/null
-    mpi "$k" "$MPI_CLI" cg $args --dtype $dt --device-map "$map" --json >"$TMP/mpi.json" 2>"$TMP/mpi.err"
-    check_digests "K=$k $map cg $args $dt" cg_digests $?
-  done
-  for args in "--kind general --weights 1,-2,3,-4,5,-6,7,-8,9 --grid 33x$((k + 1)) --init random --iters 7 --boundary periodic" \
+  compare_runs spmv digests "--matrix $mtx --x random:5 --beta 0.5 --y0 random:6" \
+    "--gen powerlaw:$((k * 300 + 1)):3:$k --contract exact" "--gen random:$((k - 1)):3:2"
+  compare_runs cg cg_digests "--matrix $mtx --rhs random:3" "--gen poisson2d:$((k + 9)) --jacobi --dots exact" \
+    "--gen poisson2d:12 --maxit 5 --contract exact"
+  compare_runs stencil digests \
+    "--kind general --weights 1,-2,3,-4,5,-6,7,-8,9 --grid 33x$((k + 1)) --init random --iters 7 --boundary periodic" \
     "--kind nine --grid 64x71 --init random --iters 20 --boundary edge" \
-    "--kind sor --grid 32x$((2 * k + 2)) --rhs random --iters 9 --boundary periodic" "--kind sor --grid 40x150 --iters 30"; do
-    "$CLI" stencil $args --dtype $dt --device pocl --json >"$TMP/one.json" 2>/dev/null
-    mpi "$k" "$MPI_CLI" stencil $args --dtype $dt --device-map "$map" --json >"$TMP/mpi.json" 2>"$TMP/mpi.err"
-    check_digests "K=$k $map stencil $args $dt" digests $?
-  done
+    "--kind sor --grid 32x$((2 * k + 2)) --rhs random --iters 9 --boundary periodic" "--kind sor --grid 40x150 --iters 30"
 done
 echo "($sruns mpirun runs of spmv, cg, stencil)"
 expect 0 "cg text output, 3 ranks" -- mpi 3 "$MPI_CLI" cg --matrix "$mtx" --device pocl

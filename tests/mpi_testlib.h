@@ -6,6 +6,7 @@
 #include <mpi.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "reprocl/mpi.h"
 #include "testlib.h"
@@ -76,6 +77,38 @@ static void mt_mixed_map(char *map, size_t size, size_t shift) {
   snprintf(map, size, "rank:");
   for (size_t k = 0; k < nd; k++)
     snprintf(map + strlen(map), size - strlen(map), "%s%zu", k ? "," : "", (k + shift) % nd);
+}
+
+/* n values of dt from rt_fill(kind, seed) (at least one allocated). */
+static void *mt_vec(rcl_dtype dt, size_t n, const char *kind, uint64_t seed) {
+  void *p = malloc((n ? n : 1) * rcl_dtype_size(dt));
+  ck_assert_ptr_nonnull(p);
+  rt_fill(p, dt, n, kind, seed);
+  return p;
+}
+
+/* The cases of a test on a context, named by where. */
+typedef void (*mt_cases)(rcl_context *c, const char *where);
+
+/* Every rank on device i. */
+static void mt_on_device(int i, mt_cases cases) {
+  char map[32];
+  snprintf(map, sizeof map, "rank:%d", i);
+  rcl_context *c = mt_ctx(map);
+  if (c) cases(c, rt_device_name((size_t)i));
+  rcl_context_free(c);
+  mt_end();
+}
+
+/* Every mixed device map (mt_mixed_map) in turn. */
+static void mt_on_mixes(mt_cases cases) {
+  char map[128];
+  for (size_t shift = 0; mt_mixed_map(map, sizeof map, shift), map[0]; shift++) {
+    rcl_context *c = mt_ctx(map);
+    if (c) cases(c, map);
+    rcl_context_free(c);
+  }
+  mt_end();
 }
 
 /* MPI up, at most 8 ranks, the suite run, every rank's verdict joined. */

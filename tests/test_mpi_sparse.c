@@ -12,22 +12,29 @@
 
 static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
 
-/* Trap rows: each row i holds 1, B, 1, -B, 1 (B = 2^24 or 2^53) at columns spread over the whole matrix, so
- * with x = 1 the ordered sum is 1 and any other order gives 0, 2 or 3; every row reaches other ranks. */
+static void set_real(void *p, rcl_dtype dt, double v) {
+  if (dt == RCL_F32)
+    *(float *)p = (float)v;
+  else
+    *(double *)p = v;
+}
+
+/* Trap rows: row i holds 1 at (i + n/2) mod n, B at i, 1 at (i + n/3) mod n, -B at (i + 1) mod n, stored in that
+ * order (B = 2^24 or 2^53): with x = 1 a left-to-right sum gives ((1 + B) + 1) - B = 0, the exact sum 2, other
+ * orders 0, 1 or 2, so a reordering or a lost entry across a cut shows. Each row reaches half and a third of
+ * the matrix away: into other ranks' columns. */
 static rcl_csr *trap_matrix(rcl_dtype dt, size_t n) {
   rcl_csr *A;
-  rt_ok(rcl_csr_alloc(&A, dt, n, n, 5 * n));
-  double big = dt == RCL_F32 ? 16777216.0 : 9007199254740992.0, v[5] = {1, big, 1, -big, 1};
-  for (size_t i = 0; i < n; i++) {
-    size_t c[5] = {(i * 7 + 13) % n, (i * 3) % n, (i * 7 + 13) % n, n - 1 - i, (i + n / 2) % n};
-    A->row_ptr[i + 1] = 5 * (i + 1);
-    for (int k = 0; k < 5; k++) {
-      A->col_idx[5 * i + k] = (uint32_t)c[k];
-      if (dt == RCL_F32)
-        ((float *)A->values)[5 * i + k] = (float)v[k];
-      else
-        ((double *)A->values)[5 * i + k] = v[k];
+  rt_ok(rcl_csr_alloc(&A, dt, n, n, 4 * n));
+  double big = dt == RCL_F32 ? 0x1p24 : 0x1p53;
+  for (size_t i = 0, k = 0; i < n; i++) {
+    const size_t col[4] = {(i + n / 2) % n, i, (i + n / 3) % n, (i + 1) % n};
+    const double val[4] = {1, big, 1, -big};
+    for (int e = 0; e < 4; e++, k++) {
+      A->col_idx[k] = (uint32_t)col[e];
+      set_real((char *)A->values + k * rcl_dtype_size(dt), dt, val[e]);
     }
+    A->row_ptr[i + 1] = k;
   }
   rt_ok(rcl_csr_validate(A));
   return A;
@@ -44,20 +51,6 @@ static rcl_csr *spmv_matrix(size_t m, rcl_dtype dt) {
   return A;
 }
 
-static void *vec(rcl_dtype dt, size_t n, const char *kind, uint64_t seed) {
-  void *p = malloc((n ? n : 1) * rcl_dtype_size(dt));
-  ck_assert_ptr_nonnull(p);
-  rt_fill(p, dt, n, kind, seed);
-  return p;
-}
-
-static void set_real(void *p, rcl_dtype dt, double v) {
-  if (dt == RCL_F32)
-    *(float *)p = (float)v;
-  else
-    *(double *)p = v;
-}
-
 /* This rank's weight in weight set w: equal; rank + 1; rank 0 without rows (where there are other ranks). */
 static double weight(int w) { return w == 0 ? 1.0 : w == 1 ? mt_rank + 1.0 : mt_rank == 0 && mt_size > 1 ? 0.0 : 1.0; }
 
@@ -65,8 +58,8 @@ static double weight(int w) { return w == 0 ? 1.0 : w == 1 ? mt_rank + 1.0 : mt_
 static void spmv_case(rcl_context *c, rcl_dtype dt, size_t m, int w, const char *where) {
   rcl_csr *A = spmv_matrix(m, dt);
   size_t es = rcl_dtype_size(dt), r0, nr, c0, nc;
-  void *x = vec(dt, A->ncols, "uniform", 7 + m), *y0 = vec(dt, A->nrows, "uniform", 9 + m);
-  void *yref = vec(dt, A->nrows, "uniform", 9 + m), *y = vec(dt, A->nrows, "uniform", 9 + m);
+  void *x = mt_vec(dt, A->ncols, "uniform", 7 + m), *y0 = mt_vec(dt, A->nrows, "uniform", 9 + m);
+  void *yref = mt_vec(dt, A->nrows, "uniform", 9 + m), *y = mt_vec(dt, A->nrows, "uniform", 9 + m);
   for (size_t i = 0; !spec[m] && i < A->ncols; i++) set_real((char *)x + i * es, dt, 1.0);
   rcl_mpi_matrix *M = NULL;
   int rc = rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, 0, mt_rank == 0 ? A : NULL, weight(w), c);
@@ -96,13 +89,25 @@ static void spmv_case(rcl_context *c, rcl_dtype dt, size_t m, int w, const char 
 
 /* ---- CG ---------------------------------------------------------------------------------------------------- */
 
-static rcl_csr *shifted_poisson(rcl_dtype dt, size_t n) {
+/* An SPD matrix whose diagonal varies (so Jacobi preconditioning changes every step): tridiagonal -1, 5 + i mod 7,
+ * -1, plus -1/8 couplings between every 11th row and the rows 97 apart (reaching across the ranks' cuts). */
+static rcl_csr *varied_spd(rcl_dtype dt, size_t n) {
   rcl_csr *A;
-  rt_ok(rcl_csr_poisson2d(&A, dt, n));
-  for (size_t i = 0; i < A->nrows; i++)
-    for (uint64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++)
-      if (A->col_idx[k] == i)
-        set_real((unsigned char *)A->values + k * rcl_dtype_size(dt), dt, 4.0 + 3.0 * (double)(i % 5));
+  rt_ok(rcl_csr_alloc(&A, dt, n, n, 5 * n));
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    int far = i % 11 == 0 && i + 97 < n, back = i >= 97 && (i - 97) % 11 == 0;
+    const size_t col[5] = {back ? i - 97 : n, i ? i - 1 : n, i, i + 1 < n ? i + 1 : n, far ? i + 97 : n};
+    const double val[5] = {-0.125, -1, 5.0 + (double)(i % 7), -1, -0.125};
+    for (int e = 0; e < 5; e++)
+      if (col[e] < n) {
+        A->col_idx[k] = (uint32_t)col[e];
+        set_real((char *)A->values + k++ * rcl_dtype_size(dt), dt, val[e]);
+      }
+    A->row_ptr[i + 1] = k;
+  }
+  A->nnz = k;
+  rt_ok(rcl_csr_validate(A));
   return A;
 }
 
@@ -110,7 +115,7 @@ static rcl_csr *shifted_poisson(rcl_dtype dt, size_t n) {
 static rcl_csr *cg_matrix(size_t m, rcl_dtype dt) {
   rcl_csr *A = NULL;
   if (m == 0) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:16"));
-  if (m == 1) A = shifted_poisson(dt, 9);
+  if (m == 1) A = varied_spd(dt, 300);
   if (m == 2) rt_ok(rcl_csr_generate(&A, dt, "poisson3d:5"));
   if (m == 3) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:1"));
   if (m >= 4) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:12"));
@@ -156,7 +161,7 @@ static void cg_compare(rcl_mpi_matrix *M, const rcl_csr *A, const void *b, const
 
 static void cg_case(rcl_context *c, rcl_dtype dt, size_t m, int w, int all_combos, const char *where) {
   rcl_csr *A = cg_matrix(m, dt);
-  void *b = vec(dt, A->nrows, "uniform", 50 + m);
+  void *b = mt_vec(dt, A->nrows, "uniform", 50 + m);
   rcl_mpi_matrix *M = NULL;
   int rc = rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, 0, mt_rank == 0 ? A : NULL, weight(w), c);
   mt_expect(rc, 0, "rcl_mpi_matrix_scatter");
@@ -189,25 +194,10 @@ static void sparse_cases(rcl_context *c, const char *where) {
   }
 }
 
-START_TEST(mpi_sparse_device) {
-  char map[32];
-  snprintf(map, sizeof map, "rank:%d", _i);
-  rcl_context *c = mt_ctx(map);
-  if (c) sparse_cases(c, rt_device_name((size_t)_i));
-  rcl_context_free(c);
-  mt_end();
-}
+START_TEST(mpi_sparse_device) { mt_on_device(_i, sparse_cases); }
 END_TEST
 
-START_TEST(mpi_sparse_mixed) {
-  char map[128];
-  for (size_t shift = 0; mt_mixed_map(map, sizeof map, shift), map[0]; shift++) {
-    rcl_context *c = mt_ctx(map);
-    if (c) sparse_cases(c, map);
-    rcl_context_free(c);
-  }
-  mt_end();
-}
+START_TEST(mpi_sparse_mixed) { mt_on_mixes(sparse_cases); }
 END_TEST
 
 /* Root cannot read the file: every rank fails, naming rank 0 and its reason. One rank's NULL x: every rank

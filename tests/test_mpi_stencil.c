@@ -16,24 +16,17 @@ static const rcl_boundary bcs[] = {RCL_BOUNDARY_FIXED, RCL_BOUNDARY_PERIODIC, RC
 static const size_t sizes[][2] = {{6, 1}, {9, 2}, {5, 3}, {17, 23}, {12, 200}};
 static const size_t sor_sizes[][2] = {{4, 2}, {6, 4}, {16, 22}, {8, 200}};
 
-static void *gen(rcl_dtype dt, size_t n, const char *kind, uint64_t seed) {
-  void *p = malloc((n ? n : 1) * rcl_dtype_size(dt));
-  ck_assert_ptr_nonnull(p);
-  rt_fill(p, dt, n, kind, seed);
-  return p;
-}
-
-/* kind 0: SHOC's 9-point weights; 1, 2: general 3x3 / 5x5 with trap weights (mixed signs and magnitudes
- * that differ at every position). */
+/* kind 0: SHOC's 9-point weights; 1, 2: general 3x3 / 5x5 with trap weights: alternating signs, magnitudes
+ * from 1/16 to 2 that differ at every position, so a neighbour from a wrong or stale halo row changes the bits. */
 static rcl_stencil_desc make_desc(int kind, rcl_boundary bc) {
   rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
-  if (kind > 0) {
-    st.kind = RCL_STENCIL_GENERAL;
-    st.radius = (unsigned)kind;
-    for (int k = 0; k < 25; k++) st.weights[k] = (k % 2 ? 0.4375 : -0.15625) * (1 + k % 7) / 8 + 0x1p-20 * k;
-  }
   st.boundary = bc;
-  st.boundary_value = 0.75;
+  st.boundary_value = -0.375;
+  if (kind == 0) return st;
+  st.kind = RCL_STENCIL_GENERAL;
+  st.radius = (unsigned)kind;
+  for (int k = 0; k < (2 * kind + 1) * (2 * kind + 1); k++)
+    st.weights[k] = (k & 1 ? -1.0 : 1.0) * (1.0 + k) / 16.0 + 0x1p-23 * k;
   return st;
 }
 
@@ -42,8 +35,8 @@ static void stencil_case(rcl_context *c, rcl_dtype dt, int kind, rcl_boundary bc
                          const char *where) {
   size_t W = sizes[s][0], H = sizes[s][1], es = rcl_dtype_size(dt), first = 0, count = 0;
   rcl_stencil_desc st = make_desc(kind, bc);
-  unsigned char *in = gen(dt, W * H, "cancel", 31 + s), *ref = gen(dt, W * H, "uniform", 1);
-  unsigned char *out = gen(dt, W * H, "uniform", 2);
+  unsigned char *in = mt_vec(dt, W * H, "cancel", 31 + s), *ref = mt_vec(dt, W * H, "uniform", 1);
+  unsigned char *out = mt_vec(dt, W * H, "uniform", 2);
   rt_ok(rcl_ref_stencil(ref, &st, dt, W, H, iters, in));
   mt_expect(rcl_mpi_grid_rows(&first, &count, MPI_COMM_WORLD, H, 1), 0, "rcl_mpi_grid_rows");
   int rc = rcl_mpi_stencil(out + first * W * es, MPI_COMM_WORLD, c, &st, dt, W, H, iters, in + first * W * es);
@@ -63,8 +56,8 @@ static void sor_case(rcl_context *c, rcl_dtype dt, rcl_boundary bc, size_t s, si
   d.boundary = bc;
   d.omega = with_b ? 1.0 : 1.25;
   d.boundary_value = 0.5;
-  unsigned char *ref = gen(dt, W * H, "cancel", 41 + s), *grid = gen(dt, W * H, "cancel", 41 + s);
-  unsigned char *b = with_b ? gen(dt, W * H, "uniform", 43 + s) : NULL, rres[8] = {0}, res[8] = {0};
+  unsigned char *ref = mt_vec(dt, W * H, "cancel", 41 + s), *grid = mt_vec(dt, W * H, "cancel", 41 + s);
+  unsigned char *b = with_b ? mt_vec(dt, W * H, "uniform", 43 + s) : NULL, rres[8] = {0}, res[8] = {0};
   rt_ok(rcl_ref_sor(ref, rres, &d, dt, W, H, sweeps, b));
   mt_expect(rcl_mpi_grid_rows(&first, &count, MPI_COMM_WORLD, H, 2), 0, "rcl_mpi_grid_rows");
   size_t off = first * W * es;
@@ -97,25 +90,10 @@ static void grid_cases(rcl_context *c, const char *where) {
   }
 }
 
-START_TEST(mpi_stencil_device) {
-  char map[32];
-  snprintf(map, sizeof map, "rank:%d", _i);
-  rcl_context *c = mt_ctx(map);
-  if (c) grid_cases(c, rt_device_name((size_t)_i));
-  rcl_context_free(c);
-  mt_end();
-}
+START_TEST(mpi_stencil_device) { mt_on_device(_i, grid_cases); }
 END_TEST
 
-START_TEST(mpi_stencil_mixed) {
-  char map[128];
-  for (size_t shift = 0; mt_mixed_map(map, sizeof map, shift), map[0]; shift++) {
-    rcl_context *c = mt_ctx(map);
-    if (c) grid_cases(c, map);
-    rcl_context_free(c);
-  }
-  mt_end();
-}
+START_TEST(mpi_stencil_mixed) { mt_on_mixes(grid_cases); }
 END_TEST
 
 /* The cut: consecutive blocks covering the rows, even inner bounds with granule 2, ranks past the rows empty. */

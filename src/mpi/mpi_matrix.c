@@ -144,19 +144,6 @@ static int scatter_rows(rcl_csr **out, const rcl_mpi_matrix *M, const rcl_csr *A
 
 /* ---- the halo plan ------------------------------------------------------------------------------------ */
 
-/* The rank owning global column c: the one whose column range holds it. */
-static int col_owner(const rcl_mpi_matrix *M, size_t c) {
-  int lo = 0, hi = M->size; /* cbounds[lo] <= c < cbounds[hi] */
-  while (hi - lo > 1) {
-    int mid = lo + (hi - lo) / 2;
-    if (M->cbounds[mid] <= c)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
-}
-
 /* Counts and displacements of the halo: received from each rank (the halo's entries are sorted by column,
  * so each owner's are consecutive), and sent (learned with MPI_Alltoall), and the own entries to send. */
 static int halo_plan(rcl_mpi_matrix *M) {
@@ -166,7 +153,7 @@ static int halo_plan(rcl_mpi_matrix *M) {
   M->scount = rcl__calloc(K, sizeof(int));
   M->sdispl = rcl__calloc(K, sizeof(int));
   int rc = M->rcount && M->rdispl && M->scount && M->sdispl ? 0 : RCL_ERR_OUT_OF_MEMORY;
-  for (size_t k = 0; !rc && k < nh; k++) M->rcount[col_owner(M, M->L.halo[k])]++;
+  for (size_t k = 0; !rc && k < nh; k++) M->rcount[rcl__mpi_owner(M->cbounds, M->size, M->L.halo[k])]++;
   for (size_t r = 1; !rc && r < K; r++) M->rdispl[r] = M->rdispl[r - 1] + M->rcount[r - 1];
   if ((rc = rcl_mpi_agree(M->comm, rc, NULL)) != 0) return rc;
   rc = rcl__mpi_check(MPI_Alltoall(M->rcount, 1, MPI_INT, M->scount, 1, MPI_INT, M->comm), "MPI_Alltoall (halo)");

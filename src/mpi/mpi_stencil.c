@@ -61,17 +61,7 @@ int rcl_mpi_grid_rows(size_t *first, size_t *count, MPI_Comm comm, size_t height
 }
 
 /* The rank computing global row `row` (a rank with rows). */
-static int owner(const mgrid *m, size_t row) {
-  int lo = 0, hi = m->size; /* bounds[lo] <= row < bounds[hi] */
-  while (hi - lo > 1) {
-    int mid = lo + (hi - lo) / 2;
-    if (m->bounds[mid] <= row)
-      lo = mid;
-    else
-      hi = mid;
-  }
-  return lo;
-}
+static int owner(const mgrid *m, size_t row) { return rcl__mpi_owner(m->bounds, m->size, row); }
 
 static size_t own(const mgrid *m) { return m->g.r1 - m->g.r0; }
 static size_t halo_rows(const rcl__block_geom *g) { return g->above + g->below; }

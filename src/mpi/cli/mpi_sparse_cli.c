@@ -207,21 +207,17 @@ typedef struct {
   char rxhex[RCL_SHA256_HEX_SIZE], xhex[RCL_SHA256_HEX_SIZE];
 } cg_job;
 
-static const char *status_word(int rc) {
-  return rc == 0 ? "converged" : rc == RCL_ERR_NO_CONVERGENCE ? "no-convergence" : "breakdown";
-}
-
-static int opt_tol(void *target, const char *opt, const char *value) {
-  int rc = cli_parse_double(target, opt, value);
-  if (!rc && *(double *)target < 0) rc = cli_error("%s must be >= 0, got %s", opt, value);
-  return rc;
+/* reprocl cg's words for the solver's ends (0, RCL_ERR_NO_CONVERGENCE, RCL_ERR_BREAKDOWN). */
+static const char *status_word(int st) {
+  static const char *const words[] = {"converged", "no-convergence", "breakdown"};
+  return words[(st == RCL_ERR_NO_CONVERGENCE) + 2 * (st == RCL_ERR_BREAKDOWN)];
 }
 
 static int cg_parse(cg_job *j, int argc, char **argv) {
   const cli_opt opts[] = {
       MPI_SPARSE_OPTS(&j->s),
       CLI_STR("rhs", &j->s.vspec, "ones|random:SEED|FILE", "b (default: ones)"),
-      CLI_VAL("tol", &j->co.tol, opt_tol, "T", "stop when ||r|| <= T ||b|| (default: 1e-8)"),
+      CLI_VAL("tol", &j->co.tol, cli_opt_double, "T", "stop when ||r|| <= T ||b|| (default: 1e-8)"),
       CLI_VAL("maxit", &j->co.max_iterations, cli_opt_size, "K", "at most K iterations (default: 1000)"),
       CLI_FLAG("jacobi", &j->co.jacobi, "precondition with the diagonal (Jacobi)"),
       CLI_VAL("dots", &j->co.dot_mode, cli_opt_reduce_mode, "ordered|exact",
@@ -244,7 +240,9 @@ static int cg_parse(cg_job *j, int argc, char **argv) {
       "the history or the solution differs from the host reference",
       0,
       0};
-  return cli_opt_parse(&spec, argc, argv, NULL, NULL);
+  int rc = cli_opt_parse(&spec, argc, argv, NULL, NULL);
+  if (!rc && !(j->co.tol >= 0)) rc = cli_error("--tol must be >= 0, got %g", j->co.tol);
+  return rc;
 }
 
 /* Rank 0: a square matrix, b, the reference's solve. */
