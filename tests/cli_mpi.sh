@@ -5,6 +5,10 @@
 # reordering changes; the slices cut them). Faults: one rank's device spec matching nothing, or a dtype one rank's
 # device cannot run, fails every rank with status 2/3 and a message naming the rank; a rank killed mid-run
 # (REPROCL_MPI_TEST_DIE_RANK) ends mpirun, non-zero, in bounded time, leaving no output file, partial or temporary.
+# reprocl-mpi spmv, cg and stencil (SOR too) print the digests of reprocl spmv / cg / stencil on one device for
+# K = 1..5 (a Matrix Market file read once by rank 0 and scattered, generated matrices with fewer rows than ranks and
+# power-law rows, grids thinner than the ranks' halos), --out is written once by rank 0; rank 0 failing to read the
+# matrix fails every rank (exit 2), and a rank killed as CG starts ends mpirun in bounded time with no output file.
 # Usage (ctest): cli_mpi.sh <reprocl CLI> <source dir> <build dir>; ctest sets REPROCL_MPI_CLI (reprocl-mpi) and
 # REPROCL_MPIEXEC where the MPI layer is built. Exit 77 (a skip, saying why) where it is not.
 . "$(dirname "$0")/clilib.sh"
