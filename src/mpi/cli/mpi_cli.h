@@ -7,11 +7,12 @@
 #include "cli_run_common.h"
 #include "reprocl/mpi.h"
 
-/* reprocl-mpi run KERNEL (run reduce), spmv, cg, stencil. */
+/* reprocl-mpi run KERNEL (run reduce), spmv, cg, stencil, bench allreduce. */
 int mpi_cmd_run(int argc, char **argv);
 int mpi_cmd_spmv(int argc, char **argv);
 int mpi_cmd_cg(int argc, char **argv);
 int mpi_cmd_stencil(int argc, char **argv);
+int mpi_cmd_bench(int argc, char **argv);
 
 /* The slice [*first, *first + *count) of n elements that rank of size ranks holds: balanced, in rank order
  * (the first n mod size ranks hold one more; ranks past n hold none). */
