@@ -5,6 +5,10 @@
 # reordering changes; the slices cut them). Faults: one rank's device spec matching nothing, or a dtype one rank's
 # device cannot run, fails every rank with status 2/3 and a message naming the rank; a rank killed mid-run
 # (REPROCL_MPI_TEST_DIE_RANK) ends mpirun, non-zero, in bounded time, leaving no output file, partial or temporary.
+# reprocl-mpi spmv, cg and stencil (SOR too) print the digests of reprocl spmv / cg / stencil on one device for
+# K = 1..5 (a Matrix Market file read once by rank 0 and scattered, generated matrices with fewer rows than ranks and
+# power-law rows, grids thinner than the ranks' halos), --out is written once by rank 0; rank 0 failing to read the
+# matrix fails every rank (exit 2), and a rank killed as CG starts ends mpirun in bounded time with no output file.
 # Usage (ctest): cli_mpi.sh <reprocl CLI> <source dir> <build dir>; ctest sets REPROCL_MPI_CLI (reprocl-mpi) and
 # REPROCL_MPIEXEC where the MPI layer is built. Exit 77 (a skip, saying why) where it is not.
 . "$(dirname "$0")/clilib.sh"
@@ -145,6 +149,101 @@ for die in 0 1 3; do
     fail "rank $die killed: left $(ls -A "$TMP/die$die")"
 done
 echo "(the faults took $(($(date +%s) - t0)) s)"
+
+# ---- spmv, cg, stencil: the digests of reprocl spmv / cg / stencil on one device, for K = 1..5 ------------------
+# The --json digests: "<result> <reference>" (spmv, stencil) or "<history> <solution> <reference's>" (cg).
+cg_digests() {
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d if "history_sha256" in d else d["devices"][0]
+print(r["history_sha256"], r["solution_sha256"], d["reference"]["history_sha256"], d["reference"]["solution_sha256"])' "$1" 2>/dev/null
+}
+mtx="$TMP/m.mtx"
+python3 - "$mtx" <<'PY'
+import sys
+# A symmetric positive definite matrix with a trap row: 1, 2^60, 1, -2^60 in row 0 would not be SPD, so the trap
+# sits in x (--x random) and the long rows: row i couples to i+-1 and to every 7th row (power-law-ish lengths).
+n = 211
+e = {}
+for i in range(n):
+    e[(i, i)] = 40.0 + i % 5
+    if i + 1 < n: e[(i, i + 1)] = e[(i + 1, i)] = -1.0
+    if i % 7 == 0:
+        for j in range(0, n, 13):
+            if j != i: e[(i, j)] = e[(j, i)] = -0.125
+with open(sys.argv[1], "w") as f:
+    f.write("%%MatrixMarket matrix coordinate real general\n" + "%d %d %d\n" % (n, n, len(e)))
+    for (i, j), v in sorted(e.items()): f.write("%d %d %.17g\n" % (i + 1, j + 1, v))
+PY
+sruns=0
+check_digests() { # what, extractor, mpirun's exit status: $TMP/one.json (one process) against $TMP/mpi.json
+  local w g
+  w=$($2 "$TMP/one.json") g=$($2 "$TMP/mpi.json")
+  sruns=$((sruns + 1))
+  if [ "$3" = 0 ] && [ -n "$g" ] && [ "$g" = "$w" ]; then pass "$1: ${g%% *} = one device"; else
+    fail "$1: exit $3, digests '$g', one device '$w'"
+    head -5 "$TMP/mpi.err" | sed 's/^/     /'
+  fi
+}
+compare_runs() { # command extractor args...: one process on PoCL against $k ranks on $map, in $dt, per args
+  local cmd=$1 ex=$2 args
+  shift 2
+  for args in "$@"; do
+    "$CLI" "$cmd" $args --dtype "$dt" --device pocl --json >"$TMP/one.json" 2>/dev/null
+    mpi "$k" "$MPI_CLI" "$cmd" $args --dtype "$dt" --device-map "$map" --json >"$TMP/mpi.json" 2>"$TMP/mpi.err"
+    check_digests "K=$k $map $cmd $args $dt" "$ex" $?
+  done
+}
+maps=("rank:pocl")
+[ "$have_rusticl" = 1 ] && maps+=("rank:pocl,rusticl")
+for k in 1 2 3 4 5; do
+  map=${maps[$((k % ${#maps[@]}))]}
+  dt=f64
+  [ "$map" != rank:pocl ] && dt=f32 # Rusticl has no fp64
+  compare_runs spmv digests "--matrix $mtx --x random:5 --beta 0.5 --y0 random:6" \
+    "--gen powerlaw:$((k * 300 + 1)):3:$k --contract exact" "--gen random:$((k - 1)):3:2"
+  compare_runs cg cg_digests "--matrix $mtx --rhs random:3" "--gen poisson2d:$((k + 9)) --jacobi --dots exact" \
+    "--gen poisson2d:12 --maxit 5 --contract exact"
+  compare_runs stencil digests \
+    "--kind general --weights 1,-2,3,-4,5,-6,7,-8,9 --grid 33x$((k + 1)) --init random --iters 7 --boundary periodic" \
+    "--kind nine --grid 64x71 --init random --iters 20 --boundary edge" \
+    "--kind sor --grid 32x$((2 * k + 2)) --rhs random --iters 9 --boundary periodic" "--kind sor --grid 40x150 --iters 30"
+done
+echo "($sruns mpirun runs of spmv, cg, stencil)"
+expect 0 "cg text output, 3 ranks" -- mpi 3 "$MPI_CLI" cg --matrix "$mtx" --device pocl
+contains "$TMP/out" "rank 2   [" "rank 2's rows"
+contains "$TMP/out" "AGREE: 3 rank(s) ran, equal to the reference (converged after" "the verdict"
+[ "$(grep -c AGREE "$TMP/out")" = 1 ] && pass "rank 0 alone prints" || fail "the verdict printed $(grep -c AGREE "$TMP/out") times"
+mkdir -p "$TMP/so1" "$TMP/so2"
+for cmd in "spmv --matrix $mtx --x random:2" "cg --matrix $mtx" "stencil --kind nine --grid 50x9 --iters 4"; do
+  name=${cmd%% *}
+  expect 0 "one process $name --out" -- "$CLI" $cmd --device pocl --out "$TMP/so1/$name.bin"
+  expect 0 "4 ranks $name --out" -- mpi 4 "$MPI_CLI" $cmd --device pocl --out "$TMP/so2/$name.bin"
+  cmp -s "$TMP/so1/$name.bin" "$TMP/so2/$name.bin" && pass "$name --out: the same bytes" || fail "$name --out files differ"
+done
+[ "$(ls -A "$TMP/so2" | tr '\n' ' ')" = "cg.bin spmv.bin stencil.bin " ] && pass "--out: no temporary left" ||
+  fail "--out left: $(ls -A "$TMP/so2")"
+# Faults: only rank 0 reads the file: its failure fails every rank (exit 2), rank 0 naming the file.
+expect 2 "cg, a matrix file rank 0 cannot read: exit 2 on every rank" -- mpi 3 "$MPI_CLI" cg --matrix "$TMP/none.mtx" --device pocl
+contains "$TMP/err" "none.mtx" "the message names the file"
+printf '%%%%MatrixMarket matrix coordinate real general\n2 2 1\n3 1 1.0\n' >"$TMP/bad.mtx"
+expect 2 "spmv, a malformed matrix file: exit 2 on every rank" -- mpi 3 "$MPI_CLI" spmv --matrix "$TMP/bad.mtx" --device pocl
+expect 3 "stencil f64 on a rank driving Rusticl: exit 3, naming it" -- mpi 2 "$MPI_CLI" stencil --grid 8x8 --iters 1 --dtype f64 --device-map rank:pocl,rusticl
+[ "$have_rusticl" = 1 ] && contains "$TMP/err" "rank 1: " "the message names rank 1"
+for die in 0 2; do
+  mkdir -p "$TMP/cgdie$die"
+  start=$(date +%s)
+  REPROCL_MPI_TEST_DIE_RANK=$die mpi 3 "$MPI_CLI" cg --gen poisson2d:60 --device pocl --out "$TMP/cgdie$die/x.bin" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  took=$(($(date +%s) - start))
+  if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$took" -lt "$LIMIT" ]; then
+    pass "cg: rank $die of 3 killed as the solve starts: mpirun ends non-zero (exit $rc) in ${took}s"
+  else
+    fail "cg: rank $die of 3 killed: exit $rc after ${took}s (limit $LIMIT s)"
+  fi
+  [ -z "$(ls -A "$TMP/cgdie$die")" ] && pass "cg rank $die killed: no output file" || fail "cg rank $die killed: left $(ls -A "$TMP/cgdie$die")"
+done
 
 # ---- installed: mpi.h, libreprocl_mpi, find_package(reprocl_mpi) and reprocl-mpi.pc build a consumer ------------
 prefix="$TMP/prefix"

@@ -5,7 +5,7 @@
  * same status. A failure on any rank (a bad input, a device that cannot be opened or cannot run the dtype)
  * makes every rank return an error whose message names the rank and its reason; no rank is left waiting.
  * Distributed data are in rank order: rank r holds the r-th piece (elements, rows, grid rows). User guide:
- * docs/scaleout.md. Distributed CSR, CG and grids are to come (issue 17). */
+ * docs/scaleout.md. */
 #ifndef REPROCL_MPI_H
 #define REPROCL_MPI_H
 #include <mpi.h>
@@ -13,6 +13,8 @@
 #include "reprocl/common.h"
 #include "reprocl/context.h"
 #include "reprocl/reduce.h"
+#include "reprocl/sparse.h"
+#include "reprocl/stencil.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -40,6 +42,51 @@ RCL_API int rcl_mpi_partial_allreduce(void *out, MPI_Comm comm, const rcl_partia
  * (n_local may be 0 on any rank); *out on every rank. */
 RCL_API int rcl_mpi_reduce(void *out, MPI_Comm comm, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dtype,
                            size_t n_local, const void *x, const void *y, const rcl_reduce_options *opts);
+
+/* ---- distributed CSR: rows cut by non-zeros, halo exchange of x ------------------------------------------- */
+/* A CSR matrix distributed by rows: rank r owns rows [row_first, row_first + row_count) and the same range of
+ * x's entries (clipped to ncols; the last rank also owns the columns past nrows of a wide matrix), holds only
+ * its rows (uploaded once to its context) and the plan of its halo exchange: which entries of x it receives
+ * from which rank, and which of its own it sends (computed once, exchanged point to point per SpMV). */
+typedef struct rcl_mpi_matrix rcl_mpi_matrix;
+/* From A on root (ignored elsewhere): root cuts the rows by non-zeros (rcl_split's cut: each rank's rows plus
+ * non-zeros proportional to its weight, >= 0 and finite; give 1 on every rank for equal shares) and scatters
+ * them; no rank but root ever holds more than its own rows. ctx: this rank's context (rcl_mpi_context_create),
+ * which must outlive the matrix. Non-zeros and rows at most INT_MAX (MPI's counts). */
+RCL_API int rcl_mpi_matrix_scatter(rcl_mpi_matrix **out, MPI_Comm comm, int root, const rcl_csr *A, double weight,
+                                   rcl_context *ctx);
+/* Read once by root (rcl_matrix_read: Matrix Market, Harwell-Boeing; path ignored elsewhere) and scattered
+ * with equal weights. */
+RCL_API int rcl_mpi_matrix_read(rcl_mpi_matrix **out, MPI_Comm comm, int root, const char *path, rcl_dtype dtype,
+                                rcl_context *ctx);
+RCL_API void rcl_mpi_matrix_free(rcl_mpi_matrix *M);
+/* This rank's rows and the global row count; its columns (entries of x) and the global column count. */
+RCL_API void rcl_mpi_matrix_rows(const rcl_mpi_matrix *M, size_t *first, size_t *count, size_t *total);
+RCL_API void rcl_mpi_matrix_cols(const rcl_mpi_matrix *M, size_t *first, size_t *count, size_t *total);
+/* y, x: this rank's rows of y and entries of x (rcl_mpi_matrix_rows, _cols). The same bits as rcl_spmv_host
+ * of the whole matrix on one device (both contracts). */
+RCL_API int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
+                         const rcl_spmv_options *opts);
+/* As rcl_cg (square A; x: this rank's rows of the initial guess in, of the solution out; b: its rows). res
+ * (history, iterations, norms) is the same on every rank, and equals rcl_cg's on one device bit for bit, as
+ * does the solution: the dots and norms are partial reductions joined by rcl_mpi_partial_allreduce. */
+RCL_API int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts);
+
+/* ---- distributed grids: blocks of rows, halo rows exchanged with the ranks that own them ---------------- */
+/* The rows [*first, *first + *count) of a grid of `height` rows that this rank holds: height cut into
+ * size equal blocks (rcl_split_partition with equal weights; every inner bound a multiple of granule; ranks
+ * past the rows hold none). rcl_mpi_stencil uses granule 1, rcl_mpi_sor granule 2. */
+RCL_API int rcl_mpi_grid_rows(size_t *first, size_t *count, MPI_Comm comm, size_t height, size_t granule);
+/* As rcl_stencil and rcl_sor over a width x height grid of which in/out, grid and rhs are this rank's rows
+ * (rcl_mpi_grid_rows; out may equal in; rhs and residual may be NULL). Each rank steps its block with the
+ * family's own kernels; halo rows (also from ranks two or more away where blocks are thin, and across the
+ * wrap for periodic grids) are exchanged point to point every few steps; the SOR residual norm is joined
+ * from every rank's part. The bits are the one-device call's for any number of ranks; residual on every
+ * rank. */
+RCL_API int rcl_mpi_stencil(void *out, MPI_Comm comm, rcl_context *ctx, const rcl_stencil_desc *st, rcl_dtype dtype,
+                            size_t width, size_t height, size_t iters, const void *in);
+RCL_API int rcl_mpi_sor(void *grid, void *residual, MPI_Comm comm, rcl_context *ctx, const rcl_sor_desc *d,
+                        rcl_dtype dtype, size_t width, size_t height, size_t sweeps, const void *rhs);
 
 #ifdef __cplusplus
 }

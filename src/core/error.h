@@ -14,7 +14,7 @@
 /* Sets this thread's error message and returns status, so call sites read `return rcl__fail(...)`. */
 RCL_SIBLING int rcl__fail(int status, const char *fmt, ...) RCL_PRINTF(2, 3);
 /* An OpenCL failure: "what: CL_ERROR_NAME (code)". */
-RCL_INTERNAL int rcl__fail_cl(cl_int err, const char *what, ...) RCL_PRINTF(2, 3);
+RCL_SIBLING int rcl__fail_cl(cl_int err, const char *what, ...) RCL_PRINTF(2, 3);
 /* Appends to the current message (e.g. a build log after the headline). */
 RCL_INTERNAL void rcl__error_append(const char *fmt, ...) RCL_PRINTF(1, 2);
 

@@ -24,6 +24,18 @@ int rcl__mpi_shape(int *size, int *rank, MPI_Comm comm) {
   return rc ? rc : rcl__mpi_check(MPI_Comm_rank(comm, rank), "MPI_Comm_rank");
 }
 
+int rcl__mpi_owner(const size_t *bounds, int size, size_t x) {
+  int lo = 0, hi = size; /* bounds[lo] <= x < bounds[hi] */
+  while (hi - lo > 1) {
+    int mid = lo + (hi - lo) / 2;
+    if (bounds[mid] <= x)
+      lo = mid;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
 /* What the failing rank sends: its status, then its message. */
 typedef struct {
   int status;

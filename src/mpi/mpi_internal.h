@@ -15,4 +15,8 @@ RCL_INTERNAL int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, con
 /* The size of the communicator and this rank in it. */
 RCL_INTERNAL int rcl__mpi_shape(int *size, int *rank, MPI_Comm comm);
 
+/* The piece holding index x of a cut into size pieces (bounds[0..size], non-decreasing): the r with
+ * bounds[r] <= x < bounds[r + 1] (a piece that is not empty). */
+RCL_INTERNAL int rcl__mpi_owner(const size_t *bounds, int size, size_t x);
+
 #endif

@@ -69,7 +69,7 @@ RCL_INTERNAL void rcl__locale_end(rcl_locale_guard *g);
 /* (sparse_csr.c) The Jacobi preconditioner of A as a diagonal matrix: entry (i, i) = 1 / d_i rounded in dtype, where
  * d_i is the sum (in stored order) of row i's diagonal entries. RCL_ERR_BREAKDOWN names the first row whose d_i is
  * missing, not positive or NaN. A must be square. */
-RCL_INTERNAL int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
+RCL_SIBLING int rcl__csr_jacobi(rcl_csr **out, const rcl_csr *A);
 /* (spmv_matrix.c) The same for a matrix on a device (its arrays are read back once); the result lives on A's context.
  */
 RCL_INTERNAL int rcl__spmv_jacobi(rcl_spmv_matrix **out, rcl_spmv_matrix *A);
@@ -137,8 +137,8 @@ typedef struct {
   size_t nbefore, nafter; /* halo sizes */
   uint32_t *halo;         /* nbefore + nafter global columns: those of xe[0 .. nbefore) then of the after halo */
 } rcl_csr_local;
-RCL_INTERNAL int rcl__csr_local(rcl_csr_local *out, const rcl_csr *A, size_t r0, size_t r1, size_t c0, size_t c1);
-RCL_INTERNAL void rcl__csr_local_free(rcl_csr_local *L);
+RCL_SIBLING int rcl__csr_local(rcl_csr_local *out, const rcl_csr *A, size_t r0, size_t r1, size_t c0, size_t c1);
+RCL_SIBLING void rcl__csr_local_free(rcl_csr_local *L);
 /* xe (L->A->ncols values of dtype) = x at the global columns of L (x: the global vector). */
 RCL_INTERNAL void rcl__csr_local_gather(void *xe, const rcl_csr_local *L, const void *x);
 /* halo (nbefore + nafter values) = x at the halo's global columns. */
@@ -146,8 +146,8 @@ RCL_INTERNAL void rcl__csr_local_gather_halo(void *halo, const rcl_csr_local *L,
 /* bounds[0..count]: rows [bounds[i], bounds[i+1]) for part i, cut so that each part's cost (its non-zeros
  * plus its rows) is proportional to weights[i] (>= 0, at least one > 0); every inner bound is a multiple of
  * granule (>= 1) or nrows; a part of weight 0 is empty. Deterministic. */
-RCL_INTERNAL int rcl__csr_row_bounds(size_t *bounds, const rcl_csr *A, const double *weights, size_t count,
-                                     size_t granule);
+RCL_SIBLING int rcl__csr_row_bounds(size_t *bounds, const rcl_csr *A, const double *weights, size_t count,
+                                    size_t granule);
 
 /* ---- the CG driver (cg.c), shared by its back ends: device, host reference, and the split over devices -- */
 
@@ -164,13 +164,12 @@ typedef struct {
   int (*fetch)(void *st, void *slots);
 } rcl_cg_ops;
 /* Clears *res and checks the options (NULL: defaults) and the shape (square). */
-RCL_INTERNAL int rcl__cg_check(rcl_cg_result *res, const rcl_cg_options *opts, size_t nrows, size_t ncols);
+RCL_SIBLING int rcl__cg_check(rcl_cg_result *res, const rcl_cg_options *opts, size_t nrows, size_t ncols);
 /* The algorithm of contract "cg" over a back end (n > 0 rows), filling res (not its digest). */
-RCL_INTERNAL int rcl__cg_run(const rcl_cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options *opt,
-                             rcl_cg_result *res);
+RCL_SIBLING int rcl__cg_run(const rcl_cg_ops *o, rcl_dtype dt, size_t n, const rcl_cg_options *opt, rcl_cg_result *res);
 /* The result of the empty system (0 rows), digest included. */
-RCL_INTERNAL int rcl__cg_empty(rcl_cg_result *res, rcl_dtype dt);
+RCL_SIBLING int rcl__cg_empty(rcl_cg_result *res, rcl_dtype dt);
 /* Sets res's history digest and returns rc. */
-RCL_INTERNAL int rcl__cg_finish(rcl_cg_result *res, rcl_dtype dt, int rc);
+RCL_SIBLING int rcl__cg_finish(rcl_cg_result *res, rcl_dtype dt, int rc);
 
 #endif

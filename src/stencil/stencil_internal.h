@@ -17,12 +17,12 @@
 /* ---- checks and constants (stencil_check.c) ------------------------------------------------------- */
 
 /* Checks width and height (1 .. RCL_GRID_MAX_DIM) and that width*height*es fits in size_t. */
-RCL_INTERNAL int rcl__grid_check_dims(size_t width, size_t height, size_t es, const char *what);
+RCL_SIBLING int rcl__grid_check_dims(size_t width, size_t height, size_t es, const char *what);
 
 /* Checks a stencil description; *radius receives 1 or 2. */
-RCL_INTERNAL int rcl__stencil_check(const rcl_stencil_desc *st, unsigned int *radius);
+RCL_SIBLING int rcl__stencil_check(const rcl_stencil_desc *st, unsigned int *radius);
 /* Checks an SOR description for a grid (omega in (0, 2), the boundary, periodic sizes). */
-RCL_INTERNAL int rcl__sor_check(const rcl_sor_desc *s, size_t width, size_t height);
+RCL_SIBLING int rcl__sor_check(const rcl_sor_desc *s, size_t width, size_t height);
 
 /* The constants a kernel uses, rounded once to the dtype (each points to a float or a double):
  * the stencil's weights (3 for NINE, (2r+1)^2 for GENERAL) and boundary value; SOR's c1 = omega * 0.25 and
@@ -121,15 +121,15 @@ typedef struct {
 /* The geometry of the block [r0, r1) with halo depth `halo`: no halo for an empty block or one that is
  * the whole grid; periodic: `halo` rows on each side (wrapping); else up to `halo` rows, stopping at the
  * grid's top and bottom. */
-RCL_INTERNAL void rcl__block_geom_init(rcl__block_geom *g, size_t width, size_t height, size_t r0, size_t r1,
-                                       size_t halo, rcl_boundary bc);
+RCL_SIBLING void rcl__block_geom_init(rcl__block_geom *g, size_t width, size_t height, size_t r0, size_t r1,
+                                      size_t halo, rcl_boundary bc);
 /* The global row of local row l. */
-RCL_INTERNAL size_t rcl__block_global_row(const rcl__block_geom *g, size_t l);
+RCL_SIBLING size_t rcl__block_global_row(const rcl__block_geom *g, size_t l);
 /* The rows of this block that others need as halo rows of depth `halo`: its first e and its last e rows
  * (e = min(halo, r1 - r0); they overlap when the block is thinner than 2e). Returns e. Where global row
  * `row` (which the block computes) is among them: index row - r0 in the first e, else e + row - (r1 - e). */
-RCL_INTERNAL size_t rcl__block_edge(const rcl__block_geom *g, size_t halo);
-RCL_INTERNAL size_t rcl__block_edge_index(const rcl__block_geom *g, size_t halo, size_t row);
+RCL_SIBLING size_t rcl__block_edge(const rcl__block_geom *g, size_t halo);
+RCL_SIBLING size_t rcl__block_edge_index(const rcl__block_geom *g, size_t halo, size_t row);
 /* Copies the block's local grid (rows x W values of es bytes, local order) out of a whole grid. */
 RCL_INTERNAL void rcl__block_gather(void *local, const void *grid, const rcl__block_geom *g, size_t es);
 
@@ -139,19 +139,19 @@ typedef struct rcl__stencil_block rcl__stencil_block;
  * or for SOR sor (exactly one of st and sor; SOR's local rhs, laid out alike, may be NULL). SOR needs
  * r0 - above even (the red-black colours are the grid's: blocks start at even rows and halos are even),
  * as the whole grid (a block of every row) always is. The descriptions are checked by the caller. */
-RCL_INTERNAL int rcl__stencil_block_create(rcl__stencil_block **out, rcl_context *ctx, const rcl_stencil_desc *st,
-                                           const rcl_sor_desc *sor, rcl_dtype dtype, const rcl__block_geom *g,
-                                           const void *local, const void *local_rhs);
-RCL_INTERNAL void rcl__stencil_block_free(rcl__stencil_block *b);
+RCL_SIBLING int rcl__stencil_block_create(rcl__stencil_block **out, rcl_context *ctx, const rcl_stencil_desc *st,
+                                          const rcl_sor_desc *sor, rcl_dtype dtype, const rcl__block_geom *g,
+                                          const void *local, const void *local_rhs);
+RCL_SIBLING void rcl__stencil_block_free(rcl__stencil_block *b);
 /* k steps: k stencil iterations, or k SOR sweeps (2k half-sweeps: needs halos of 2k rows where there are
  * halos). Blocks until done. */
-RCL_INTERNAL int rcl__stencil_block_step(rcl__stencil_block *b, size_t k);
+RCL_SIBLING int rcl__stencil_block_step(rcl__stencil_block *b, size_t k);
 /* Reads / writes n local rows from local row l0 of the current grid (n x W values in host memory). */
-RCL_INTERNAL int rcl__stencil_block_read(void *host, rcl__stencil_block *b, size_t l0, size_t n);
-RCL_INTERNAL int rcl__stencil_block_write(rcl__stencil_block *b, size_t l0, size_t n, const void *host);
+RCL_SIBLING int rcl__stencil_block_read(void *host, rcl__stencil_block *b, size_t l0, size_t n);
+RCL_SIBLING int rcl__stencil_block_write(rcl__stencil_block *b, size_t l0, size_t n, const void *host);
 /* SOR: this block's part of the residual norm (reduce.ordered nrm2 over the residuals of rows [r0, r1) as a
  * slice of the grid's row-major residual vector, rcl_reduce_partial): its halo rows (depth >= 1) must be
  * current. */
-RCL_INTERNAL int rcl__stencil_block_residual(rcl_partial **out, rcl__stencil_block *b);
+RCL_SIBLING int rcl__stencil_block_residual(rcl_partial **out, rcl__stencil_block *b);
 
 #endif

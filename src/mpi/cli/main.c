@@ -12,6 +12,10 @@
 
 static const cli_command mpi_commands[] = {
     {"run", mpi_cmd_run, "run a kernel over the ranks (one problem, sliced) and compare with the host reference"},
+    {"spmv", mpi_cmd_spmv, "y = alpha*A*x + beta*y, A's rows cut over the ranks (the digest of reprocl spmv)"},
+    {"cg", mpi_cmd_cg, "Conjugate Gradient over the ranks (the digests of reprocl cg)"},
+    {"bench", mpi_cmd_bench, "bench allreduce: the reproducible allreduce's time against MPI_Allreduce"},
+    {"stencil", mpi_cmd_stencil, "a stencil or SOR over blocks of rows on the ranks (the digest of reprocl stencil)"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {

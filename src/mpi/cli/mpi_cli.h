@@ -7,8 +7,12 @@
 #include "cli_run_common.h"
 #include "reprocl/mpi.h"
 
-/* reprocl-mpi run KERNEL (run reduce). */
+/* reprocl-mpi run KERNEL (run reduce), spmv, cg, stencil, bench allreduce. */
 int mpi_cmd_run(int argc, char **argv);
+int mpi_cmd_spmv(int argc, char **argv);
+int mpi_cmd_cg(int argc, char **argv);
+int mpi_cmd_stencil(int argc, char **argv);
+int mpi_cmd_bench(int argc, char **argv);
 
 /* The slice [*first, *first + *count) of n elements that rank of size ranks holds: balanced, in rank order
  * (the first n mod size ranks hold one more; ranks past n hold none). */
@@ -21,5 +25,32 @@ int mpi_cli_write_atomic(const char *path, const void *data, size_t bytes, char 
 /* The test hook of the fault tests (tests/cli_mpi.sh): with REPROCL_MPI_TEST_DIE_RANK=r, rank r kills itself
  * (SIGKILL) here. */
 void mpi_cli_test_die(int rank);
+
+/* This rank's context: --device for every rank, or the --device-map (rcl_mpi_context_create). Returns 0 or the
+ * exit status (every rank the same; rank 0 prints the reason, naming the failing rank). */
+int mpi_cli_open(rcl_context **ctx, const char *device, const char *map);
+
+/* Each rank's device and piece [first, first + count), gathered on rank 0 (*rows: size entries there, NULL
+ * elsewhere; free it). Returns 0 or the exit status. */
+typedef struct {
+  char name[260];
+  uint64_t first, count;
+} rank_row;
+int mpi_cli_gather_ranks(rank_row **rows, rcl_context *ctx, size_t first, size_t count);
+/* "    rank R   [first, end) device" and the JSON array of the rows. */
+void mpi_cli_print_rank(const rank_row *row, int rank);
+json_t *mpi_cli_ranks_json(const rank_row *rows, int size);
+
+/* --out (path NULL: nothing): rank 0 writes data whole or not at all (mpi_cli_write_atomic); every rank learns
+ * whether it was written. Returns 0 or the exit status. */
+int mpi_cli_write_out(const char *path, const void *data, size_t bytes);
+
+/* The pieces of a vector distributed by ranks: rank r holds [first_r, first_r + count_r) (values of es bytes).
+ * scatter: from all (rank 0's whole vector; ignored elsewhere) into mine; gather: mine into all on rank 0.
+ * Returns 0 or the exit status. */
+int mpi_cli_scatter(void *mine, const void *all, size_t first, size_t count, size_t es);
+int mpi_cli_gather(void *all, const void *mine, size_t first, size_t count, size_t es);
+/* Rank 0's exit status (after a step only rank 0 took, e.g. reading the inputs) to every rank. */
+int mpi_cli_share_status(int rc);
 
 #endif

@@ -135,23 +135,6 @@ static int run(mpi_reduce_job *j) {
   return 0;
 }
 
-/* Each rank's device name and slice, gathered on rank 0 (ranks: size entries there, NULL elsewhere). */
-typedef struct {
-  char name[260];
-  uint64_t first, count;
-} rank_row;
-
-static int gather_rows(rank_row **rows, const mpi_reduce_job *j) {
-  rank_row mine = {"", j->first, j->count};
-  const rcl_device_profile *p = rcl_context_profile(j->ctx);
-  snprintf(mine.name, sizeof mine.name, "%s: %s", p->platform_name, p->device_name);
-  *rows = j->rank == 0 ? calloc((size_t)j->size, sizeof **rows) : NULL;
-  int rc = rcl_mpi_agree(MPI_COMM_WORLD, j->rank == 0 && !*rows ? RCL_ERR_OUT_OF_MEMORY : 0, "out of memory");
-  if (rc) return cli_fail("gathering the ranks' devices");
-  MPI_Gather(&mine, (int)sizeof mine, MPI_BYTE, *rows, (int)sizeof mine, MPI_BYTE, 0, MPI_COMM_WORLD);
-  return 0;
-}
-
 static void print_text(const mpi_reduce_job *j, const rank_row *rows) {
   char buf[64];
   cli_format_value(buf, sizeof buf, j->ref, j->dt);
@@ -159,9 +142,7 @@ static void print_text(const mpi_reduce_job *j, const rank_row *rows) {
          rcl_reduce_mode_name(j->opts.mode), j->n, rcl_gen_kind_name(j->dist), (unsigned long long)j->seed);
   printf("  %-44s %-24s %-16s %s\n", "device", "result", "sha256", "time");
   printf("  %-44s %-24s %-16.16s %s\n", "host reference (C, -ffp-contract=off)", buf, j->refhex, "-");
-  for (int r = 0; r < j->size; r++)
-    printf("    rank %-3d [%llu, %llu) %s\n", r, (unsigned long long)rows[r].first,
-           (unsigned long long)(rows[r].first + rows[r].count), rows[r].name);
+  for (int r = 0; r < j->size; r++) mpi_cli_print_rank(&rows[r], r);
   int ok = !memcmp(j->val, j->ref, rcl_dtype_size(j->dt));
   char label[64];
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_reduce", j->size);
@@ -178,10 +159,7 @@ static void print_json(const mpi_reduce_job *j, const rank_row *rows) {
   cli_format_value(ref, sizeof ref, j->ref, j->dt);
   cli_format_value(val, sizeof val, j->val, j->dt);
   int ok = !memcmp(j->val, j->ref, rcl_dtype_size(j->dt));
-  json_t *jranks = json_array();
-  for (int r = 0; r < j->size; r++)
-    json_array_append_new(jranks, json_pack("{s:i,s:s,s:I,s:I}", "rank", r, "device", rows[r].name, "first",
-                                            (json_int_t)rows[r].first, "n", (json_int_t)rows[r].count));
+  json_t *jranks = mpi_cli_ranks_json(rows, j->size);
   json_t *top =
       json_pack("{s:s,s:s,s:s,s:s,s:I,s:I,s:s,s:{s:s,s:s},s:o,s:s,s:s,s:f,s:b,s:b,s:b}", "command", "run reduce", "op",
                 rcl_reduce_op_name(j->op), "dtype", rcl_dtype_name(j->dt), "mode", rcl_reduce_mode_name(j->opts.mode),
@@ -192,22 +170,6 @@ static void print_json(const mpi_reduce_job *j, const rank_row *rows) {
   cli_json_print(top);
 }
 
-/* --out, by rank 0, whole or not at all; every rank learns whether it was written. */
-static int write_out(const mpi_reduce_job *j) {
-  char why[512] = "";
-  int rc = 0;
-  if (j->out && j->rank == 0) rc = mpi_cli_write_atomic(j->out, j->val, rcl_dtype_size(j->dt), why, sizeof why);
-  if (rcl_mpi_agree(MPI_COMM_WORLD, rc, why)) return cli_fail("--out");
-  return 0;
-}
-
-static int open_context(mpi_reduce_job *j) {
-  rcl_context_options o = RCL_CONTEXT_OPTIONS_INIT;
-  o.device = j->device;
-  if (rcl_mpi_context_create(&j->ctx, MPI_COMM_WORLD, j->map, &o)) return cli_fail("opening the ranks' devices");
-  return 0;
-}
-
 static int cmd_run_reduce(int argc, char **argv) {
   mpi_reduce_job j = {.op = RCL_OP_SUM, .dt = RCL_F32, .opts = RCL_REDUCE_OPTIONS_INIT, .seed = 1};
   MPI_Comm_rank(MPI_COMM_WORLD, &j.rank);
@@ -216,9 +178,10 @@ static int cmd_run_reduce(int argc, char **argv) {
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
   mpi_cli_slice(&j.first, &j.count, j.n, j.rank, j.size);
   rank_row *rows = NULL;
-  if (!(rc = open_context(&j))) {
+  if (!(rc = mpi_cli_open(&j.ctx, j.device, j.map))) {
     mpi_cli_test_die(j.rank);
-    if (!(rc = reference(&j)) && !(rc = run(&j)) && !(rc = gather_rows(&rows, &j)) && !(rc = write_out(&j))) {
+    if (!(rc = reference(&j)) && !(rc = run(&j)) && !(rc = mpi_cli_gather_ranks(&rows, j.ctx, j.first, j.count)) &&
+        !(rc = mpi_cli_write_out(j.out, j.val, rcl_dtype_size(j.dt)))) {
       if (j.rank == 0 && j.json)
         print_json(&j, rows);
       else if (j.rank == 0)

@@ -1,0 +1,232 @@
+/* SpMV and CG over a distributed CSR matrix (mpi_matrix.c). Each rank's rows are a matrix of their own whose
+ * columns are a halo before, the rank's own entries of x, a halo after (src/sparse/csr_local.c), so every row
+ * sum is the same sequence of operations as on one device once the halo holds the other ranks' entries: an
+ * exchange point to point with the ranks that share entries (MPI_Isend / MPI_Irecv), before every SpMV. CG
+ * runs the one driver of src/sparse/cg.c (rcl__cg_run) over ops that keep the vectors on this rank's device:
+ * axpy, scal and copies per slice; dots and norms as this rank's part (rcl_reduce_partial_enqueue) joined by
+ * rcl_mpi_partial_allreduce, so every rank holds the same scalars, equal to one device's, and takes the same
+ * steps. A rank whose device fails goes on taking part in every exchange; its status travels with the next
+ * reduction (every CG iteration has some) or the final agreement, so no rank waits forever. */
+#include <string.h>
+
+#include "mpi/mpi_sparse.h"
+
+enum { HALO_TAG = 0x4a10 };
+
+int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own) {
+  size_t es = M->es;
+  unsigned char *out = M->sbuf + M->nsend * es;
+  MPI_Datatype t = M->dt == RCL_F32 ? MPI_FLOAT : MPI_DOUBLE;
+  for (size_t k = 0; k < M->nsend; k++) memcpy(M->sbuf + k * es, (const unsigned char *)own + M->sidx[k] * es, es);
+  MPI_Request *req = rcl__malloc(2 * (size_t)M->size * sizeof *req);
+  if (!req) return RCL_ERR_OUT_OF_MEMORY; /* then MPI_Abort would be the only way out; the agreement follows */
+  int n = 0, rc = 0;
+  for (int r = 0; r < M->size && !rc; r++)
+    if (M->rcount[r])
+      rc = rcl__mpi_check(MPI_Irecv(out + (size_t)M->rdispl[r] * es, M->rcount[r], t, r, HALO_TAG, M->comm, &req[n++]),
+                          "MPI_Irecv (halo)");
+  for (int r = 0; r < M->size && !rc; r++)
+    if (M->scount[r])
+      rc = rcl__mpi_check(
+          MPI_Isend(M->sbuf + (size_t)M->sdispl[r] * es, M->scount[r], t, r, HALO_TAG, M->comm, &req[n++]),
+          "MPI_Isend (halo)");
+  int wrc = rcl__mpi_check(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
+  rcl__free(req);
+  return rc ? rc : wrc;
+}
+
+static size_t own_rows(const rcl_mpi_matrix *A) { return A->bounds[A->rank + 1] - A->bounds[A->rank]; }
+static size_t own_cols(const rcl_mpi_matrix *A) { return A->cbounds[A->rank + 1] - A->cbounds[A->rank]; }
+
+/* ---- SpMV with host arrays ---------------------------------------------------------------------------- */
+
+static int check_spmv(rcl_mpi_matrix *A, const void *y, const void *alpha, const void *x, const void *beta,
+                      const rcl_spmv_options *opts) {
+  if (!alpha || !beta) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_spmv: NULL alpha or beta");
+  if ((own_rows(A) && !y) || (own_cols(A) && !x)) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_spmv: NULL x or y");
+  if (opts && opts->version != RCL_SPMV_OPTIONS_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.version is %u, expected %u (use RCL_SPMV_OPTIONS_INIT)",
+                     opts->version, RCL_SPMV_OPTIONS_VERSION);
+  return 0;
+}
+
+int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
+                 const rcl_spmv_options *opts) {
+  if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_spmv: NULL matrix");
+  int rc = rcl_mpi_agree(A->comm, check_spmv(A, y, alpha, x, beta, opts), NULL);
+  if (rc) return rc;
+  size_t es = A->es, ne = A->L.A->ncols, nb = A->L.nbefore;
+  rc = rcl__mpi_halo_exchange(A, x);
+  unsigned char *xe = rcl__malloc((ne ? ne : 1) * es), *h = A->sbuf + A->nsend * es;
+  if (!rc && !xe) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc && own_rows(A)) {
+    memcpy(xe, h, nb * es);
+    if (own_cols(A)) memcpy(xe + nb * es, x, own_cols(A) * es);
+    memcpy(xe + (nb + own_cols(A)) * es, h + nb * es, A->L.nafter * es);
+    rc = rcl_spmv_host(y, A->M, alpha, xe, beta, opts);
+  }
+  rcl__free(xe);
+  return rcl_mpi_agree(A->comm, rc, NULL);
+}
+
+/* ---- CG: the ops of cg.c's driver on this rank's device -------------------------------------------------- */
+
+typedef struct {
+  rcl_mpi_matrix *A;
+  size_t es, n, off; /* own rows, and where they start in every vector (the halo before) */
+  cl_command_queue q;
+  cl_mem v[RCL_CG_NV]; /* each halo before + own rows + halo after (as L's columns) */
+  unsigned char *host; /* the own rows of a vector, read back for the exchange */
+  rcl_reduce_options ro;
+  rcl_spmv_options so;
+  int err; /* this rank's first failure not yet agreed (0: none) */
+  unsigned char slots[3 * 8];
+} mcg;
+
+/* A local step's status: kept (the step returns 0, the rank goes on taking part) until the next agreement. */
+static int keep(mcg *g, int rc) {
+  if (rc && !g->err) g->err = rc;
+  return 0;
+}
+
+static int mcg_copy(void *st, int dst, int src) {
+  mcg *g = st;
+  if (g->err || !g->n) return 0;
+  size_t off = g->off * g->es;
+  cl_int e = clEnqueueCopyBuffer(g->q, g->v[src], g->v[dst], off, off, g->n * g->es, 0, NULL, NULL);
+  return keep(g, e ? rcl__fail_cl(e, "CG: clEnqueueCopyBuffer") : 0);
+}
+
+static int mcg_axpy(void *st, int dst, const void *alpha, int src) {
+  mcg *g = st;
+  if (g->err || !g->n) return 0;
+  return keep(g, rcl_axpy_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, g->v[src], g->off, 0, NULL));
+}
+
+static int mcg_scal(void *st, int dst, const void *alpha) {
+  mcg *g = st;
+  if (g->err || !g->n) return 0;
+  return keep(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
+}
+
+/* The halo of vector src: own rows read back, exchanged, the halo written before and after them. */
+static int mcg_halo(mcg *g, int src) {
+  const rcl_csr_local *L = &g->A->L;
+  size_t es = g->es, nb = L->nbefore, na = L->nafter;
+  cl_int e = 0;
+  if (!g->err && g->n) e = clFinish(g->q); /* a wrapped out-of-order queue: the blocking read waits for itself only */
+  if (!e && !g->err && g->n)
+    e = clEnqueueReadBuffer(g->q, g->v[src], CL_TRUE, g->off * es, g->n * es, g->host, 0, NULL, NULL);
+  keep(g, e ? rcl__fail_cl(e, "CG: reading the rows for the halo") : 0);
+  int rc = rcl__mpi_halo_exchange(g->A, g->host); /* every rank, whatever failed */
+  if (rc || g->err || !g->n) return keep(g, rc);
+  const unsigned char *h = g->A->sbuf + g->A->nsend * es;
+  if (nb) e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, 0, nb * es, h, 0, NULL, NULL);
+  if (!e && na)
+    e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, (nb + g->n) * es, na * es, h + nb * es, 0, NULL, NULL);
+  return keep(g, e ? rcl__fail_cl(e, "CG: writing the halo") : 0);
+}
+
+static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, const void *beta) {
+  mcg *g = st;
+  if (!jac) mcg_halo(g, src);
+  if (g->err || !g->n) return 0;
+  return keep(g, rcl_spmv_enqueue(g->v[dst], g->off, jac ? g->A->D : g->A->M, alpha, g->v[src], jac ? g->off : 0, beta,
+                                  &g->so, NULL));
+}
+
+/* A dot or norm: this rank's part (an empty one without rows), joined over the ranks with every rank's
+ * status so far. */
+static int mcg_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
+  mcg *g = st;
+  rcl_mpi_matrix *A = g->A;
+  rcl_partial *part = NULL;
+  int rc = g->err, dot = op == RCL_OP_DOT;
+  if (!rc && g->n)
+    rc = rcl_reduce_partial_enqueue(&part, A->ctx, op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a], g->off,
+                                    dot ? g->v[b] : NULL, dot ? g->off : 0, &g->ro, NULL);
+  else if (!rc)
+    rc = rcl_ref_reduce_partial(&part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
+  g->err = 0;
+  rc = rcl__mpi_partial_allreduce_status(g->slots + (size_t)slot * g->es, A->comm, part, rc);
+  rcl_partial_free(part);
+  return rc;
+}
+
+static int mcg_fetch(void *st, void *slots) {
+  mcg *g = st;
+  memcpy(slots, g->slots, 3 * g->es);
+  return 0;
+}
+
+/* The vectors on the device, with this rank's rows of x and b. */
+static int mcg_setup(mcg *g, const void *x, const void *b, int jacobi) {
+  rcl_context *ctx = g->A->ctx;
+  cl_context c = rcl_context_cl_context(ctx);
+  size_t bytes = (g->A->L.A->ncols ? g->A->L.A->ncols : 1) * g->es;
+  if (!(g->host = rcl__malloc((g->n ? g->n : 1) * g->es))) return RCL_ERR_OUT_OF_MEMORY;
+  if (!g->n) return 0;
+  cl_int e = 0;
+  for (int k = 0; !e && k < RCL_CG_NV; k++)
+    if (k != RCL_CG_Z || jacobi) g->v[k] = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &e);
+  if (e) return rcl__fail_cl(e, "CG: clCreateBuffer (a vector of %zu bytes)", bytes);
+  size_t off = g->off * g->es, own = g->n * g->es;
+  e = clEnqueueWriteBuffer(g->q, g->v[RCL_CG_X], CL_TRUE, off, own, x, 0, NULL, NULL);
+  if (!e) e = clEnqueueWriteBuffer(g->q, g->v[RCL_CG_B], CL_TRUE, off, own, b, 0, NULL, NULL);
+  return e ? rcl__fail_cl(e, "CG: writing x and b") : 0;
+}
+
+/* The solve: vectors, the driver, the solution read back (also after a breakdown or no convergence, as
+ * rcl_cg does); every local failure agreed. */
+static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const rcl_cg_options *opts) {
+  rcl_mpi_matrix *A = g->A;
+  int rc = rcl_mpi_agree(A->comm, mcg_setup(g, x, b, opts->jacobi), NULL);
+  rcl_cg_ops o = {g, mcg_copy, mcg_spmv, mcg_reduce, mcg_axpy, mcg_scal, mcg_fetch};
+  if (!rc) rc = rcl__cg_run(&o, A->dt, A->nrows, opts, res); /* its status is every rank's */
+  if (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "%s", rc ? rcl_error_last() : "");
+    cl_int e = g->err || !g->n ? 0 : clFinish(g->q);
+    if (!e && !g->err && g->n)
+      e = clEnqueueReadBuffer(g->q, g->v[RCL_CG_X], CL_TRUE, g->off * g->es, g->n * g->es, x, 0, NULL, NULL);
+    keep(g, e ? rcl__fail_cl(e, "CG: reading the solution") : 0);
+    int arc = rcl_mpi_agree(A->comm, g->err, NULL);
+    if (arc) {
+      rcl_cg_result_free(res);
+      rc = arc;
+    } else if (rc) {
+      rcl__fail(rc, "%s", msg); /* the solver's message, not the agreement's */
+    }
+  }
+  for (int k = 0; k < RCL_CG_NV; k++)
+    if (g->v[k]) clReleaseMemObject(g->v[k]);
+  rcl__free(g->host);
+  return rc;
+}
+
+static int check_cg(rcl_mpi_matrix *A, void *x, const void *b, rcl_cg_result *res, const rcl_cg_options *opts) {
+  int rc = rcl__cg_check(res, opts, A->nrows, A->ncols);
+  if (!rc && own_rows(A) && (!x || !b)) rc = rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_cg: NULL x or b");
+  return rc;
+}
+
+int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts) {
+  static const rcl_cg_options defaults = RCL_CG_OPTIONS_INIT;
+  if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_cg: NULL matrix");
+  int rc = rcl_mpi_agree(A->comm, check_cg(A, x, b, res, opts), NULL);
+  if (rc) return rc;
+  if (!opts) opts = &defaults;
+  if (A->nrows == 0) return rcl__cg_empty(res, A->dt);
+  if (opts->jacobi && A->jacobi_rc) return rcl__cg_finish(res, A->dt, rcl__fail(A->jacobi_rc, "%s", A->jacobi_msg));
+  mcg g;
+  memset(&g, 0, sizeof g);
+  g.A = A;
+  g.es = A->es;
+  g.n = own_rows(A);
+  g.off = A->L.nbefore;
+  g.q = rcl_context_cl_queue(A->ctx);
+  g.ro = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
+  g.ro.mode = opts->dot_mode;
+  g.so = opts->spmv;
+  return rcl__cg_finish(res, A->dt, mcg_solve(&g, x, b, res, opts));
+}

@@ -1,0 +1,37 @@
+/* The distributed CSR matrix of the MPI layer (mpi_matrix.c: scatter and halo plan; mpi_sparse.c: SpMV and
+ * CG). Not installed. */
+#ifndef REPROCL_MPI_SPARSE_H
+#define REPROCL_MPI_SPARSE_H
+#include "mpi/mpi_internal.h"
+#include "sparse/sparse_internal.h"
+
+/* 2048 rows (the block of reduce.ordered) per cut where every rank gets at least 8 such blocks: a rank's
+ * slice of the CG vectors then holds whole blocks (speed only: any cut gives the same bits). */
+#define MPI_ROW_GRANULE 2048
+
+struct rcl_mpi_matrix {
+  MPI_Comm comm;
+  int size, rank, root;
+  rcl_context *ctx;
+  rcl_dtype dt;
+  size_t es, nrows, ncols, nnz;
+  size_t *bounds;         /* size + 1: rank r owns rows [bounds[r], bounds[r + 1]) */
+  size_t *cbounds;        /* size + 1: and entries [cbounds[r], cbounds[r + 1]) of x */
+  rcl_csr_local L;        /* this rank's rows: halo before, own columns, halo after */
+  rcl_csr_local J;        /* the Jacobi preconditioner's rows (own columns only) */
+  rcl_spmv_matrix *M, *D; /* L.A and J.A on the context (NULL for a rank without rows) */
+  int *rcount, *rdispl;   /* halo values received from each rank, at their place in L's halo order */
+  int *scount, *sdispl;   /* own values sent to each rank, from sidx */
+  uint32_t *sidx;         /* nsend own entries (0-based in this rank's columns), grouped by destination */
+  size_t nsend;
+  unsigned char *sbuf; /* nsend values to send, then the halo's values received */
+  int jacobi_rc;       /* 0: J exists; 1: A is not square; < 0: why there is none (jacobi_msg) */
+  char jacobi_msg[256];
+};
+
+/* The halo exchange of a vector: this rank's entries own (its columns) in, the halo's values out (L's
+ * halo order: nbefore, then nafter) in M->sbuf + nsend values. Collective (point to point with the ranks
+ * that share entries). */
+RCL_INTERNAL int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own);
+
+#endif

@@ -1,0 +1,245 @@
+/* The distributed CSR matrix (reprocl_mpi; run by ctest under mpirun -n 1..4): rcl_mpi_spmv and rcl_mpi_cg on
+ * each device and on a mix of devices (rank r on device r mod count) give every rank exactly its rows of
+ * rcl_ref_spmv and rcl_ref_cg over the whole matrix (memcmp), CG's history and status on every rank, for
+ * equal, unequal and zero weights (a rank without rows), matrices with fewer rows than ranks, wide and tall
+ * ones, power-law long rows and trap rows (sums that any reordering changes) reaching across every cut; a
+ * failure on one rank (root cannot read the file, a NULL argument on one rank) fails every rank, naming it.
+ *
+ * Every rank builds the whole matrix (the test's reference needs it) but only root's copy is scattered. */
+#include <stdlib.h>
+
+#include "mpi_testlib.h"
+
+static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
+
+static void set_real(void *p, rcl_dtype dt, double v) {
+  if (dt == RCL_F32)
+    *(float *)p = (float)v;
+  else
+    *(double *)p = v;
+}
+
+/* Trap rows: row i holds 1 at (i + n/2) mod n, B at i, 1 at (i + n/3) mod n, -B at (i + 1) mod n, stored in that
+ * order (B = 2^24 or 2^53): with x = 1 a left-to-right sum gives ((1 + B) + 1) - B = 0, the exact sum 2, other
+ * orders 0, 1 or 2, so a reordering or a lost entry across a cut shows. Each row reaches half and a third of
+ * the matrix away: into other ranks' columns. */
+static rcl_csr *trap_matrix(rcl_dtype dt, size_t n) {
+  rcl_csr *A;
+  rt_ok(rcl_csr_alloc(&A, dt, n, n, 4 * n));
+  double big = dt == RCL_F32 ? 0x1p24 : 0x1p53;
+  for (size_t i = 0, k = 0; i < n; i++) {
+    const size_t col[4] = {(i + n / 2) % n, i, (i + n / 3) % n, (i + 1) % n};
+    const double val[4] = {1, big, 1, -big};
+    for (int e = 0; e < 4; e++, k++) {
+      A->col_idx[k] = (uint32_t)col[e];
+      set_real((char *)A->values + k * rcl_dtype_size(dt), dt, val[e]);
+    }
+    A->row_ptr[i + 1] = k;
+  }
+  rt_ok(rcl_csr_validate(A));
+  return A;
+}
+
+#define NMATRICES 7
+static const char *const spec[NMATRICES] = {"poisson2d:23",       "powerlaw:300:3:5",   NULL,          "poisson2d:1",
+                                            "random:150x333:7:2", "random:333x150:7:2", "random:3:2:9"};
+
+static rcl_csr *spmv_matrix(size_t m, rcl_dtype dt) {
+  rcl_csr *A = NULL;
+  if (!spec[m]) return trap_matrix(dt, 301);
+  rt_ok(rcl_csr_generate(&A, dt, spec[m]));
+  return A;
+}
+
+/* This rank's weight in weight set w: equal; rank + 1; rank 0 without rows (where there are other ranks). */
+static double weight(int w) { return w == 0 ? 1.0 : w == 1 ? mt_rank + 1.0 : mt_rank == 0 && mt_size > 1 ? 0.0 : 1.0; }
+
+/* One matrix: SpMV in both contracts (x = 1 for the trap matrix), this rank's rows against the reference. */
+static void spmv_case(rcl_context *c, rcl_dtype dt, size_t m, int w, const char *where) {
+  rcl_csr *A = spmv_matrix(m, dt);
+  size_t es = rcl_dtype_size(dt), r0, nr, c0, nc;
+  void *x = mt_vec(dt, A->ncols, "uniform", 7 + m), *y0 = mt_vec(dt, A->nrows, "uniform", 9 + m);
+  void *yref = mt_vec(dt, A->nrows, "uniform", 9 + m), *y = mt_vec(dt, A->nrows, "uniform", 9 + m);
+  for (size_t i = 0; !spec[m] && i < A->ncols; i++) set_real((char *)x + i * es, dt, 1.0);
+  rcl_mpi_matrix *M = NULL;
+  int rc = rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, 0, mt_rank == 0 ? A : NULL, weight(w), c);
+  mt_expect(rc, 0, "rcl_mpi_matrix_scatter");
+  for (int k = 0; !rc && k < 4; k++) {
+    rcl_spmv_options o = RCL_SPMV_OPTIONS_INIT;
+    o.contract = k % 2 ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
+    unsigned char alpha[8], beta[8];
+    set_real(alpha, dt, k < 2 ? 1.0 : -1.5);
+    set_real(beta, dt, k < 2 ? 0.0 : 0.75);
+    rcl_mpi_matrix_rows(M, &r0, &nr, NULL);
+    rcl_mpi_matrix_cols(M, &c0, &nc, NULL);
+    memcpy(y, y0, A->nrows * es);
+    memcpy(yref, y0, A->nrows * es);
+    rt_ok(rcl_ref_spmv(yref, A, o.contract, alpha, x, beta));
+    mt_expect(rcl_mpi_spmv((char *)y + r0 * es, M, alpha, (char *)x + c0 * es, beta, &o), 0, "rcl_mpi_spmv");
+    char what[300];
+    snprintf(what, sizeof what, "%s: SpMV %s %s %s alpha/beta %d weights %d, rows [%zu, %zu)", where,
+             spec[m] ? spec[m] : "trap:301", rcl_dtype_name(dt), rcl_spmv_contract_name(o.contract), k / 2, w, r0,
+             r0 + nr);
+    mt_same((char *)y + r0 * es, (char *)yref + r0 * es, nr, dt, what);
+  }
+  rcl_mpi_matrix_free(M);
+  rcl_csr_free(A);
+  free(x), free(y0), free(y), free(yref);
+}
+
+/* ---- CG ---------------------------------------------------------------------------------------------------- */
+
+/* An SPD matrix whose diagonal varies (so Jacobi preconditioning changes every step): tridiagonal -1, 5 + i mod 7,
+ * -1, plus -1/8 couplings between every 11th row and the rows 97 apart (reaching across the ranks' cuts). */
+static rcl_csr *varied_spd(rcl_dtype dt, size_t n) {
+  rcl_csr *A;
+  rt_ok(rcl_csr_alloc(&A, dt, n, n, 5 * n));
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    int far = i % 11 == 0 && i + 97 < n, back = i >= 97 && (i - 97) % 11 == 0;
+    const size_t col[5] = {back ? i - 97 : n, i ? i - 1 : n, i, i + 1 < n ? i + 1 : n, far ? i + 97 : n};
+    const double val[5] = {-0.125, -1, 5.0 + (double)(i % 7), -1, -0.125};
+    for (int e = 0; e < 5; e++)
+      if (col[e] < n) {
+        A->col_idx[k] = (uint32_t)col[e];
+        set_real((char *)A->values + k++ * rcl_dtype_size(dt), dt, val[e]);
+      }
+    A->row_ptr[i + 1] = k;
+  }
+  A->nnz = k;
+  rt_ok(rcl_csr_validate(A));
+  return A;
+}
+
+/* 0..3: converging systems (one of a single row); 4: negative definite (breakdown); 5: no convergence. */
+static rcl_csr *cg_matrix(size_t m, rcl_dtype dt) {
+  rcl_csr *A = NULL;
+  if (m == 0) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:16"));
+  if (m == 1) A = varied_spd(dt, 300);
+  if (m == 2) rt_ok(rcl_csr_generate(&A, dt, "poisson3d:5"));
+  if (m == 3) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:1"));
+  if (m >= 4) rt_ok(rcl_csr_generate(&A, dt, "poisson2d:12"));
+  for (size_t k = 0; m == 4 && k < A->nnz; k++)
+    set_real((char *)A->values + k * rcl_dtype_size(dt), dt,
+             dt == RCL_F32 ? -((float *)A->values)[k] : -((double *)A->values)[k]);
+  return A;
+}
+
+static void cg_options(rcl_cg_options *o, rcl_dtype dt, int combo, size_t m) {
+  *o = (rcl_cg_options)RCL_CG_OPTIONS_INIT;
+  o->tol = dt == RCL_F32 ? 1e-5 : 1e-10;
+  o->jacobi = combo & 1;
+  o->dot_mode = combo & 2 ? RCL_REDUCE_EXACT : RCL_REDUCE_ORDERED;
+  o->spmv.contract = combo & 4 ? RCL_SPMV_EXACT : RCL_SPMV_ORDERED;
+  if (m == 5) o->max_iterations = 4;
+}
+
+/* CG against the reference: status, message, iterations, history (on every rank) and this rank's rows of x. */
+static void cg_compare(rcl_mpi_matrix *M, const rcl_csr *A, const void *b, const rcl_cg_options *o, const char *what) {
+  rcl_dtype dt = A->dtype;
+  size_t n = A->nrows, es = rcl_dtype_size(dt), r0, nr;
+  rcl_mpi_matrix_rows(M, &r0, &nr, NULL);
+  char msg1[512];
+  rcl_cg_result rr, rd;
+  void *xr = calloc(n + 1, es), *xd = calloc(n + 1, es);
+  int rc1 = rcl_ref_cg(xr, &rr, A, b, o);
+  snprintf(msg1, sizeof msg1, "%s", rcl_error_last());
+  int rc2 = rcl_mpi_cg((char *)xd + r0 * es, &rd, M, (const char *)b + r0 * es, o);
+  if (rc2 != rc1 || (rc1 && strcmp(rcl_error_last(), msg1)))
+    mt_fail("rank %d: %s: returned %s (%s), the reference %s (%s)", mt_rank, what, rcl_status_name(rc2),
+            rcl_error_last(), rcl_status_name(rc1), msg1);
+  else if (rd.iterations != rr.iterations || rd.history_len != rr.history_len || rd.converged != rr.converged ||
+           strcmp(rd.message, rr.message) || strcmp(rd.history_sha256, rr.history_sha256))
+    mt_fail("rank %d: %s: %zu iterations (%s), the reference %zu (%s)", mt_rank, what, rd.iterations, rd.message,
+            rr.iterations, rr.message);
+  else
+    mt_same((char *)xd + r0 * es, (char *)xr + r0 * es, nr, dt, what);
+  if (!rc2 || rc2 == RCL_ERR_NO_CONVERGENCE || rc2 == RCL_ERR_BREAKDOWN) rcl_cg_result_free(&rd);
+  rcl_cg_result_free(&rr);
+  free(xr), free(xd);
+}
+
+static void cg_case(rcl_context *c, rcl_dtype dt, size_t m, int w, int all_combos, const char *where) {
+  rcl_csr *A = cg_matrix(m, dt);
+  void *b = mt_vec(dt, A->nrows, "uniform", 50 + m);
+  rcl_mpi_matrix *M = NULL;
+  int rc = rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, 0, mt_rank == 0 ? A : NULL, weight(w), c);
+  mt_expect(rc, 0, "rcl_mpi_matrix_scatter");
+  for (int combo = 0; !rc && combo < 8; combo++) {
+    if (!all_combos && combo != (int)(m + (size_t)w) % 8 && combo != 7) continue;
+    rcl_cg_options o;
+    cg_options(&o, dt, combo, m);
+    char what[300];
+    snprintf(what, sizeof what, "%s: CG matrix %zu %s jacobi=%d dots=%s spmv=%s weights %d", where, m,
+             rcl_dtype_name(dt), o.jacobi, rcl_reduce_mode_name(o.dot_mode), rcl_spmv_contract_name(o.spmv.contract),
+             w);
+    cg_compare(M, A, b, &o, what);
+  }
+  rcl_mpi_matrix_free(M);
+  rcl_csr_free(A);
+  free(b);
+}
+
+/* Every matrix, weight set and dtype the ranks' devices all run. */
+static void sparse_cases(rcl_context *c, const char *where) {
+  for (size_t d = 0; d < 2; d++) {
+    if (!mt_all_support(c, RCL_FAMILY_SPMV, dtypes[d])) {
+      rt_note("%s: %s skipped: a rank's device cannot run SpMV in it bit-exactly", where, rcl_dtype_name(dtypes[d]));
+      continue;
+    }
+    for (size_t m = 0; m < NMATRICES; m++)
+      for (int w = 0; w < 3; w++) spmv_case(c, dtypes[d], m, w, where);
+    for (size_t m = 0; m < 6; m++)
+      for (int w = 0; w < 3; w++) cg_case(c, dtypes[d], m, w, m == 0 && w == 1, where);
+  }
+}
+
+START_TEST(mpi_sparse_device) { mt_on_device(_i, sparse_cases); }
+END_TEST
+
+START_TEST(mpi_sparse_mixed) { mt_on_mixes(sparse_cases); }
+END_TEST
+
+/* Root cannot read the file: every rank fails, naming rank 0 and its reason. One rank's NULL x: every rank
+ * fails naming it. A CG on a rank without rows and a NULL x there is fine. */
+START_TEST(mpi_sparse_errors) {
+  rcl_context *c = mt_ctx("rank:0");
+  rcl_mpi_matrix *M = NULL;
+  int rc = rcl_mpi_matrix_read(&M, MPI_COMM_WORLD, 0, "/nonexistent/m.mtx", RCL_F32, c);
+  if (rc != RCL_ERR_IO && rc != RCL_ERR_NOT_FOUND) mt_expect(rc, RCL_ERR_IO, "reading a missing file");
+  if (!strstr(rcl_error_last(), "rank 0: ") || !strstr(rcl_error_last(), "/nonexistent/m.mtx"))
+    mt_fail("rank %d: the message \"%s\" does not name rank 0 and the file", mt_rank, rcl_error_last());
+  if (M) mt_fail("rank %d: a matrix after a failure", mt_rank);
+  rcl_csr *A = NULL;
+  rt_ok(rcl_csr_generate(&A, RCL_F32, "poisson2d:5"));
+  mt_expect(rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, 0, mt_rank == 0 ? A : NULL, 1.0, c), 0, "scatter");
+  float x[25] = {0}, y[25] = {0}, one = 1, zero = 0;
+  int bad = mt_size - 1;
+  rc = M ? rcl_mpi_spmv(y, M, &one, mt_rank == bad ? NULL : x, &zero, NULL) : 0;
+  char want[32];
+  snprintf(want, sizeof want, "rank %d: ", bad);
+  if (M && (rc != RCL_ERR_INVALID_ARG || !strstr(rcl_error_last(), want)))
+    mt_fail("rank %d: a NULL x on rank %d gave %s: %s", mt_rank, bad, rcl_status_name(rc), rcl_error_last());
+  rcl_mpi_matrix_free(M);
+  rc = rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, mt_size, A, 1.0, c);
+  if (rc != RCL_ERR_INVALID_ARG || !strstr(rcl_error_last(), "root"))
+    mt_fail("rank %d: a bad root gave %s", mt_rank, rcl_error_last());
+  rcl_mpi_matrix_free(M);
+  rcl_csr_free(A);
+  rcl_context_free(c);
+  mt_end();
+}
+END_TEST
+
+static Suite *make(void) {
+  Suite *s = suite_create("mpi_sparse");
+  rt_add_device_presence(s);
+  RT_ADD_DEVICE_CASE(s, mpi_sparse_device);
+  TCase *tc = tcase_create("mpi_sparse_mixed");
+  tcase_add_test(tc, mpi_sparse_mixed);
+  tcase_add_test(tc, mpi_sparse_errors);
+  suite_add_tcase(s, tc);
+  return s;
+}
+
+int main(int argc, char **argv) { return mt_main(argc, argv, make, "test_mpi_sparse"); }
