@@ -63,6 +63,51 @@ typedef int (*cli_run_fn)(void *job, cli_run *r, json_t *jd, size_t i);
 int cli_run_each(cli_run *r, rcl_family family, rcl_dtype dt, int json, int width, cli_run_fn fn, void *job);
 void cli_run_close(cli_run *r);
 
+/* ---- --split DEVICES [--split-weights W1:W2:...]: the same computation over several devices at once ---- */
+/* What --split and --split-weights asked for (cli_split.c). */
+#define CLI_SPLIT_MAX_WEIGHTS 64
+typedef struct {
+  const char *devices; /* --split: device specs as for rcl_split_options.devices; NULL: no split row */
+  double weights[CLI_SPLIT_MAX_WEIGHTS];
+  size_t nweights; /* --split-weights: one per device of the split; 0: measured (and tuned) weights */
+} cli_split_opts;
+/* --split-weights "3:1": numbers >= 0, at least one > 0; an error names the value (exit status 2). */
+int cli_opt_split_weights(void *target, const char *opt, const char *value);
+/* The common options of a split run, in an option table: CLI_OPT_SPLIT(&split_opts). */
+#define CLI_OPT_SPLIT(o)                                                                                               \
+  CLI_STR("split", &(o)->devices, "DEVICES",                                                                           \
+          "also run over these devices together, the work cut by weights (one more row): device\n"                     \
+          "specs as for --device, comma-separated, 'all', SPEC/N for N sub-devices (\"pocl:,intel\",\n"                \
+          "\"pocl:/2\"); its digest must equal the reference's"),                                                      \
+      CLI_VAL("split-weights", (o), cli_opt_split_weights, "W1:W2:...",                                                \
+              "the split's weights, one >= 0 per device of --split (default: measured, tuned)")
+
+/* A split run of a command: the split, and its "split" JSON object once it ran. */
+typedef struct {
+  const cli_split_opts *opts;
+  rcl_split *s;
+  json_t *j;
+  int ran, ok;
+  char label[96];
+} cli_split_run;
+/* Creates the split of o (nothing without --split). Returns 0 or an exit status: 2 for a device spec that
+ * names no device or weights that do not fit it, 3 for a split that cannot be made. */
+int cli_split_open(cli_split_run *r, const cli_split_opts *o);
+/* The split's row: records its digest hex, time and agreement (ok) in r->j ("split": devices, weights,
+ * sha256, time_s, matches_reference, shares), then, in text mode, each device's share of the index space
+ * (`unit`: "elements", "rows", "grid rows") or why it was left out. extra: more fields (stolen, or NULL). */
+void cli_split_report(cli_split_run *r, const char *hex, double secs, int ok, const char *unit, int json,
+                      json_t *extra);
+/* A failed split call: the exit status of the library's status, the message naming the split. */
+int cli_split_fail(const cli_split_run *r);
+/* The exit status of the rule with the split counted: rc, or 1 where rc is 0 and the split disagrees. */
+int cli_split_status(const cli_split_run *r, int rc);
+/* Text mode: "SPLIT AGREES: the split over 2 devices (...) gives the reference's bits" (or DIFFERS). */
+void cli_split_summary(const cli_split_run *r);
+/* Adds r->j as "split" to a command's JSON document (nothing without a split run). */
+void cli_split_json(const cli_split_run *r, json_t *top);
+void cli_split_close(cli_split_run *r);
+
 /* What exit status 1 means for these commands (their cli_cmd_spec's finding). */
 #define CLI_RUN_FINDING "a reproducible result differs between devices or from the host reference"
 
