@@ -51,22 +51,23 @@ static int bench_one(cli_bench *b, const rcl_md_system *sys, const char *size, r
   if (force_per_step * 1e12 < pairs) force_per_step = 0;
   double builds_per_step = nsteps > 0 ? (double)(s1.neighbor_builds - s0.neighbor_builds) / nsteps : 0;
   *per_step = med / (double)steps;
-  json_t *extra =
-      json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "natoms", (json_int_t)sys->natoms, "steps", (json_int_t)steps,
-                "time_per_step_s", *per_step, "force_time_per_step_s", force_per_step, "neighbors_per_atom",
-                pairs / (double)sys->natoms, "pair_evals_per_s", force_per_step > 0 ? pairs / force_per_step : 0.0,
-                "pair_evals_per_s_wall", pairs / *per_step, "builds_per_step", builds_per_step, "setup_s", setup);
+  json_t *extra = json_pack("{s:I,s:I,s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "natoms", (json_int_t)sys->natoms, "steps",
+                            (json_int_t)steps, "time_per_step_s", *per_step, "force_time_per_step_s", force_per_step,
+                            "neighbors_per_atom", pairs / (double)sys->natoms, "pair_evals_per_s",
+                            force_per_step > 0 ? pairs / force_per_step : 0.0, "pair_evals_per_s_wall",
+                            pairs / *per_step, "builds_per_step", builds_per_step, "setup_s", setup);
   if (native_per_step > 0) json_object_set_new(extra, "time_vs_native", json_real(*per_step / native_per_step));
   /* bytes: per step the force kernel reads each list entry and partner position once (a lower bound);
    * flops: ~30 per pair evaluation (the kernels' operation count, division counted once) */
   double es = (double)rcl_dtype_size(dt);
   cli_bench_record(b, "md", "step", rcl_md_path_name(path), native ? "native" : "reproducible", dt, size,
-                   (double)sys->natoms, med, mn, mx, (double)steps * pairs * (4.0 + 4.0 * es),
-                   (double)steps * pairs * 30.0, extra);
+                   (double)sys->natoms, med, mn, mx,
+                   (double)steps * pairs * (4.0 + 4.0 * es), (double)steps * pairs * 30.0, extra);
   if (!b->quick || isatty(1))
     fprintf(stderr, "  %-8s %-14s %-12s %-16s %-4s %9.3f ms/step, force %9.3f ms/step, %7.2f G pair evals/s%s\n", "md",
             rcl_md_path_name(path), size, native ? "native" : "reproducible", rcl_dtype_name(dt), *per_step * 1e3,
-            force_per_step * 1e3, force_per_step > 0 ? pairs / force_per_step / 1e9 : 0.0, "");
+            force_per_step * 1e3, force_per_step > 0 ? pairs / force_per_step / 1e9 : 0.0,
+            "");
   rcl_md_free(c.md);
   return 0;
 }
@@ -83,10 +84,10 @@ int cli_bench_md(cli_bench *b) {
     size_t cells = b->quick ? quick[z].cells : full[z].cells, steps = b->quick ? quick[z].steps : full[z].steps;
     const char *label = b->quick ? quick[z].label : full[z].label;
     /* the work grows by atoms x steps from one size to the next */
-    double growth = z == 0 || b->quick
-                        ? 1.0
-                        : (double)(cells * cells * cells * steps) /
-                              (double)(full[z - 1].cells * full[z - 1].cells * full[z - 1].cells * full[z - 1].steps);
+    double growth = z == 0 || b->quick ? 1.0
+                                       : (double)(cells * cells * cells * steps) /
+                                             (double)(full[z - 1].cells * full[z - 1].cells * full[z - 1].cells *
+                                                      full[z - 1].steps);
     if (cli_bench_out_of_time(b, "md", label, growth)) continue;
     rcl_md_system *sys;
     if (rcl_md_lattice(&sys, "fcc", cells, 0.8442, 1.5, 87287)) return cli_fail("md benchmark lattice");

@@ -1,8 +1,8 @@
 /* Stencil benchmarks: the 9-point stencil at 1024^2, 4096^2 and 8192^2 (the 5x5 stencil and SOR at the
  * first two), plain vs tiled (vs task at the smallest size), reproducible beside native, with effective
  * bandwidth and GFLOP/s; on GPUs a sweep of tiled and register-blocked plain shapes for the 9-point f32
- * stencil shows what tuning can reach. Effective bytes per iteration: one read and one write of the grid (2 * points *
- * element size); per SOR sweep 3 * points * element size (each half-sweep reads the grid and writes half of it). */
+ * stencil shows what tuning can reach. Effective bytes per iteration: one read and one write of the grid (2 * points * element
+ * size); per SOR sweep 3 * points * element size (each half-sweep reads the grid and writes half of it). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -187,8 +187,7 @@ void cli_opt_help(FILE *f, const cli_cmd_spec *cmd) {
     put_indented(f, cmd->finding, 15);
     fputc('\n', f);
   }
-  fprintf(
-      f, "             2 bad usage or input\n             3 could not run\n(the rule of every command: docs/cli.md)\n");
+  fprintf(f, "             2 bad usage or input\n             3 could not run\n(the rule of every command: docs/cli.md)\n");
 }
 
 int cli_opt_dtype(void *target, const char *opt, const char *value) {

@@ -10,20 +10,11 @@
 static void html_escape(FILE *f, const char *s) {
   for (; s && *s; s++) {
     switch (*s) {
-    case '<':
-      fputs("&lt;", f);
-      break;
-    case '>':
-      fputs("&gt;", f);
-      break;
-    case '&':
-      fputs("&amp;", f);
-      break;
-    case '"':
-      fputs("&quot;", f);
-      break;
-    default:
-      fputc(*s, f);
+    case '<': fputs("&lt;", f); break;
+    case '>': fputs("&gt;", f); break;
+    case '&': fputs("&amp;", f); break;
+    case '"': fputs("&quot;", f); break;
+    default: fputc(*s, f);
     }
   }
 }
@@ -54,7 +45,7 @@ static void diff_image(FILE *f, json_t *diff) {
   unsigned char *b = calloc(1, size);
   if (!b) return;
   unsigned char hdr[54] = {'B', 'M'};
-  uint32_t v32[] = {(uint32_t)size, 0, 54, 40, (uint32_t)w, (uint32_t) - (int32_t)h};
+  uint32_t v32[] = {(uint32_t)size, 0, 54, 40, (uint32_t)w, (uint32_t)-(int32_t)h};
   memcpy(hdr + 2, &v32[0], 4);
   memcpy(hdr + 10, &v32[2], 4);
   memcpy(hdr + 14, &v32[3], 4);
@@ -93,19 +84,15 @@ static void histogram_svg(FILE *f, const double *bins, const char *title) {
   for (int i = 1; i < n; i++) {
     double frac = max > 0 ? bins[i] / max : 0;
     int bh = (int)(frac * (h - 10));
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>", 40 + i * bw, h - bh, bw - 2,
-            bh, i == SUITE_ULP_BINS - 1 ? "#a00" : "#36c");
-    if (i == SUITE_ULP_BINS - 1)
-      fprintf(f, "inf/NaN: %.0f values", bins[i]);
-    else
-      fprintf(f, "%.0f-%.0f ulp: %.0f values", i == 1 ? 1.0 : (double)(1ull << (i - 1)), (double)(1ull << i) - 1,
-              bins[i]);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"%s\"><title>", 40 + i * bw, h - bh, bw - 2, bh,
+            i == SUITE_ULP_BINS - 1 ? "#a00" : "#36c");
+    if (i == SUITE_ULP_BINS - 1) fprintf(f, "inf/NaN: %.0f values", bins[i]);
+    else fprintf(f, "%.0f-%.0f ulp: %.0f values", i == 1 ? 1.0 : (double)(1ull << (i - 1)), (double)(1ull << i) - 1, bins[i]);
     fputs("</title></rect>", f);
     if (i % 4 == 1) fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"9\">2^%d</text>", 40 + i * bw, h + 12, i - 1);
   }
-  fprintf(f,
-          "<text x=\"0\" y=\"10\" font-size=\"10\">%.0f</text><text x=\"40\" y=\"%d\" font-size=\"10\">ulp difference "
-          "(log2 bins)</text></svg><figcaption>",
+  fprintf(f, "<text x=\"0\" y=\"10\" font-size=\"10\">%.0f</text><text x=\"40\" y=\"%d\" font-size=\"10\">ulp difference "
+             "(log2 bins)</text></svg><figcaption>",
           max, h + 30);
   html_escape(f, title);
   fputs("</figcaption></figure>", f);
