@@ -1,5 +1,6 @@
 /* The weights of a split: given by the caller, or measured — each device's time for its family's probe,
- * cached per device on disk (<cache>/split/<device fingerprint>-<family>-<dtype>-<mode>) like launch sizes.
+ * cached per device on disk (<cache>/split/<device fingerprint>-<family>-<dtype>-<mode>) like launch sizes —
+ * and, where the call's size is known, tuned for the split as a whole (split_tune.c).
  * Weights decide who computes what, never a bit of the result. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +80,11 @@ static int usable(const char **why, rcl_split *s, size_t i, rcl_family family, r
 }
 
 int rcl__split_weights(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, rcl_split_probe probe) {
+  return rcl__split_weights_sized(w, s, family, dtype, 0, probe);
+}
+
+int rcl__split_weights_sized(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n,
+                             rcl_split_probe probe) {
   int any = 0;
   for (size_t i = 0; i < s->count; i++) {
     const char *why = NULL;
@@ -101,5 +107,6 @@ int rcl__split_weights(double *w, rcl_split *s, rcl_family family, rcl_dtype dty
   if (!any)
     return rcl__fail(RCL_ERR_UNSUPPORTED, "split: no device left to run %s %s (%s)", rcl_family_name(family),
                      rcl_dtype_name(dtype), s->given ? "the weights of every usable device are 0" : "none can");
+  if (probe) rcl__split_tuned(w, s, family, dtype, n); /* measured weights: tuned ones where a size is known */
   return 0;
 }

@@ -1,0 +1,255 @@
+/* Tuned weights of a split: the family's real split call timed with candidate weight vectors — each
+ * device alone, the probe-proportional (measured) weights and a blend of the best two — and the fastest
+ * kept, cached on disk per (the split's devices, family, dtype, size bucket) next to the per-device probe
+ * cache: <cache>/split/tuned-<devices>-<family>-<dtype>-b<bucket>. So a split never stays slower than its
+ * faster device alone where transfers or a slow device's share dominate. Weights never change a bit. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "build/cache_dir.h"
+#include "build/cache_state.h"
+#include "reprocl/datagen.h"
+#include "reprocl/grid.h"
+#include "split/split_internal.h"
+
+#define TUNE_REPEATS 3
+#define STENCIL_ITERS 4
+
+/* The family's tuning problem at its largest (larger buckets are tuned on this size), and the smallest
+ * bucket tuned on first use (smaller problems are launch-bound: measured weights serve them). */
+static size_t cap_of(rcl_family f) {
+  return f == RCL_FAMILY_REDUCE ? (size_t)1 << 24 : f == RCL_FAMILY_SPMV ? (size_t)1 << 20 : 2048;
+}
+static unsigned first_use_bucket(rcl_family f) { return f == RCL_FAMILY_REDUCE ? 16 : f == RCL_FAMILY_SPMV ? 12 : 8; }
+
+static unsigned bucket_of(size_t size) {
+  unsigned b = 0;
+  while (size > 1) size >>= 1, b++;
+  return b;
+}
+
+/* ---- the cache ---------------------------------------------------------------------------------- */
+
+static void cache_name(char *name, size_t cap, const rcl_split *s, rcl_family family, rcl_dtype dtype, unsigned b) {
+  rcl_sha256_ctx h;
+  rcl_sha256_init(&h);
+  for (size_t i = 0; i < s->count; i++) {
+    const char *fp = rcl_context_profile(s->ctx[i])->fingerprint;
+    const char *mode = rcl_mode_name(rcl_context_mode(s->ctx[i]));
+    rcl_sha256_update(&h, fp, strlen(fp));
+    rcl_sha256_update(&h, mode, strlen(mode) + 1);
+  }
+  char hex[RCL_SHA256_HEX_SIZE];
+  rcl_sha256_final_hex(&h, hex);
+  snprintf(name, cap, "tuned-%.16s-%s-%s-b%u", hex, rcl_family_name(family), rcl_dtype_name(dtype), b);
+}
+
+/* 1 and w[0..count) from the cache file, 0 where there is none or it does not fit this split. */
+static int cache_load(double *w, const rcl_split *s, const char *name) {
+  const char *dir = rcl__cache_dir(s->ctx[0]);
+  char path[4096], *data = NULL;
+  size_t size = 0;
+  if (!dir) return 0;
+  snprintf(path, sizeof path, "%s/split/%s", dir, name);
+  if (rcl__cache_read_file(&data, &size, path)) {
+    rcl_error_clear();
+    return 0;
+  }
+  int ok = strncmp(data, "weights", 7) == 0, used = 7, positive = 0;
+  for (size_t i = 0; ok && i < s->count; i++) {
+    int len = 0;
+    ok = sscanf(data + used, " %lf%n", &w[i], &len) == 1 && w[i] >= 0 && isfinite(w[i]);
+    used += len;
+    positive |= ok && w[i] > 0;
+  }
+  double extra;
+  ok = ok && positive && sscanf(data + used, " %lf", &extra) != 1; /* no more weights than devices */
+  rcl__free(data);
+  return ok;
+}
+
+/* A failed write leaves the weights tuned for this split only: a cache never fails a computation. */
+static void cache_store(const rcl_split *s, const char *name, const double *w, double seconds) {
+  const char *dir = rcl__cache_dir(s->ctx[0]);
+  char sub[4096], text[4096];
+  if (!dir) return;
+  snprintf(sub, sizeof sub, "%s/split", dir);
+  size_t len = (size_t)snprintf(text, sizeof text, "weights");
+  for (size_t i = 0; i < s->count && len < sizeof text; i++)
+    len += (size_t)snprintf(text + len, sizeof text - len, " %.9g", w[i]);
+  if (len < sizeof text) len += (size_t)snprintf(text + len, sizeof text - len, "\nseconds %.9g\n", seconds);
+  if (len >= sizeof text || rcl__cache_dir_writable(sub) || rcl__cache_write_atomic(sub, name, text, len))
+    rcl_error_clear();
+}
+
+/* ---- the tuning problem: the family's split call on deterministic data ------------------------- */
+
+typedef struct {
+  rcl_split *s;
+  rcl_family family;
+  rcl_dtype dt;
+  size_t n; /* elements, rows of a poisson2d matrix, or the side of a square grid */
+  void *x, *y;
+  rcl_csr *A;
+  rcl_split_matrix *M;
+} problem;
+
+static int problem_make(problem *p, size_t size) {
+  size_t es = rcl_dtype_size(p->dt), cap = cap_of(p->family);
+  size_t n = size < cap ? size : cap, len;
+  if (p->family == RCL_FAMILY_SPMV) {
+    size_t side = (size_t)floor(sqrt((double)n));
+    int rc = rcl_csr_poisson2d(&p->A, p->dt, side < 2 ? 2 : side);
+    if (rc) return rc;
+    len = p->A->nrows;
+  } else {
+    len = p->family == RCL_FAMILY_STENCIL ? n * n : n;
+  }
+  p->n = n;
+  p->x = rcl__malloc(len * es);
+  p->y = rcl__calloc(len, es);
+  if (!p->x || !p->y) return RCL_ERR_OUT_OF_MEMORY;
+  return rcl_generate(p->x, p->dt, len, RCL_GEN_UNIFORM, 1);
+}
+
+static void problem_free(problem *p) {
+  rcl_split_matrix_free(p->M);
+  rcl_csr_free(p->A);
+  rcl__free(p->x);
+  rcl__free(p->y);
+}
+
+static int problem_run(problem *p) {
+  static const double one64 = 1, zero64 = 0;
+  static const float one32 = 1, zero32 = 0;
+  const int f32 = p->dt == RCL_F32;
+  rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
+  switch (p->family) {
+  case RCL_FAMILY_REDUCE:
+    return rcl_split_reduce(p->y, p->s, RCL_OP_SUM, p->dt, p->n, p->x, NULL, NULL);
+  case RCL_FAMILY_SPMV:
+    return rcl_split_spmv(p->y, p->M, f32 ? (const void *)&one32 : &one64, p->x, f32 ? (const void *)&zero32 : &zero64,
+                          NULL);
+  default:
+    return rcl_split_stencil(p->y, p->s, &st, p->dt, p->n, p->n, STENCIL_ITERS, p->x);
+  }
+}
+
+/* The least of TUNE_REPEATS timed calls with weights w (after one untimed: builds, uploads). */
+static int time_weights(double *seconds, problem *p, const double *w) {
+  int rc = rcl_split_set_weights(p->s, w, p->s->count);
+  if (!rc && p->family == RCL_FAMILY_SPMV) { /* the rows are cut when the matrix is made */
+    rcl_split_matrix_free(p->M);
+    p->M = NULL;
+    rc = rcl_split_matrix_create(&p->M, p->s, p->A);
+  }
+  if (!rc) rc = problem_run(p);
+  for (int r = 0; !rc && r < TUNE_REPEATS; r++) {
+    double t0 = rcl__now_s();
+    rc = problem_run(p);
+    double t = rcl__now_s() - t0;
+    if (r == 0 || t < *seconds) *seconds = t;
+  }
+  return rc;
+}
+
+/* ---- the search -------------------------------------------------------------------------------- */
+
+static void normalize(double *w, size_t count) {
+  double total = 0;
+  for (size_t i = 0; i < count; i++) total += w[i];
+  for (size_t i = 0; i < count && total > 0; i++) w[i] /= total;
+}
+
+/* Candidate k of the first round: device k alone (k < count), or the measured weights m (k == count). */
+static void candidate(double *c, const double *m, size_t count, size_t k) {
+  for (size_t i = 0; i < count; i++) c[i] = k == count ? m[i] : (double)(i == k);
+  normalize(c, count);
+}
+
+/* best[0..count) receives the fastest of: each usable device alone, the measured weights m (0 for a
+ * device left out), and the blend of the two fastest of those. */
+static int search(double *best, double *best_s, problem *p, const double *m) {
+  size_t count = p->s->count;
+  double *c = rcl__malloc(3 * count * sizeof *c), *second = c + count, *blend = c + 2 * count, second_s = 0;
+  if (!c) return RCL_ERR_OUT_OF_MEMORY;
+  int rc = 0, have = 0;
+  for (size_t k = 0; k <= count && !rc; k++) {
+    if (k < count && !(m[k] > 0)) continue;
+    double t = 0;
+    candidate(c, m, count, k);
+    if ((rc = time_weights(&t, p, c)) != 0) break;
+    if (have == 0 || t < *best_s) {
+      if (have) memcpy(second, best, count * sizeof *c), second_s = *best_s;
+      memcpy(best, c, count * sizeof *c), *best_s = t;
+    } else if (have == 1 || t < second_s) {
+      memcpy(second, c, count * sizeof *c), second_s = t;
+    }
+    have++;
+  }
+  if (!rc && have >= 2) {
+    double t = 0;
+    for (size_t i = 0; i < count; i++) blend[i] = (best[i] + second[i]) / 2;
+    if ((rc = time_weights(&t, p, blend)) == 0 && t < *best_s) memcpy(best, blend, count * sizeof *c), *best_s = t;
+  }
+  rcl__free(c);
+  return rc;
+}
+
+/* Tunes now: the caller's weights are set aside while the candidates run, and restored. */
+static int tune_now(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size, const char *name) {
+  double *given = s->given, *m = rcl__malloc(s->count * sizeof *m), seconds = 0;
+  if (!m) return RCL_ERR_OUT_OF_MEMORY;
+  s->given = NULL;
+  int rc = rcl__split_weights_sized(m, s, family, dtype, 0, rcl__split_probe(family));
+  problem p = {s, family, dtype, 0, NULL, NULL, NULL, NULL};
+  if (!rc) rc = problem_make(&p, size);
+  if (!rc) rc = search(w, &seconds, &p, m);
+  problem_free(&p);
+  rcl__free(s->given);
+  s->given = given;
+  rcl__free(m);
+  if (!rc) cache_store(s, name, w, seconds);
+  return rc;
+}
+
+static int check_args(const double *weights, const rcl_split *s, rcl_family family, rcl_dtype dtype) {
+  if (!weights || !s) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_split_tune: NULL argument");
+  if (family != RCL_FAMILY_REDUCE && family != RCL_FAMILY_SPMV && family != RCL_FAMILY_STENCIL)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_split_tune: family %d is not reduce, spmv or stencil", (int)family);
+  if (rcl_dtype_size(dtype) == 0)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_split_tune: dtype %d is not an rcl_dtype", (int)dtype);
+  return 0;
+}
+
+int rcl_split_tune(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size) {
+  int rc = check_args(weights, s, family, dtype);
+  if (rc) return rc;
+  char name[128];
+  cache_name(name, sizeof name, s, family, dtype, bucket_of(size));
+  if (s->ctx[0]->tuning != RCL_TUNING_FORCE && cache_load(weights, s, name)) return 0;
+  return tune_now(weights, s, family, dtype, size ? size : 1, name);
+}
+
+int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n) {
+  size_t usable = 0;
+  for (size_t i = 0; i < s->count; i++) usable += w[i] > 0;
+  if (s->given || n == 0 || usable < 2 || s->ctx[0]->tuning == RCL_TUNING_OFF) return 0;
+  if (family != RCL_FAMILY_REDUCE && family != RCL_FAMILY_SPMV && family != RCL_FAMILY_STENCIL) return 0;
+  double *t = rcl__malloc(s->count * sizeof *t);
+  if (!t) return 0;
+  unsigned b = bucket_of(n);
+  char name[128];
+  cache_name(name, sizeof name, s, family, dtype, b);
+  int got = cache_load(t, s, name);
+  if (!got && b >= first_use_bucket(family)) {
+    got = tune_now(t, s, family, dtype, n, name) == 0;
+    if (!got) rcl_error_clear(); /* tuning on first use never fails a call: measured weights serve */
+  }
+  int positive = 0;
+  for (size_t i = 0; got && i < s->count; i++) positive |= w[i] > 0 && t[i] > 0;
+  for (size_t i = 0; got && positive && i < s->count; i++) w[i] = w[i] > 0 ? t[i] : 0; /* left out stays out */
+  rcl__free(t);
+  return got && positive;
+}
