@@ -108,6 +108,15 @@ void cli_split_summary(const cli_split_run *r);
 void cli_split_json(const cli_split_run *r, json_t *top);
 void cli_split_close(cli_split_run *r);
 
+/* bench --split (bench_split.c): each selected family's problem on each device of the split alone and over
+ * the split, recorded in b->results (the devices and the split itself in jdev); the summary record gives the
+ * ratio split / fastest device alone. Returns 0 or an exit status. */
+int cli_bench_split(cli_bench *b, const cli_split_run *sr, const char *families, json_t *jdev);
+/* Whether bench --split has a problem of this family (reduce, spmv, cg, stencil). */
+int cli_bench_split_has(const char *family);
+/* Whether family is in the --family list ("all" or comma-separated names; cmd_bench.c). */
+int cli_bench_selected(const char *list, const char *family);
+
 /* What exit status 1 means for these commands (their cli_cmd_spec's finding). */
 #define CLI_RUN_FINDING "a reproducible result differs between devices or from the host reference"
 

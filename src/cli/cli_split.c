@@ -88,7 +88,7 @@ void cli_split_report(cli_split_run *r, const char *hex, double secs, int ok, co
   r->ran = 1;
   r->ok = ok;
   r->j = json_pack("{s:s,s:I,s:s,s:s,s:f,s:b,s:o}", "devices", r->opts->devices, "count", (json_int_t)n, "weights",
-                   r->opts->nweights ? "given" : "measured", "sha256", hex, "time_s", secs, "matches_reference", ok,
+                   r->opts->nweights ? "given" : "auto", "sha256", hex, "time_s", secs, "matches_reference", ok,
                    "shares", shares);
   if (extra) {
     json_object_update(r->j, extra);
