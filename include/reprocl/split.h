@@ -57,7 +57,8 @@ RCL_API int rcl_split_set_weights(rcl_split *s, const double *weights, size_t co
 RCL_API int rcl_split_weights(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype);
 /* Tunes the weights of family (RCL_FAMILY_REDUCE, _SPMV — CG uses its weights — or _STENCIL, SOR too) and
  * dtype for problems of about `size` (the index space the split cuts: elements, matrix rows, grid rows):
- * times the family's split call on deterministic data with each device alone, with the measured weights
+ * times the family's split call (for SpMV a few CG iterations: the split matrix serves both) on
+ * deterministic data with each device alone, with the measured weights
  * and with a blend of the best two, and keeps the fastest (count values into weights, summing to 1; 0 for a
  * device left out). Cached on disk next to the measured weights, per set of devices, family, dtype and size
  * bucket (2^b to 2^(b+1) - 1); a cached choice is returned without timing unless tuning is force. Calls

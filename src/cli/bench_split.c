@@ -100,12 +100,14 @@ static int make_sparse(scase *c, int quick, int cg) {
   if (rcl_csr_poisson3d(&c->A, c->dt, side)) return cli_fail("poisson3d:%zu", side);
   snprintf(c->size, sizeof c->size, "poisson3d:%zu", side);
   double es = (double)rcl_dtype_size(c->dt), nnz = (double)c->A->nnz, rows = (double)c->A->nrows;
-  c->n = nnz;
-  c->bytes = nnz * (es + 4) + (rows + 1) * 4 + 2 * rows * es;
-  c->flops = 2 * nnz;
   c->co = (rcl_cg_options)RCL_CG_OPTIONS_INIT;
   c->co.tol = 0; /* every run takes max_iterations */
   c->co.max_iterations = quick ? 5 : 20;
+  /* per run: an SpMV, or per CG iteration an SpMV and about 10 vector passes (2 dots, 3 axpys) */
+  double its = cg ? (double)c->co.max_iterations : 1, vec = cg ? 10 : 2;
+  c->n = nnz;
+  c->bytes = its * (nnz * (es + 4) + (rows + 1) * 4 + vec * rows * es);
+  c->flops = its * (2 * nnz + (cg ? 10 * rows : 0));
   c->run = cg ? run_cg : run_spmv;
   return alloc_data(c, c->A->nrows, c->A->nrows);
 }
