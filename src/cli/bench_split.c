@@ -1,6 +1,7 @@
 /* reprocl bench --split DEVICES: scaling over several devices of one host. Per family, the same problem on
  * each device of the split alone (the one-device call on that device's context) and over the split
- * (rcl_split_*, its weights measured and tuned on first use, or --split-weights), side by side in one run:
+ * (rcl_split_*, its weights tuned for the problem's size by rcl_split_tune first unless --split-weights
+ * gives them or REPROCL_TUNING=off), side by side in one run:
  * the times, the ratio split / fastest device alone, each device's share, and whether every run gave the
  * same bits. Families: a 2^26 sum (f32, f64), SpMV and CG on poisson3d:128, the 9-point stencil on 8192^2. */
 #include <stdint.h>
@@ -153,9 +154,26 @@ static json_t *shares_json(rcl_split *s) {
   return a;
 }
 
+/* The split's weights tuned for this problem's size (rcl_split_tune: cached, or timed now), unless they are
+ * given or tuning is off; the seconds it took go into the record. */
+static int tune_for(double *seconds, scase *c, const cli_split_opts *o) {
+  const char *env = getenv("REPROCL_TUNING");
+  *seconds = 0;
+  if (o->nweights || (env && !strcmp(env, "off"))) return 0;
+  double *w = malloc(rcl_split_count(c->s) * sizeof *w), t0 = cli_now();
+  rcl_family fam = c->run == run_reduce ? RCL_FAMILY_REDUCE : c->A ? RCL_FAMILY_SPMV : RCL_FAMILY_STENCIL;
+  size_t size = c->A ? c->A->nrows : c->run == run_stencil ? c->w : (size_t)c->n;
+  int rc = w ? rcl_split_tune(w, c->s, fam, c->dt, size) : RCL_ERR_OUT_OF_MEMORY;
+  *seconds = cli_now() - t0;
+  free(w);
+  return rc ? cli_fail("tuning the split's weights for %s %s", c->family, c->size) : 0;
+}
+
 /* Runs c on c->who (the matrix uploaded there first), times it, records it under device `name`. */
-static int run_one(outcome *o, scase *c, cli_bench *b, const char *name) {
-  int rc = 0;
+static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, const cli_split_opts *so) {
+  double tune_s = 0;
+  int rc = c->who == SPLIT_RUN ? tune_for(&tune_s, c, so) : 0;
+  if (rc) return rc;
   if (c->A && c->who == SPLIT_RUN && !c->SM) rc = rcl_split_matrix_create(&c->SM, c->s, c->A);
   if (c->A && c->who != SPLIT_RUN) {
     rcl_spmv_matrix_free(c->M);
@@ -175,6 +193,7 @@ static int run_one(outcome *o, scase *c, cli_bench *b, const char *name) {
   }
   if (c->run == run_cg) json_object_set_new(extra, "iterations", json_integer((json_int_t)c->iterations));
   if (c->who == SPLIT_RUN) json_object_set_new(extra, "shares", shares_json(c->s));
+  if (c->who == SPLIT_RUN) json_object_set_new(extra, "tune_s", json_real(tune_s));
   b->device_name = name;
   cli_bench_record(b, c->family, c->kernel, c->who == SPLIT_RUN ? "split" : "alone", "reproducible", c->dt, c->size,
                    c->n, o->med, o->mn, o->mx, c->bytes, c->flops, extra);
@@ -183,7 +202,8 @@ static int run_one(outcome *o, scase *c, cli_bench *b, const char *name) {
 
 /* Each usable device alone, then the split; the summary record: fastest alone, split, their ratio, and
  * whether every run gave the same bits. */
-static int scale_case(scase *c, cli_bench *b, const char *split_name, char **names) {
+static int scale_case(scase *c, cli_bench *b, const cli_split_run *sr, char **names) {
+  const char *split_name = sr->label;
   outcome o, best = {0, 0, 0, ""}, sp;
   size_t fastest = SIZE_MAX;
   int same = 1, rc = 0;
@@ -197,12 +217,12 @@ static int scale_case(scase *c, cli_bench *b, const char *split_name, char **nam
       continue;
     }
     c->who = i;
-    if ((rc = run_one(&o, c, b, names[i])) != 0) break;
+    if ((rc = run_one(&o, c, b, names[i], sr->opts)) != 0) break;
     same &= fastest == SIZE_MAX || !strcmp(o.key, best.key);
     if (fastest == SIZE_MAX || o.med < best.med) best = o, fastest = i;
   }
   c->who = SPLIT_RUN;
-  if (rc || fastest == SIZE_MAX || (rc = run_one(&sp, c, b, split_name)) != 0) return rc;
+  if (rc || fastest == SIZE_MAX || (rc = run_one(&sp, c, b, split_name, sr->opts)) != 0) return rc;
   same &= !strcmp(sp.key, best.key);
   json_array_append_new(b->results, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:s,s:s,s:f,s:f,s:f,s:b}", "record", "summary",
                                               "family", c->family, "kernel", c->kernel, "size", c->size, "dtype",
@@ -270,7 +290,7 @@ int cli_bench_split(cli_bench *b, const cli_split_run *sr, const char *families,
     rc = !strcmp(c.family, "reduce")    ? make_reduce(&c, b->quick)
          : !strcmp(c.family, "stencil") ? make_stencil(&c, b->quick)
                                         : make_sparse(&c, b->quick, !strcmp(c.family, "cg"));
-    if (!rc) rc = scale_case(&c, b, sr->label, names);
+    if (!rc) rc = scale_case(&c, b, sr, names);
     scase_free(&c);
     fprintf(stderr, "  %s %s: %.1f s\n", c.family, rcl_dtype_name(c.dt), cli_now() - t0);
   }

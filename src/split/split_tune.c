@@ -18,9 +18,12 @@
 #define STENCIL_ITERS 4
 #define CG_ITERS 4
 
-/* The family's tuning problem at its largest (larger buckets are tuned on this size), and the smallest
- * bucket tuned on first use (smaller problems are launch-bound: measured weights serve them). */
-static size_t cap_of(rcl_family f) {
+/* The family's tuning problem at its largest (larger buckets are tuned on this size) on first use, where a
+ * call waits for it, and in rcl_split_tune (explicit: the size asked for, up to 2^27 elements, 2^22 rows,
+ * 8192 grid rows); and the smallest bucket tuned on first use (smaller problems are launch-bound: measured
+ * weights serve them). */
+static size_t cap_of(rcl_family f, int explicit) {
+  if (explicit) return f == RCL_FAMILY_REDUCE ? (size_t)1 << 27 : f == RCL_FAMILY_SPMV ? (size_t)1 << 22 : 8192;
   return f == RCL_FAMILY_REDUCE ? (size_t)1 << 24 : f == RCL_FAMILY_SPMV ? (size_t)1 << 20 : 2048;
 }
 static unsigned first_use_bucket(rcl_family f) { return f == RCL_FAMILY_REDUCE ? 16 : f == RCL_FAMILY_SPMV ? 12 : 8; }
@@ -98,8 +101,8 @@ typedef struct {
   rcl_split_matrix *M;
 } problem;
 
-static int problem_make(problem *p, size_t size) {
-  size_t es = rcl_dtype_size(p->dt), cap = cap_of(p->family);
+static int problem_make(problem *p, size_t size, int explicit) {
+  size_t es = rcl_dtype_size(p->dt), cap = cap_of(p->family, explicit);
   size_t n = size < cap ? size : cap, len;
   if (p->family == RCL_FAMILY_SPMV) {
     size_t side = (size_t)floor(sqrt((double)n));
@@ -206,13 +209,14 @@ static int search(double *best, double *best_s, problem *p, const double *m) {
 }
 
 /* Tunes now: the caller's weights are set aside while the candidates run, and restored. */
-static int tune_now(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size, const char *name) {
+static int tune_now(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size, int explicit,
+                    const char *name) {
   double *given = s->given, *m = rcl__malloc(s->count * sizeof *m), seconds = 0;
   if (!m) return RCL_ERR_OUT_OF_MEMORY;
   s->given = NULL;
   int rc = rcl__split_weights_sized(m, s, family, dtype, 0, rcl__split_probe(family));
   problem p = {s, family, dtype, 0, NULL, NULL, 0, NULL, NULL};
-  if (!rc) rc = problem_make(&p, size);
+  if (!rc) rc = problem_make(&p, size, explicit);
   if (!rc) rc = search(w, &seconds, &p, m);
   problem_free(&p);
   rcl__free(s->given);
@@ -237,7 +241,7 @@ int rcl_split_tune(double *weights, rcl_split *s, rcl_family family, rcl_dtype d
   char name[128];
   cache_name(name, sizeof name, s, family, dtype, bucket_of(size));
   if (s->ctx[0]->tuning != RCL_TUNING_FORCE && cache_load(weights, s, name)) return 0;
-  return tune_now(weights, s, family, dtype, size ? size : 1, name);
+  return tune_now(weights, s, family, dtype, size ? size : 1, 1, name);
 }
 
 int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n) {
@@ -252,7 +256,7 @@ int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype
   cache_name(name, sizeof name, s, family, dtype, b);
   int got = cache_load(t, s, name);
   if (!got && b >= first_use_bucket(family)) {
-    got = tune_now(t, s, family, dtype, n, name) == 0;
+    got = tune_now(t, s, family, dtype, n, 0, name) == 0;
     if (!got) rcl_error_clear(); /* tuning on first use never fails a call: measured weights serve */
   }
   int positive = 0;
