@@ -58,14 +58,13 @@ RCL_API int rcl_split_weights(double *weights, rcl_split *s, rcl_family family, 
 /* Tunes the weights of family (RCL_FAMILY_REDUCE, _SPMV — CG uses its weights — or _STENCIL, SOR too) and
  * dtype for problems of about `size` (the index space the split cuts: elements, matrix rows, grid rows):
  * times the family's split call (for SpMV a few CG iterations: the split matrix serves both) on
- * deterministic data with each device alone, with the measured weights
- * and with a blend of the best two, and keeps the fastest (count values into weights, summing to 1; 0 for a
- * device left out). Cached on disk next to the measured weights, per set of devices, family, dtype and size
- * bucket (2^b to 2^(b+1) - 1); a cached choice is returned without timing unless tuning is force. This
- * call times problems of `size` (up to 2^27 elements, 2^22 rows, 8192 grid rows). Calls whose weights are
- * not given use the tuned weights of their bucket; with tuning on, buckets from 2^16 elements, 2^12 rows or
- * 2^8 grid rows are tuned on their first call, on problems of at most 2^24 elements, 2^20 rows or 2048 grid
- * rows (the call waits for it). Weights never change a bit. */
+ * deterministic data of that size (at most 2^27 elements, 2^22 rows, 8192 grid rows) with each device
+ * alone, with the measured weights and with a blend of the best two, and keeps the fastest (count values
+ * into weights, summing to 1; 0 for a device left out). Cached on disk next to the measured weights, per set
+ * of devices, family, dtype and size bucket (2^b to 2^(b+1) - 1); a cached choice is returned without timing
+ * unless tuning is force; with tuning off nothing is timed or written (the measured, i.e. equal, weights).
+ * Every call whose weights are not given uses the cached tuned weights of its size bucket (reprocl's --split
+ * rows and bench --split tune first). Weights never change a bit. */
 RCL_API int rcl_split_tune(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size);
 /* How the last call on this split cut its index space: device i computed [*first, *first + *count) (0, 0
  * when left out); *note says why a device was left out (NULL otherwise). */

@@ -1,7 +1,7 @@
 /* reprocl bench --split DEVICES: scaling over several devices of one host. Per family, the same problem on
  * each device of the split alone (the one-device call on that device's context) and over the split
- * (rcl_split_*, its weights tuned for the problem's size by rcl_split_tune first unless --split-weights
- * gives them or REPROCL_TUNING=off), side by side in one run:
+ * (rcl_split_*, its weights tuned for the problem's size by rcl_split_tune first, cli_split_tune), side by
+ * side in one run:
  * the times, the ratio split / fastest device alone, each device's share, and whether every run gave the
  * same bits. Families: a 2^26 sum (f32, f64), SpMV and CG on poisson3d:128, the 9-point stencil on 8192^2. */
 #include <stdint.h>
@@ -154,25 +154,17 @@ static json_t *shares_json(rcl_split *s) {
   return a;
 }
 
-/* The split's weights tuned for this problem's size (rcl_split_tune: cached, or timed now), unless they are
- * given or tuning is off; the seconds it took go into the record. */
-static int tune_for(double *seconds, scase *c, const cli_split_opts *o) {
-  const char *env = getenv("REPROCL_TUNING");
-  *seconds = 0;
-  if (o->nweights || (env && !strcmp(env, "off"))) return 0;
-  double *w = malloc(rcl_split_count(c->s) * sizeof *w), t0 = cli_now();
-  rcl_family fam = c->run == run_reduce ? RCL_FAMILY_REDUCE : c->A ? RCL_FAMILY_SPMV : RCL_FAMILY_STENCIL;
-  size_t size = c->A ? c->A->nrows : c->run == run_stencil ? c->w : (size_t)c->n;
-  int rc = w ? rcl_split_tune(w, c->s, fam, c->dt, size) : RCL_ERR_OUT_OF_MEMORY;
-  *seconds = cli_now() - t0;
-  free(w);
-  return rc ? cli_fail("tuning the split's weights for %s %s", c->family, c->size) : 0;
+/* The family and the size rcl_split_tune takes for this problem (elements, matrix rows, grid rows). */
+static rcl_family family_of(const scase *c, size_t *size) {
+  *size = c->A ? c->A->nrows : c->run == run_stencil ? c->w : (size_t)c->n;
+  return c->run == run_reduce ? RCL_FAMILY_REDUCE : c->A ? RCL_FAMILY_SPMV : RCL_FAMILY_STENCIL;
 }
 
 /* Runs c on c->who (the matrix uploaded there first), times it, records it under device `name`. */
-static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, const cli_split_opts *so) {
-  double tune_s = 0;
-  int rc = c->who == SPLIT_RUN ? tune_for(&tune_s, c, so) : 0;
+static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, cli_split_run *sr) {
+  size_t size;
+  rcl_family fam = family_of(c, &size);
+  int rc = c->who == SPLIT_RUN ? cli_split_tune(sr, fam, c->dt, size) : 0; /* before the matrix is cut */
   if (rc) return rc;
   if (c->A && c->who == SPLIT_RUN && !c->SM) rc = rcl_split_matrix_create(&c->SM, c->s, c->A);
   if (c->A && c->who != SPLIT_RUN) {
@@ -193,7 +185,7 @@ static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, const c
   }
   if (c->run == run_cg) json_object_set_new(extra, "iterations", json_integer((json_int_t)c->iterations));
   if (c->who == SPLIT_RUN) json_object_set_new(extra, "shares", shares_json(c->s));
-  if (c->who == SPLIT_RUN) json_object_set_new(extra, "tune_s", json_real(tune_s));
+  if (c->who == SPLIT_RUN) json_object_set_new(extra, "tune_s", json_real(sr->tune_s));
   b->device_name = name;
   cli_bench_record(b, c->family, c->kernel, c->who == SPLIT_RUN ? "split" : "alone", "reproducible", c->dt, c->size,
                    c->n, o->med, o->mn, o->mx, c->bytes, c->flops, extra);
@@ -202,14 +194,15 @@ static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, const c
 
 /* Each usable device alone, then the split; the summary record: fastest alone, split, their ratio, and
  * whether every run gave the same bits. */
-static int scale_case(scase *c, cli_bench *b, const cli_split_run *sr, char **names) {
+static int scale_case(scase *c, cli_bench *b, cli_split_run *sr, char **names) {
   const char *split_name = sr->label;
   outcome o, best = {0, 0, 0, ""}, sp;
   size_t fastest = SIZE_MAX;
   int same = 1, rc = 0;
   for (size_t i = 0; i < rcl_split_count(c->s) && !rc; i++) {
     const char *why = NULL;
-    rcl_family fam = c->run == run_reduce ? RCL_FAMILY_REDUCE : c->A ? RCL_FAMILY_SPMV : RCL_FAMILY_STENCIL;
+    size_t size;
+    rcl_family fam = family_of(c, &size);
     if (rcl_device_profile_support(rcl_context_profile(rcl_split_context(c->s, i)), fam, c->dt, &why) ==
         RCL_SUPPORT_NONE) {
       b->device_name = names[i];
@@ -217,12 +210,12 @@ static int scale_case(scase *c, cli_bench *b, const cli_split_run *sr, char **na
       continue;
     }
     c->who = i;
-    if ((rc = run_one(&o, c, b, names[i], sr->opts)) != 0) break;
+    if ((rc = run_one(&o, c, b, names[i], sr)) != 0) break;
     same &= fastest == SIZE_MAX || !strcmp(o.key, best.key);
     if (fastest == SIZE_MAX || o.med < best.med) best = o, fastest = i;
   }
   c->who = SPLIT_RUN;
-  if (rc || fastest == SIZE_MAX || (rc = run_one(&sp, c, b, split_name, sr->opts)) != 0) return rc;
+  if (rc || fastest == SIZE_MAX || (rc = run_one(&sp, c, b, split_name, sr)) != 0) return rc;
   same &= !strcmp(sp.key, best.key);
   json_array_append_new(b->results, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:s,s:s,s:f,s:f,s:f,s:b}", "record", "summary",
                                               "family", c->family, "kernel", c->kernel, "size", c->size, "dtype",
@@ -271,7 +264,7 @@ static char **device_entries(json_t *jdev, rcl_split *s, const char *split_name,
   return names;
 }
 
-int cli_bench_split(cli_bench *b, const cli_split_run *sr, const char *families, json_t *jdev) {
+int cli_bench_split(cli_bench *b, cli_split_run *sr, const char *families, json_t *jdev) {
   size_t n = rcl_split_count(sr->s);
   char **names = device_entries(jdev, sr->s, sr->label, sr->opts->devices);
   int rc = names ? 0 : cli_error("out of host memory");

@@ -88,11 +88,16 @@ typedef struct {
   rcl_split *s;
   json_t *j;
   int ran, ok;
+  double tune_s; /* the last cli_split_tune's seconds */
   char label[96];
 } cli_split_run;
 /* Creates the split of o (nothing without --split). Returns 0 or an exit status: 2 for a device spec that
  * names no device or weights that do not fit it, 3 for a split that cannot be made. */
 int cli_split_open(cli_split_run *r, const cli_split_opts *o);
+/* Before a split run: the split's weights tuned for family, dtype and size (elements, matrix rows, grid rows)
+ * by rcl_split_tune — cached, or timed now; nothing with --split-weights, or with REPROCL_TUNING=off — so
+ * the run uses them. Returns 0 or an exit status. */
+int cli_split_tune(cli_split_run *r, rcl_family family, rcl_dtype dt, size_t size);
 /* The split's row: records its digest hex, time and agreement (ok) in r->j ("split": devices, weights,
  * sha256, time_s, matches_reference, shares), then, in text mode, each device's share of the index space
  * (`unit`: "elements", "rows", "grid rows") or why it was left out. extra: more fields (stolen, or NULL). */
@@ -111,7 +116,7 @@ void cli_split_close(cli_split_run *r);
 /* bench --split (bench_split.c): each selected family's problem on each device of the split alone and over
  * the split, recorded in b->results (the devices and the split itself in jdev); the summary record gives the
  * ratio split / fastest device alone. Returns 0 or an exit status. */
-int cli_bench_split(cli_bench *b, const cli_split_run *sr, const char *families, json_t *jdev);
+int cli_bench_split(cli_bench *b, cli_split_run *sr, const char *families, json_t *jdev);
 /* Whether bench --split has a problem of this family (reduce, spmv, cg, stencil). */
 int cli_bench_split_has(const char *family);
 /* Whether family is in the --family list ("all" or comma-separated names; cmd_bench.c). */

@@ -54,6 +54,16 @@ int cli_split_open(cli_split_run *r, const cli_split_opts *o) {
 
 int cli_split_fail(const cli_split_run *r) { return cli_fail("the %s", r->label); }
 
+int cli_split_tune(cli_split_run *r, rcl_family family, rcl_dtype dt, size_t size) {
+  r->tune_s = 0;
+  if (!r->s || r->opts->nweights) return 0;
+  double *w = malloc(rcl_split_count(r->s) * sizeof *w), t0 = cli_now();
+  int rc = w ? rcl_split_tune(w, r->s, family, dt, size) : RCL_ERR_OUT_OF_MEMORY;
+  r->tune_s = cli_now() - t0;
+  free(w);
+  return rc ? cli_split_fail(r) : 0;
+}
+
 /* Device i's share: its JSON entry, and its line in text mode. */
 static json_t *share_entry(const cli_split_run *r, size_t i, size_t total, const char *unit, int json) {
   size_t first = 0, count = 0;
@@ -87,9 +97,9 @@ void cli_split_report(cli_split_run *r, const char *hex, double secs, int ok, co
   for (size_t i = 0; i < n; i++) json_array_append_new(shares, share_entry(r, i, total, unit, json));
   r->ran = 1;
   r->ok = ok;
-  r->j = json_pack("{s:s,s:I,s:s,s:s,s:f,s:b,s:o}", "devices", r->opts->devices, "count", (json_int_t)n, "weights",
-                   r->opts->nweights ? "given" : "auto", "sha256", hex, "time_s", secs, "matches_reference", ok,
-                   "shares", shares);
+  r->j = json_pack("{s:s,s:I,s:s,s:s,s:f,s:f,s:b,s:o}", "devices", r->opts->devices, "count", (json_int_t)n, "weights",
+                   r->opts->nweights ? "given" : "auto", "sha256", hex, "time_s", secs, "tune_s", r->tune_s,
+                   "matches_reference", ok, "shares", shares);
   if (extra) {
     json_object_update(r->j, extra);
     json_decref(extra);

@@ -204,10 +204,12 @@ static int split_row(cg_job *j) {
   rcl_split_matrix *M = NULL;
   rcl_cg_result r;
   memset(&r, 0, sizeof r);
+  int rc = cli_split_tune(&j->sr, RCL_FAMILY_SPMV, j->dt, j->n);
+  if (rc) return rc;
   if (rcl_split_matrix_create(&M, j->sr.s, j->A)) return cli_split_fail(&j->sr);
   memset(j->x, 0, j->n * j->es);
   double t0 = cli_now();
-  int st = rcl_split_cg(j->x, &r, M, j->b, &j->co), rc = 0;
+  int st = rcl_split_cg(j->x, &r, M, j->b, &j->co);
   double secs = cli_now() - t0, per = secs / (double)(r.iterations ? r.iterations : 1);
   rcl_split_matrix_free(M);
   if (st && st != RCL_ERR_NO_CONVERGENCE && st != RCL_ERR_BREAKDOWN) rc = cli_split_fail(&j->sr);

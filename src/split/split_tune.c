@@ -2,8 +2,9 @@
  * matrix's main use, whose dots and halo exchanges an SpMV alone misses) timed with candidate weight
  * vectors — each device alone, the probe-proportional (measured) weights and a blend of the best two — and
  * the fastest kept, cached on disk per (the split's devices, family, dtype, size bucket) next to the
- * per-device probe cache: <cache>/split/tuned-<devices>-<family>-<dtype>-b<bucket>. So a split learns where
- * one device alone beats it (transfers, a slow device's share). Weights never change a bit. */
+ * per-device probe cache: <cache>/split/tuned-<devices>-<family>-<dtype>-b<bucket> (read by every call whose
+ * weights are measured: split_weights.c). So a split learns where one device alone beats it (transfers, a
+ * slow device's share). With tuning off nothing is timed or written. Weights never change a bit. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -18,61 +19,13 @@
 #define STENCIL_ITERS 4
 #define CG_ITERS 4
 
-/* The family's tuning problem at its largest (larger buckets are tuned on this size) on first use, where a
- * call waits for it, and in rcl_split_tune (explicit: the size asked for, up to 2^27 elements, 2^22 rows,
- * 8192 grid rows); and the smallest bucket tuned on first use (smaller problems are launch-bound: measured
- * weights serve them). */
-static size_t cap_of(rcl_family f, int explicit) {
-  if (explicit) return f == RCL_FAMILY_REDUCE ? (size_t)1 << 27 : f == RCL_FAMILY_SPMV ? (size_t)1 << 22 : 8192;
-  return f == RCL_FAMILY_REDUCE ? (size_t)1 << 24 : f == RCL_FAMILY_SPMV ? (size_t)1 << 20 : 2048;
-}
-static unsigned first_use_bucket(rcl_family f) { return f == RCL_FAMILY_REDUCE ? 16 : f == RCL_FAMILY_SPMV ? 12 : 8; }
-
-static unsigned bucket_of(size_t size) {
-  unsigned b = 0;
-  while (size > 1) size >>= 1, b++;
-  return b;
+/* The tuning problem: the size asked for, up to 2^27 elements, 2^22 rows or 8192 grid rows (larger buckets
+ * are tuned on that size). */
+static size_t cap_of(rcl_family f) {
+  return f == RCL_FAMILY_REDUCE ? (size_t)1 << 27 : f == RCL_FAMILY_SPMV ? (size_t)1 << 22 : 8192;
 }
 
-/* ---- the cache ---------------------------------------------------------------------------------- */
-
-static void cache_name(char *name, size_t cap, const rcl_split *s, rcl_family family, rcl_dtype dtype, unsigned b) {
-  rcl_sha256_ctx h;
-  rcl_sha256_init(&h);
-  for (size_t i = 0; i < s->count; i++) {
-    const char *fp = rcl_context_profile(s->ctx[i])->fingerprint;
-    const char *mode = rcl_mode_name(rcl_context_mode(s->ctx[i]));
-    rcl_sha256_update(&h, fp, strlen(fp));
-    rcl_sha256_update(&h, mode, strlen(mode) + 1);
-  }
-  char hex[RCL_SHA256_HEX_SIZE];
-  rcl_sha256_final_hex(&h, hex);
-  snprintf(name, cap, "tuned-%.16s-%s-%s-b%u", hex, rcl_family_name(family), rcl_dtype_name(dtype), b);
-}
-
-/* 1 and w[0..count) from the cache file, 0 where there is none or it does not fit this split. */
-static int cache_load(double *w, const rcl_split *s, const char *name) {
-  const char *dir = rcl__cache_dir(s->ctx[0]);
-  char path[4096], *data = NULL;
-  size_t size = 0;
-  if (!dir) return 0;
-  snprintf(path, sizeof path, "%s/split/%s", dir, name);
-  if (rcl__cache_read_file(&data, &size, path)) {
-    rcl_error_clear();
-    return 0;
-  }
-  int ok = strncmp(data, "weights", 7) == 0, used = 7, positive = 0;
-  for (size_t i = 0; ok && i < s->count; i++) {
-    int len = 0;
-    ok = sscanf(data + used, " %lf%n", &w[i], &len) == 1 && w[i] >= 0 && isfinite(w[i]);
-    used += len;
-    positive |= ok && w[i] > 0;
-  }
-  double extra;
-  ok = ok && positive && sscanf(data + used, " %lf", &extra) != 1; /* no more weights than devices */
-  rcl__free(data);
-  return ok;
-}
+/* ---- the cache (read by split_weights.c) ------------------------------------------------------- */
 
 /* A failed write leaves the weights tuned for this split only: a cache never fails a computation. */
 static void cache_store(const rcl_split *s, const char *name, const double *w, double seconds) {
@@ -101,8 +54,8 @@ typedef struct {
   rcl_split_matrix *M;
 } problem;
 
-static int problem_make(problem *p, size_t size, int explicit) {
-  size_t es = rcl_dtype_size(p->dt), cap = cap_of(p->family, explicit);
+static int problem_make(problem *p, size_t size) {
+  size_t es = rcl_dtype_size(p->dt), cap = cap_of(p->family);
   size_t n = size < cap ? size : cap, len;
   if (p->family == RCL_FAMILY_SPMV) {
     size_t side = (size_t)floor(sqrt((double)n));
@@ -209,20 +162,25 @@ static int search(double *best, double *best_s, problem *p, const double *m) {
 }
 
 /* Tunes now: the caller's weights are set aside while the candidates run, and restored. */
-static int tune_now(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size, int explicit,
-                    const char *name) {
+static int tune_now(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size, const char *name) {
   double *given = s->given, *m = rcl__malloc(s->count * sizeof *m), seconds = 0;
   if (!m) return RCL_ERR_OUT_OF_MEMORY;
   s->given = NULL;
   int rc = rcl__split_weights_sized(m, s, family, dtype, 0, rcl__split_probe(family));
   problem p = {s, family, dtype, 0, NULL, NULL, 0, NULL, NULL};
-  if (!rc) rc = problem_make(&p, size, explicit);
-  if (!rc) rc = search(w, &seconds, &p, m);
+  if (!rc && s->ctx[0]->tuning == RCL_TUNING_OFF) { /* nothing timed, nothing written: the measured weights */
+    memcpy(w, m, s->count * sizeof *m);
+    normalize(w, s->count);
+    name = NULL;
+  } else if (!rc) {
+    rc = problem_make(&p, size);
+  }
+  if (!rc && name) rc = search(w, &seconds, &p, m);
   problem_free(&p);
   rcl__free(s->given);
   s->given = given;
   rcl__free(m);
-  if (!rc) cache_store(s, name, w, seconds);
+  if (!rc && name) cache_store(s, name, w, seconds);
   return rc;
 }
 
@@ -239,29 +197,7 @@ int rcl_split_tune(double *weights, rcl_split *s, rcl_family family, rcl_dtype d
   int rc = check_args(weights, s, family, dtype);
   if (rc) return rc;
   char name[128];
-  cache_name(name, sizeof name, s, family, dtype, bucket_of(size));
-  if (s->ctx[0]->tuning != RCL_TUNING_FORCE && cache_load(weights, s, name)) return 0;
-  return tune_now(weights, s, family, dtype, size ? size : 1, 1, name);
-}
-
-int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n) {
-  size_t usable = 0;
-  for (size_t i = 0; i < s->count; i++) usable += w[i] > 0;
-  if (s->given || n == 0 || usable < 2 || s->ctx[0]->tuning == RCL_TUNING_OFF) return 0;
-  if (family != RCL_FAMILY_REDUCE && family != RCL_FAMILY_SPMV && family != RCL_FAMILY_STENCIL) return 0;
-  double *t = rcl__malloc(s->count * sizeof *t);
-  if (!t) return 0;
-  unsigned b = bucket_of(n);
-  char name[128];
-  cache_name(name, sizeof name, s, family, dtype, b);
-  int got = cache_load(t, s, name);
-  if (!got && b >= first_use_bucket(family)) {
-    got = tune_now(t, s, family, dtype, n, 0, name) == 0;
-    if (!got) rcl_error_clear(); /* tuning on first use never fails a call: measured weights serve */
-  }
-  int positive = 0;
-  for (size_t i = 0; got && i < s->count; i++) positive |= w[i] > 0 && t[i] > 0;
-  for (size_t i = 0; got && positive && i < s->count; i++) w[i] = w[i] > 0 ? t[i] : 0; /* left out stays out */
-  rcl__free(t);
-  return got && positive;
+  rcl__split_tuned_name(name, sizeof name, s, family, dtype, size);
+  if (s->ctx[0]->tuning != RCL_TUNING_FORCE && rcl__split_tuned_load(weights, s, name)) return 0;
+  return tune_now(weights, s, family, dtype, size ? size : 1, name);
 }
