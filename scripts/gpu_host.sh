@@ -4,6 +4,7 @@
 # plain command anyone can run on their own GPU machine.
 #   source .device/setup.sh; bash scripts/gpu_host.sh build test reduce bench-reduce
 #   source .device/setup.sh; bash scripts/gpu_host.sh bench-all     (after build; docs/performance.md)
+#   source .device/setup.sh; bash scripts/gpu_host.sh bench-split   (after build: H100 + PoCL, PoCL/2)
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -230,6 +231,21 @@ EOF2
 }
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }
+step_bench-split() {
+  # Scaling over several devices (issue 17, docs/performance.md "Scaling over several devices"): each family
+  # on the H100 alone, on PoCL (the Xeon) alone and over both, in one run; then the Xeon as 2 PoCL
+  # sub-devices. Weights measured and tuned on first use (the warm-up call), in a cache of the step's own.
+  # The summary line of each family gives the ratio split / fastest device alone (target: <= 1).
+  export REPROCL_CACHE_DIR=$out/cache-bench-split
+  local spec name
+  for spec in ${SPLITS:-nvidia:,pocl: pocl:/2}; do
+    name=$(echo "$spec" | tr -c 'a-z0-9\n' '-' | sed 's/-*$//')
+    $cli bench --split "$spec" --repeats "${BENCH_REPEATS:-5}" -o "$out/bench-split-$name.json" \
+      2>"$out/bench-split-$name.log" >/dev/null
+    echo "bench --split $spec: exit status $?"
+    grep -E "fastest alone|skipped|error" "$out/bench-split-$name.log"
+  done
+}
 for s in "$@"; do
   echo "=== $s"
   "step_$s" || { echo "step $s failed"; exit 1; }

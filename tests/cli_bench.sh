@@ -143,6 +143,36 @@ for key in "Targets" "| reduce dot f32 ordered" "against the peers" "Reductions"
   grep -qF -- "$key" "$tmp/table.md" || fail "bench_table.py output lacks \"$key\""
 done
 
+# ---- bench --split: each device of the split alone and the split, side by side ------------------------------
+"$cli" bench --quick --split all -o "$tmp/split.json" >"$tmp/split.out" 2>&1 ||
+  { fail "bench --quick --split all: exit status $?"; sed 's/^/    /' "$tmp/split.out" >&2; }
+"$py" "$src/scripts/bench_table.py" --validate "$tmp/split.json" >"$tmp/split-validate.out" 2>&1 ||
+  fail "bench --split schema: $(head -20 "$tmp/split-validate.out")"
+"$py" - "$tmp/split.json" >"$tmp/split-content.out" 2>&1 <<'EOF' || fail "bench --split content: $(cat "$tmp/split-content.out")"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+res = doc["results"]
+sums = [r for r in res if r["record"] == "summary"]
+assert {(r["family"], r["dtype"]) for r in sums} == {("reduce", "f32"), ("reduce", "f64"), ("spmv", "f64"),
+                                                    ("cg", "f64"), ("stencil", "f32")}, sums
+for r in sums:
+    assert r["same_bits"] is True and r["ratio_split_to_fastest_alone"] > 0, r
+    alone = [m for m in res if m["record"] == "measurement" and m["family"] == r["family"] and
+             m["dtype"] == r["dtype"] and m["variant"] == "alone"]
+    split = [m for m in res if m["record"] == "measurement" and m["family"] == r["family"] and
+             m["dtype"] == r["dtype"] and m["variant"] == "split"]
+    assert alone and len(split) == 1, (r, alone, split)
+    assert all(m["sha256"] == split[0]["sha256"] for m in alone), (alone, split)
+    assert sum(s["count"] for s in split[0]["shares"]) > 0, split
+    assert abs(r["split_s"] / min(m["time_s"]["median"] for m in alone) - r["ratio_split_to_fastest_alone"]) < 1e-9
+EOF
+"$cli" bench --quick --split all --family md >"$tmp/split-md.out" 2>&1
+[ $? = 2 ] && grep -q "no md problem" "$tmp/split-md.out" || fail "bench --split --family md: $(cat "$tmp/split-md.out")"
+"$cli" bench --quick --split all --device 0 >"$tmp/split-dev.out" 2>&1
+[ $? = 2 ] || fail "bench --split --device: $(cat "$tmp/split-dev.out")"
+"$cli" bench --quick --split 0 --split-weights 1:1 >"$tmp/split-w.out" 2>&1
+[ $? = 2 ] && grep -q "2 weights given for 1 devices" "$tmp/split-w.out" || fail "bench --split-weights: $(cat "$tmp/split-w.out")"
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

@@ -89,4 +89,33 @@ if RUSTICL_ENABLE=llvmpipe "$CLI" devices --no-selftest | grep -q llvmpipe; then
 else
   echo "note: skip the no-device-ran case: Rusticl's llvmpipe device is absent" >&2
 fi
+# --split: the reduction cut over several devices at once (every device, PoCL's sub-devices, given weights);
+# its digest is the reference's, its shares cover the elements; bad weights are usage errors (2).
+expect 0 "run reduce --split all" -- "$CLI" run reduce --dtype f64 --dist cancel --n 300007 --split all --json
+split_agrees "$TMP/out" 300007 "run reduce --split all: the split's digest is the reference's"
+expect 0 "run reduce --split with weights (text)" -- "$CLI" run reduce --op dot --n 262147 --split all --split-weights "$(python3 -c "print(':'.join(str(i + 1) for i in range($ndev)))")"
+contains "$TMP/out" "SPLIT AGREES" "the split row agrees"
+contains "$TMP/out" "elements [0, " "each device's share is shown"
+if "$CLI" devices --no-selftest | grep -q "Portable Computing Language"; then
+  expect 0 "run reduce --split pocl:/2" -- "$CLI" run reduce --mode exact --n 100001 --split pocl:/2 --split-weights 3:1 --json
+  split_agrees "$TMP/out" 100001 "run reduce over PoCL's two sub-devices, 3:1: the reference's digest"
+fi
+expect 2 "--split-weights not a number" -- "$CLI" run reduce --n 10 --split 0 --split-weights 1:x
+contains "$TMP/err" '"x"' "a bad weight is named"
+expect 2 "--split-weights negative" -- "$CLI" run reduce --n 10 --split 0 --split-weights=-1
+contains "$TMP/err" 'weight 0 is -1' "a negative weight is named"
+expect 2 "--split-weights all zero" -- "$CLI" run reduce --n 10 --split 0 --split-weights 0:0
+expect 2 "--split-weights: one per device" -- "$CLI" run reduce --n 10 --split 0 --split-weights 1:2
+contains "$TMP/err" "2 weights given for 1 devices" "the count mismatch is named"
+expect 2 "--split-weights without --split" -- "$CLI" run reduce --n 10 --split-weights 1
+expect 2 "--split naming no device" -- "$CLI" run reduce --n 10 --split 0,no-such-device-xyz
+if RUSTICL_ENABLE=llvmpipe "$CLI" devices --no-selftest | grep -q llvmpipe; then
+  expect 0 "run reduce f64 --split with Rusticl" -- env RUSTICL_ENABLE=llvmpipe "$CLI" run reduce --n 5000 --dtype f64 --split all
+  contains "$TMP/out" "left out: no fp64" "the split leaves Rusticl out of f64, saying why"
+  contains "$TMP/out" "SPLIT AGREES" "the other devices' split agrees"
+  expect 3 "a split that cannot run (f64 on Rusticl alone)" -- env RUSTICL_ENABLE=llvmpipe "$CLI" run reduce --n 10 --dtype f64 --split llvmpipe
+  contains "$TMP/err" "no device left to run reduce f64" "the split's refusal says why"
+else
+  echo "note: skip the split's left-out device: Rusticl's llvmpipe device is absent" >&2
+fi
 finish

@@ -152,4 +152,21 @@ grep -q '"record": "summary"' "$work/b.json" || fail "bench has no summary recor
 grep -q '"family": "cg"' "$work/b.json" || fail "bench has no cg record"
 grep -q '"mode": "native"' "$work/b.json" || fail "bench has no native record"
 grep -q 'baseline-tree' "$work/b.json" || fail "bench has no baseline record"
+# ---- --split: SpMV and CG cut by rows over every device (and PoCL's sub-devices with given weights): the
+# digests (CG: history and solution) are the reference's, the shares cover the rows ----------------------
+"$cli" spmv --gen powerlaw:30000:2:5 --dtype f32 --x random:3 --split all --json >"$work/sp.json" ||
+  fail "spmv --split all: $(cat "$work/sp.json")"
+python3 "$src/tests/split_agrees.py" "$work/sp.json" 30000 || fail "spmv --split all: the split's y digest"
+"$cli" cg --gen poisson2d:60 --dtype f32 --jacobi --split all --json >"$work/sc.json" ||
+  fail "cg --split all: $(cat "$work/sc.json")"
+python3 "$src/tests/split_agrees.py" "$work/sc.json" 3600 || fail "cg --split all: the split's solution/history"
+if "$cli" devices --no-selftest | grep -q "Portable Computing Language"; then
+  "$cli" cg --gen poisson2d:50 --dtype f64 --dots exact --split pocl:/2 --split-weights 1:3 >"$work/sc.txt" ||
+    fail "cg --split pocl:/2 1:3: $(cat "$work/sc.txt")"
+  grep -q "^SPLIT AGREES" "$work/sc.txt" || fail "cg over PoCL's sub-devices, 1:3: $(cat "$work/sc.txt")"
+  grep -q "rows \[0, " "$work/sc.txt" || fail "cg's split row shows no shares: $(cat "$work/sc.txt")"
+fi
+st=0
+"$cli" spmv --gen poisson2d:10 --split 0 --split-weights one 2>"$work/sw.err" >/dev/null || st=$?
+[ "$st" = 2 ] && grep -q '"one"' "$work/sw.err" || fail "spmv --split-weights one: exit $st, $(cat "$work/sw.err")"
 echo "cli_sparse: all checks passed"

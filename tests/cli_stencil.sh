@@ -204,6 +204,21 @@ for key in '"family": "stencil"' '"kernel": "nine"' '"variant": "tiled"' '"mode"
   grep -qF "$key" "$tmp/bench.json" || fail "bench JSON lacks $key"
 done
 
+# --split: a stencil and SOR cut into blocks of rows over every device (PoCL's sub-devices with given weights):
+# the digest is the reference's, the shares cover the grid rows.
+run 0 split_general stencil --kind general --weights 0,1,0,1,-4,1,0,1,0 --init random --grid 97x301 --iters 13 \
+  --boundary periodic --split all --json
+python3 "$src/tests/split_agrees.py" "$tmp/split_general.out" 301 || fail "stencil --split all: the split's digest"
+run 0 split_sor stencil --kind sor --grid 64x150 --iters 9 --rhs random --split all --json
+python3 "$src/tests/split_agrees.py" "$tmp/split_sor.out" 150 || fail "sor --split all: the split's digest"
+if "$cli" devices --no-selftest | grep -q "Portable Computing Language"; then
+  run 0 split_sub stencil --grid 80x80 --iters 5 --dtype f64 --split pocl:/2 --split-weights 3:1
+  expect split_sub "SPLIT AGREES"
+  expect split_sub "grid rows [0, "
+fi
+run 2 split_bad_weights stencil --grid 8x8 --iters 1 --split 0 --split-weights 1::2
+expect split_bad_weights '"1::2"'
+
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2
   exit 1

@@ -21,3 +21,5 @@ expect() {
 contains() { if grep -qF -- "$2" "$1"; then pass "$3"; else fail "$3: \"$2\" not in $(basename "$1")"; sed 's/^/     /' "$1" | head -10; fi; }
 json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" && pass "$2" || fail "$2: invalid JSON"; }
 finish() { [ "$fails" = 0 ] && echo "all passed" || echo "$fails failed"; [ "$fails" = 0 ]; }
+# split_agrees FILE ROWS DESCRIPTION: the "split" object of --json output FILE agrees (tests/split_agrees.py).
+split_agrees() { python3 "$SRC/tests/split_agrees.py" "$1" "$2" && pass "$3" || fail "$3"; }

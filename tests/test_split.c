@@ -2,8 +2,11 @@
  * sub-devices, weights (given, measured and cached, equal with tuning off), devices left out or refused,
  * and errors of a device's share named with the device. The families over a split are tested in
  * test_split_<family>.c. */
+#include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -266,6 +269,104 @@ START_TEST(each_names_the_failing_device) {
 }
 END_TEST
 
+/* The path of the one tuned-weights file of dir for name's suffix ("-reduce-f32-b16"), or "" when none. */
+static void tuned_file(char *path, size_t cap, const char *dir, const char *suffix) {
+  char sub[400];
+  snprintf(sub, sizeof sub, "%s/split", dir);
+  path[0] = 0;
+  DIR *d = opendir(sub);
+  for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
+    size_t l = strlen(e->d_name), sl = strlen(suffix);
+    if (!strncmp(e->d_name, "tuned-", 6) && l > sl && !strcmp(e->d_name + l - sl, suffix))
+      snprintf(path, cap, "%s/%s", sub, e->d_name);
+  }
+  if (d) closedir(d);
+}
+
+/* A split over the first and the last device, with their own contexts on cache dir. */
+static rcl_split *tune_split(rcl_context *c[2], const char *dir) {
+  c[0] = rt_ctx_new(0, RCL_MODE_REPRODUCIBLE, dir);
+  c[1] = rt_ctx_new(rt_ndevices() - 1, RCL_MODE_REPRODUCIBLE, dir);
+  rcl_split *s = NULL;
+  rt_ok(rcl_split_wrap(&s, c, 2, NULL));
+  return s;
+}
+
+static void tune_split_free(rcl_split *s, rcl_context *c[2]) {
+  rcl_split_free(s);
+  rcl_context_free(c[0]);
+  rcl_context_free(c[1]);
+}
+
+/* A sum over the split of n trap values: the reference's bits, whatever the weights; *count0:
+ * device 0's share. */
+static void split_sum_checked(rcl_split *s, size_t n, size_t *count0) {
+  float *x = malloc(n * sizeof *x), got = 0, want = 0;
+  rcl_generate(x, RCL_F32, n, RCL_GEN_CANCEL, 5);
+  rt_ok(rcl_split_reduce(&got, s, RCL_OP_SUM, RCL_F32, n, x, NULL, NULL));
+  rt_ok(rcl_ref_reduce(&want, RCL_OP_SUM, RCL_F32, RCL_REDUCE_ORDERED, n, x, NULL));
+  rt_assert_bits_eq(&got, &want, 1, RCL_F32, "split sum of %zu", n);
+  rt_ok(rcl_split_share(NULL, count0, NULL, s, 0));
+  free(x);
+}
+
+/* Tuned weights: rcl_split_tune times the candidates and caches the fastest per set of devices, family,
+ * dtype and size bucket; the cache is what the next tune and every call of that bucket read (a changed
+ * entry moves the cut; the bits stay the reference's); a call of an untuned bucket uses the measured
+ * weights and writes nothing; with tuning off rcl_split_tune times and writes nothing. */
+START_TEST(tuned_weights_cached) {
+  if (rt_ndevices() < 2) {
+    rt_note("one device: a split of one has nothing to tune");
+    return;
+  }
+  char dir[] = "/tmp/rcl-split-tune-XXXXXX", path[600];
+  ck_assert_ptr_nonnull(mkdtemp(dir));
+  rcl_context *c[2];
+  rcl_split *s = tune_split(c, dir);
+  double w[2] = {0, 0}, w2[2] = {0, 0};
+  rt_ok(rcl_split_tune(w, s, RCL_FAMILY_REDUCE, RCL_F32, (size_t)1 << 16));
+  ck_assert_msg(w[0] >= 0 && w[1] >= 0 && fabs(w[0] + w[1] - 1) < 1e-9, "tuned weights %g %g", w[0], w[1]);
+  tuned_file(path, sizeof path, dir, "-reduce-f32-b16");
+  ck_assert_msg(path[0], "no tuned-*-reduce-f32-b16 in %s/split", dir);
+  FILE *f = fopen(path, "r");
+  ck_assert_int_eq(fscanf(f, "weights %lf %lf", &w2[0], &w2[1]), 2);
+  fclose(f);
+  ck_assert_msg(fabs(w2[0] - w[0]) < 1e-8 && fabs(w2[1] - w[1]) < 1e-8, "cached %g %g, tuned %g %g", w2[0], w2[1], w[0],
+                w[1]);
+  f = fopen(path, "w"); /* a changed entry is what the next tune and the calls of bucket 16 read */
+  fprintf(f, "weights 0 1\nseconds 0.001\n");
+  fclose(f);
+  rt_ok(rcl_split_tune(w2, s, RCL_FAMILY_REDUCE, RCL_F32, 100000));
+  ck_assert(w2[0] == 0 && w2[1] == 1);
+  size_t count0 = 99;
+  split_sum_checked(s, 100000, &count0);
+  ck_assert_uint_eq(count0, 0);
+  f = fopen(path, "w");
+  fprintf(f, "weights 1 0\n");
+  fclose(f);
+  split_sum_checked(s, 90001, &count0);
+  ck_assert_uint_eq(count0, 90001);
+  split_sum_checked(s, (size_t)1 << 17, &count0); /* bucket 17: measured weights; a call never tunes */
+  tuned_file(path, sizeof path, dir, "-reduce-f32-b17");
+  ck_assert_msg(!path[0], "a call tuned bucket 17: %s", path);
+  tune_split_free(s, c);
+  rt_fails(rcl_split_tune(w, NULL, RCL_FAMILY_REDUCE, RCL_F32, 10), RCL_ERR_INVALID_ARG, "NULL argument");
+  setenv("REPROCL_TUNING", "off", 1);
+  s = tune_split(c, dir);
+  rt_ok(rcl_split_tune(w, s, RCL_FAMILY_REDUCE, RCL_F32, (size_t)1 << 18)); /* the equal weights, untimed */
+  ck_assert_msg(w[0] == 0.5 && w[1] == 0.5, "tuning off: %g %g", w[0], w[1]);
+  split_sum_checked(s, (size_t)1 << 18, &count0);
+  ck_assert_msg(count0 > 100000 && count0 < 160000, "tuning off: device 0 got %zu of 2^18", count0);
+  tuned_file(path, sizeof path, dir, "-reduce-f32-b18");
+  ck_assert_msg(!path[0], "tuning off tuned anyway: %s", path);
+  unsetenv("REPROCL_TUNING");
+  tune_split_free(s, c);
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("split");
   TCase *host = tcase_create("host");
@@ -276,6 +377,7 @@ int main(void) {
   tcase_add_test(tc, subdevices);
   tcase_add_test(tc, given_weights);
   tcase_add_test(tc, measured_weights_cached);
+  tcase_add_test(tc, tuned_weights_cached);
   tcase_add_test(tc, unsupported_left_out_or_refused);
   tcase_add_test(tc, each_names_the_failing_device);
   suite_add_tcase(s, tc);

@@ -56,6 +56,17 @@ RCL_API int rcl_split_set_weights(rcl_split *s, const double *weights, size_t co
 /* The weights a call of family and dtype uses (count values; 0 for a device left out), measuring them
  * first when they are neither given nor cached. */
 RCL_API int rcl_split_weights(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype);
+/* Tunes the weights of family (RCL_FAMILY_REDUCE, _SPMV — CG uses its weights — or _STENCIL, SOR too) and
+ * dtype for problems of about `size` (the index space the split cuts: elements, matrix rows, grid rows):
+ * times the family's split call (for SpMV a few CG iterations: the split matrix serves both) on
+ * deterministic data of that size (at most 2^27 elements, 2^22 rows, 8192 grid rows) with each device
+ * alone, with the measured weights and with a blend of the best two, and keeps the fastest (count values
+ * into weights, summing to 1; 0 for a device left out). Cached on disk next to the measured weights, per set
+ * of devices, family, dtype and size bucket (2^b to 2^(b+1) - 1); a cached choice is returned without timing
+ * unless tuning is force; with tuning off nothing is timed or written (the measured, i.e. equal, weights).
+ * Every call whose weights are not given uses the cached tuned weights of its size bucket (reprocl's --split
+ * rows and bench --split tune first). Weights never change a bit. */
+RCL_API int rcl_split_tune(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size);
 /* How the last call on this split cut its index space: device i computed [*first, *first + *count) (0, 0
  * when left out); *note says why a device was left out (NULL otherwise). */
 RCL_API int rcl_split_share(size_t *first, size_t *count, const char **note, const rcl_split *s, size_t i);

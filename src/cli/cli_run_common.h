@@ -63,6 +63,65 @@ typedef int (*cli_run_fn)(void *job, cli_run *r, json_t *jd, size_t i);
 int cli_run_each(cli_run *r, rcl_family family, rcl_dtype dt, int json, int width, cli_run_fn fn, void *job);
 void cli_run_close(cli_run *r);
 
+/* ---- --split DEVICES [--split-weights W1:W2:...]: the same computation over several devices at once ---- */
+/* What --split and --split-weights asked for (cli_split.c). */
+#define CLI_SPLIT_MAX_WEIGHTS 64
+typedef struct {
+  const char *devices; /* --split: device specs as for rcl_split_options.devices; NULL: no split row */
+  double weights[CLI_SPLIT_MAX_WEIGHTS];
+  size_t nweights; /* --split-weights: one per device of the split; 0: measured (and tuned) weights */
+} cli_split_opts;
+/* --split-weights "3:1": numbers >= 0, at least one > 0; an error names the value (exit status 2). */
+int cli_opt_split_weights(void *target, const char *opt, const char *value);
+/* The common options of a split run, in an option table: CLI_OPT_SPLIT(&split_opts). */
+#define CLI_OPT_SPLIT(o)                                                                                               \
+  CLI_STR("split", &(o)->devices, "DEVICES",                                                                           \
+          "also run over these devices together, the work cut by weights (one more row): device\n"                     \
+          "specs as for --device, comma-separated, 'all', SPEC/N for N sub-devices (\"pocl:,intel\",\n"                \
+          "\"pocl:/2\"); its digest must equal the reference's"),                                                      \
+      CLI_VAL("split-weights", (o), cli_opt_split_weights, "W1:W2:...",                                                \
+              "the split's weights, one >= 0 per device of --split (default: measured, tuned)")
+
+/* A split run of a command: the split, and its "split" JSON object once it ran. */
+typedef struct {
+  const cli_split_opts *opts;
+  rcl_split *s;
+  json_t *j;
+  int ran, ok;
+  double tune_s; /* the last cli_split_tune's seconds */
+  char label[96];
+} cli_split_run;
+/* Creates the split of o (nothing without --split). Returns 0 or an exit status: 2 for a device spec that
+ * names no device or weights that do not fit it, 3 for a split that cannot be made. */
+int cli_split_open(cli_split_run *r, const cli_split_opts *o);
+/* Before a split run: the split's weights tuned for family, dtype and size (elements, matrix rows, grid rows)
+ * by rcl_split_tune — cached, or timed now; nothing with --split-weights, or with REPROCL_TUNING=off — so
+ * the run uses them. Returns 0 or an exit status. */
+int cli_split_tune(cli_split_run *r, rcl_family family, rcl_dtype dt, size_t size);
+/* The split's row: records its digest hex, time and agreement (ok) in r->j ("split": devices, weights,
+ * sha256, time_s, matches_reference, shares), then, in text mode, each device's share of the index space
+ * (`unit`: "elements", "rows", "grid rows") or why it was left out. extra: more fields (stolen, or NULL). */
+void cli_split_report(cli_split_run *r, const char *hex, double secs, int ok, const char *unit, int json,
+                      json_t *extra);
+/* A failed split call: the exit status of the library's status, the message naming the split. */
+int cli_split_fail(const cli_split_run *r);
+/* The exit status of the rule with the split counted: rc, or 1 where rc is 0 and the split disagrees. */
+int cli_split_status(const cli_split_run *r, int rc);
+/* Text mode: "SPLIT AGREES: the split over 2 devices (...) gives the reference's bits" (or DIFFERS). */
+void cli_split_summary(const cli_split_run *r);
+/* Adds r->j as "split" to a command's JSON document (nothing without a split run). */
+void cli_split_json(const cli_split_run *r, json_t *top);
+void cli_split_close(cli_split_run *r);
+
+/* bench --split (bench_split.c): each selected family's problem on each device of the split alone and over
+ * the split, recorded in b->results (the devices and the split itself in jdev); the summary record gives the
+ * ratio split / fastest device alone. Returns 0 or an exit status. */
+int cli_bench_split(cli_bench *b, cli_split_run *sr, const char *families, json_t *jdev);
+/* Whether bench --split has a problem of this family (reduce, spmv, cg, stencil). */
+int cli_bench_split_has(const char *family);
+/* Whether family is in the --family list ("all" or comma-separated names; cmd_bench.c). */
+int cli_bench_selected(const char *list, const char *family);
+
 /* What exit status 1 means for these commands (their cli_cmd_spec's finding). */
 #define CLI_RUN_FINDING "a reproducible result differs between devices or from the host reference"
 

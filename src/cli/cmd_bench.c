@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_run_common.h"
 #include "opt.h"
 #include "peers.h"
 
@@ -11,7 +12,7 @@ const cli_bench_family cli_bench_families[] = {{"reduce", cli_bench_reduce}, {"s
                                                {"cg", cli_bench_cg},         {"stencil", cli_bench_stencil},
                                                {"md", cli_bench_md},         {NULL, NULL}};
 
-static int selected(const char *list, const char *family) {
+int cli_bench_selected(const char *list, const char *family) {
   if (!list || !strcmp(list, "all")) return 1;
   size_t fl = strlen(family);
   for (const char *p = list; *p;) {
@@ -38,6 +39,7 @@ typedef struct {
   const char *families, *device, *outpath, *skip_peers;
   int quick, repeats, json;
   double max_seconds;
+  cli_split_opts split;
 } bench_opts;
 
 /* Writes the document to -o's file (after each family and at the end) and prints it on stdout at the end
@@ -132,13 +134,14 @@ static void bench_device_entry(cli_bench *b, json_t *jdev) {
  * rewritten after each. */
 static int bench_device(cli_bench *b, const bench_opts *o, json_t *top, json_t *jdev) {
   size_t left = 0;
-  for (const cli_bench_family *f = cli_bench_families; f->family; f++) left += selected(o->families, f->family) != 0;
+  for (const cli_bench_family *f = cli_bench_families; f->family; f++)
+    left += cli_bench_selected(o->families, f->family) != 0;
   double dev_t0 = cli_now();
   fprintf(stderr, "device %s\n", b->device_name);
   bench_device_entry(b, jdev);
   int rc = 0;
   for (const cli_bench_family *f = cli_bench_families; f->family && !rc; f++) {
-    if (!selected(o->families, f->family)) continue;
+    if (!cli_bench_selected(o->families, f->family)) continue;
     b->family_t0 = cli_now();
     b->size_t0 = 0;
     b->budget_s = o->max_seconds > 0 ? (o->max_seconds - (b->family_t0 - dev_t0)) / (double)left : 0;
@@ -152,7 +155,30 @@ static int bench_device(cli_bench *b, const bench_opts *o, json_t *top, json_t *
   return rc;
 }
 
+/* --split: the scaling run (bench_split.c) over the split's devices instead of the per-device benchmarks. */
+static int bench_split_run(int argc, char **argv, const bench_opts *o) {
+  for (const cli_bench_family *f = cli_bench_families; f->family; f++)
+    if (strcmp(o->families, "all") && cli_bench_selected(o->families, f->family) && !cli_bench_split_has(f->family))
+      return cli_error("--family %s: bench --split has no %s problem (it runs reduce, spmv, cg, stencil)", f->family,
+                       f->family);
+  if (o->device) return cli_error("--device does not apply with --split (the split's devices are benchmarked)");
+  cli_split_run sr;
+  int rc = cli_split_open(&sr, &o->split);
+  json_t *jdev = json_array(), *results = json_array();
+  json_t *top = bench_doc(argc, argv, o, jdev, results);
+  cli_bench b = {NULL, NULL, NULL, o->quick, o->quick ? 2 : o->repeats, 0, results, 0, 0, 0, NULL};
+  if (!rc) rc = cli_bench_split(&b, &sr, o->families, jdev);
+  json_object_set_new(top, "load_average_end", load_average());
+  if (!rc) rc = write_doc(top, o, 1);
+  json_decref(top);
+  json_decref(jdev);
+  json_decref(results);
+  cli_split_close(&sr);
+  return rc;
+}
+
 static int bench_run(int argc, char **argv, const bench_opts *o) {
+  if (o->split.devices) return bench_split_run(argc, argv, o);
   cli_devices devs, ndevs;
   int rc;
   if ((rc = cli_devices_open(&devs, o->device, RCL_MODE_REPRODUCIBLE)) != 0) return rc;
@@ -177,7 +203,7 @@ static int bench_run(int argc, char **argv, const bench_opts *o) {
 }
 
 int cmd_bench(int argc, char **argv) {
-  bench_opts o = {"all", NULL, NULL, NULL, 0, 5, 0, 0};
+  bench_opts o = {"all", NULL, NULL, NULL, 0, 5, 0, 0, {NULL, {0}, 0}};
   const cli_opt opts[] = {
       CLI_STR("family", &o.families, "F[,F...]|all", "families to run (default: all; listed below)"),
       CLI_OPT_DEVICE(&o.device, CLI_DEFAULT_DEVICE),
@@ -187,6 +213,8 @@ int cmd_bench(int argc, char **argv) {
       CLI_VAL("skip-peer", &o.skip_peers, opt_skip_peer, "[FAMILY:]PEER[,...]", "leave a peer library out"),
       CLI_OPT_OUTPUT(&o.outpath, "write the benchmark JSON to FILE (rewritten after each family)"),
       CLI_FLAG("json", &o.json, "print the benchmark JSON on stdout (the default without -o)"),
+      CLI_SECTION("scaling over several devices"),
+      CLI_OPT_SPLIT(&o.split),
       CLI_END};
   char about[2048];
   int w =
@@ -199,13 +227,17 @@ int cmd_bench(int argc, char **argv) {
                "skips (and records) the sizes that would not fit. With -o the file is rewritten after each family,\n"
                "so an interrupted run keeps what it measured. --skip-peer leaves a peer (clblast, viennacl) out,\n"
                "everywhere or in one family (cg:viennacl), recorded as skipped, e.g. where its kernels crash a\n"
-               "driver's compiler. Families:");
+               "driver's compiler. --split DEVICES runs the scaling benchmark instead: per family one problem\n"
+               "(a 2^26 sum in f32 and f64, SpMV and 20 CG iterations on poisson3d:128, 10 iterations of the\n"
+               "9-point stencil on 8192^2) on each device of the split alone and over the split, with the ratio\n"
+               "split / fastest device alone and each device's share. Families:");
   for (const cli_bench_family *f = cli_bench_families; f->family && w > 0 && (size_t)w < sizeof about; f++)
     w += snprintf(about + w, sizeof about - (size_t)w, " %s", f->family);
   const cli_cmd_spec spec = {"bench",
                              "[--family F[,F...]|all] [--device D|all] [--quick] [--repeats R]\n"
                              "                     [--max-seconds S] [--skip-peer [FAMILY:]PEER[,...]] [-o FILE.json]"
-                             " [--json]",
+                             " [--json]\n"
+                             "                     [--split DEVICES [--split-weights W1:W2:...]]",
                              about,
                              opts,
                              NULL,

@@ -20,6 +20,8 @@ typedef struct {
   rcl_cg_result rr;              /* the reference's result */
   int rrc;                       /* and its status */
   char rxhex[RCL_SHA256_HEX_SIZE];
+  cli_split_opts split;
+  cli_split_run sr;
 } cg_job;
 
 static const char *status_word(int rc) {
@@ -65,19 +67,22 @@ static int cg_parse(cg_job *j, int argc, char **argv) {
       CLI_OPT_NATIVE(&j->native),
       CLI_OPT_OUT(&j->out, "write the first device's solution x (raw little-endian values) to FILE"),
       CLI_OPT_JSON(&j->json),
+      CLI_OPT_SPLIT(&j->split),
       CLI_SPARSE_TUNABLES("tunables (of the SpMVs)", &j->co.spmv),
       CLI_END};
   const cli_cmd_spec spec = {
       "cg",
       "--matrix FILE | --gen SPEC [--rhs ones|random:SEED|FILE] [--tol T] [--maxit K] [--jacobi]\n"
       "                  [--dots ordered|exact] [--contract ordered|exact] [--dtype f32|f64] [--device D|all]\n"
-      "                  [--native] [--out x.bin] [--json] [tunables]",
+      "                  [--native] [--out x.bin] [--json] [--split DEVICES [--split-weights W1:W2:...]]\n"
+      "                  [tunables]",
       "Solves A x = b from x0 = 0 with CG (default tol 1e-8, maxit 1000, rhs ones) and prints per device the\n"
       "iteration count, the final residual norm, the SHA-256 of the residual history (the norms, raw values\n"
       "of the dtype) and of the solution (the bytes --out writes), the time per iteration, and whether all\n"
       "devices and the host reference agree. --dots picks the dot/norm contract, --contract the SpMV one.\n"
       "A run that stops at --maxit or breaks down (the matrix is not SPD) is reported as such, not as a\n"
-      "failure.",
+      "failure. --split adds a row for the solve cut by rows over several devices (rcl_split_cg) with each\n"
+      "device's share of the rows.",
       opts,
       CLI_RUN_FINDING,
       0,
@@ -145,13 +150,18 @@ static int native_row(cg_job *j, json_t *jd, rcl_spmv_matrix *M, rcl_context *nc
   return rc;
 }
 
+/* Whether a solve (status st, result r, solution in j->x, its digest into xhex) is the reference's. */
+static int matches(char xhex[RCL_SHA256_HEX_SIZE], const cg_job *j, int st, const rcl_cg_result *r) {
+  cli_digest(xhex, j->x, j->n * j->es);
+  return st == j->rrc && r->iterations == j->rr.iterations && !strcmp(r->history_sha256, j->rr.history_sha256) &&
+         !strcmp(xhex, j->rxhex);
+}
+
 /* A device's solve (status st, result r, solution in j->x): tallied, printed, in its JSON entry jd. */
 static void device_result(cg_job *j, cli_tally *t, json_t *jd, const char *name, int st, const rcl_cg_result *r,
                           double secs) {
   char xhex[RCL_SHA256_HEX_SIZE], key[2 * RCL_SHA256_HEX_SIZE + 1];
-  cli_digest(xhex, j->x, j->n * j->es);
-  int ok = st == j->rrc && r->iterations == j->rr.iterations && !strcmp(r->history_sha256, j->rr.history_sha256) &&
-           !strcmp(xhex, j->rxhex);
+  int ok = matches(xhex, j, st, r);
   snprintf(key, sizeof key, "%s %s", r->history_sha256, xhex);
   if (cli_tally_add(t, key, ok)) memcpy(j->first, j->x, j->n * j->es);
   double per = secs / (double)(r->iterations ? r->iterations : 1);
@@ -188,6 +198,35 @@ static int device_row(void *job, cli_run *run, json_t *jd, size_t i) {
   return rc;
 }
 
+/* The split's row (with --split): the matrix cut over the split's devices, one solve, each device's share. */
+static int split_row(cg_job *j) {
+  if (!j->sr.s) return 0;
+  rcl_split_matrix *M = NULL;
+  rcl_cg_result r;
+  memset(&r, 0, sizeof r);
+  int rc = cli_split_tune(&j->sr, RCL_FAMILY_SPMV, j->dt, j->n);
+  if (rc) return rc;
+  if (rcl_split_matrix_create(&M, j->sr.s, j->A)) return cli_split_fail(&j->sr);
+  memset(j->x, 0, j->n * j->es);
+  double t0 = cli_now();
+  int st = rcl_split_cg(j->x, &r, M, j->b, &j->co);
+  double secs = cli_now() - t0, per = secs / (double)(r.iterations ? r.iterations : 1);
+  rcl_split_matrix_free(M);
+  if (st && st != RCL_ERR_NO_CONVERGENCE && st != RCL_ERR_BREAKDOWN) rc = cli_split_fail(&j->sr);
+  char xhex[RCL_SHA256_HEX_SIZE];
+  int ok = !rc && matches(xhex, j, st, &r);
+  if (!rc && !j->json)
+    printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", j->sr.label, r.iterations, status_word(st),
+           r.residual_norm, r.history_sha256, xhex, per * 1e3, ok ? "= reference" : "DIFFERS from the reference");
+  if (!rc)
+    cli_split_report(&j->sr, xhex, secs, ok, "rows", j->json,
+                     json_pack("{s:s,s:I,s:f,s:s,s:s,s:f}", "status", status_word(st), "iterations",
+                               (json_int_t)r.iterations, "residual_norm", r.residual_norm, "history_sha256",
+                               r.history_sha256, "solution_sha256", xhex, "time_per_iteration_s", per));
+  rcl_cg_result_free(&r);
+  return rc;
+}
+
 static void print_json(const cg_job *j, const cli_tally *t, json_t *jdevs) {
   json_t *top = json_pack(
       "{s:s,s:o,s:s,s:b,s:s,s:s,s:s,s:f,s:I,s:s,s:{s:s,s:I,s:f,s:s,s:s},s:o,s:I,s:I,s:b}", "command", "cg", "matrix",
@@ -198,6 +237,7 @@ static void print_json(const cg_job *j, const cli_tally *t, json_t *jdevs) {
       j->rr.residual_norm, "history_sha256", j->rr.history_sha256, "solution_sha256", j->rxhex, "devices", jdevs, "ran",
       (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", cli_tally_ok(t));
   if (j->out) json_object_set_new(top, "out", json_string(j->out));
+  cli_split_json(&j->sr, top);
   cli_json_print(top);
 }
 
@@ -207,13 +247,14 @@ static int report(const cg_job *j, const cli_tally *t, json_t *jdevs, size_t dev
   if (rc) return rc;
   if (j->json) {
     print_json(j, t, json_incref(jdevs));
-    return cli_tally_status(t);
+    return cli_split_status(&j->sr, cli_tally_status(t));
   }
   printf("%s: %zu of %zu device(s) ran, %zu agree with the reference (%s)%s\n", cli_tally_ok(t) ? "AGREE" : "DISAGREE",
          t->ran, devices, t->agree, j->rr.message,
          t->unsupported ? "; the others cannot run this dtype bit-exactly" : "");
   if (j->out) printf("wrote x (%zu bytes, sha256 %s) to %s\n", j->n * j->es, t->first + RCL_SHA256_HEX_SIZE, j->out);
-  return cli_tally_status(t);
+  cli_split_summary(&j->sr);
+  return cli_split_status(&j->sr, cli_tally_status(t));
 }
 
 int cmd_cg(int argc, char **argv) {
@@ -222,11 +263,14 @@ int cmd_cg(int argc, char **argv) {
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
   cli_run r;
   cli_run_init(&r);
-  if ((rc = cg_prepare(&j)) || (rc = cli_run_open(&r, j.device, j.native))) goto out;
+  if ((rc = cg_prepare(&j)) || (rc = cli_run_open(&r, j.device, j.native)) || (rc = cli_split_open(&j.sr, &j.split)))
+    goto out;
   if (!j.json) print_head(&j);
   rc = cli_run_each(&r, RCL_FAMILY_SPMV, j.dt, j.json, 40, device_row, &j);
+  if (!rc) rc = split_row(&j);
   if (!rc) rc = report(&j, &r.tally, r.jdevs, r.devs.count);
 out:
+  cli_split_close(&j.sr);
   cli_run_close(&r);
   rcl_cg_result_free(&j.rr);
   free(j.b);

@@ -24,7 +24,10 @@ typedef struct {
   const unsigned char *x, *y; /* the inputs, n values each */
   unsigned char ref[8];       /* the host reference's result */
   unsigned char first[8];     /* the first device's result (--out) */
+  unsigned char sval[8];      /* the split's result */
   char refhex[RCL_SHA256_HEX_SIZE];
+  cli_split_opts split;
+  cli_split_run sr;
 } reduce_job;
 
 static int run_once(void *p) {
@@ -87,6 +90,8 @@ static int reduce_parse(reduce_job *j, int argc, char **argv) {
       CLI_VAL("local", &j->a.opts.local_size, cli_opt_size, "L", "work-group size, a power of two"),
       CLI_VAL("groups", &j->a.opts.num_groups, cli_opt_size, "G", "number of work-groups"),
       CLI_VAL("variant", &j->a.opts.variant, cli_opt_reduce_variant, "ndrange|task", "the implementation"),
+      CLI_SECTION("several devices at once"),
+      CLI_OPT_SPLIT(&j->split),
       CLI_SECTION("output"),
       CLI_OPT_NATIVE(&j->native),
       CLI_OPT_OUT(&j->out, "write the first device's result (one raw little-endian value) to FILE"),
@@ -96,13 +101,14 @@ static int reduce_parse(reduce_job *j, int argc, char **argv) {
       "run reduce",
       "--op sum|dot|nrm2 --dtype f32|f64 --mode ordered|exact --n N\n"
       "                          [--seed S] [--dist uniform|wide|cancel|special] [--device D|all]\n"
-      "                          [--local L] [--groups G] [--variant ndrange|task] [--native] [--out FILE]\n"
-      "                          [--json]",
+      "                          [--local L] [--groups G] [--variant ndrange|task]\n"
+      "                          [--split DEVICES [--split-weights W1:W2:...]] [--native] [--out FILE] [--json]",
       "Runs the reduction on the chosen devices (default: $REPROCL_DEVICE or device 0; 'all' for every\n"
       "device) and prints per device the result, the SHA-256 digest of its bytes, the time, and whether\n"
       "all devices and the host reference agree. Inputs are rcl_generate(dist, seed) (y uses seed+1).\n"
       "--native also runs the same kernels built with the vendor's default options (contraction\n"
-      "allowed) and shows how far they drift.",
+      "allowed) and shows how far they drift. --split adds a row for the reduction cut over several devices\n"
+      "(rcl_split_reduce) with each device's share of the elements.",
       opts,
       CLI_RUN_FINDING,
       0,
@@ -196,6 +202,30 @@ static int device_row(void *job, cli_run *r, json_t *jd, size_t i) {
   return j->native ? native_row(j, jd, r->ndevs.ctx[i], val) : 0;
 }
 
+static int split_once(void *p) {
+  reduce_job *j = p;
+  return rcl_split_reduce(j->sval, j->sr.s, j->a.op, j->a.dt, j->a.n, j->x, j->y, &j->a.opts);
+}
+
+/* The split's row (with --split): its result, digest, time (median of 3) and each device's share. */
+static int split_row(reduce_job *j) {
+  if (!j->sr.s) return 0;
+  double med, mn, mx;
+  size_t es = rcl_dtype_size(j->a.dt);
+  char hex[RCL_SHA256_HEX_SIZE], buf[64];
+  int rc = cli_split_tune(&j->sr, RCL_FAMILY_REDUCE, j->a.dt, j->a.n);
+  if (rc) return rc;
+  if (cli_bench_time(&med, &mn, &mx, 3, split_once, j)) return cli_split_fail(&j->sr);
+  cli_digest(hex, j->sval, es);
+  cli_format_value(buf, sizeof buf, j->sval, j->a.dt);
+  int ok = memcmp(j->sval, j->ref, es) == 0;
+  if (!j->json)
+    printf("  %-44.44s %-24s %-16.16s %.3f ms %s\n", j->sr.label, buf, hex, med * 1e3,
+           ok ? "= reference" : "DIFFERS from the reference");
+  cli_split_report(&j->sr, hex, med, ok, "elements", j->json, json_pack("{s:s}", "result", buf));
+  return 0;
+}
+
 static void print_json(const reduce_job *j, const cli_tally *t, json_t *jdevs) {
   char buf[64];
   cli_format_value(buf, sizeof buf, j->ref, j->a.dt);
@@ -206,6 +236,7 @@ static void print_json(const reduce_job *j, const cli_tally *t, json_t *jdevs) {
                 rcl_gen_kind_name(j->dist), "reference", "result", buf, "sha256", j->refhex, "devices", jdevs, "ran",
                 (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", cli_tally_ok(t));
   if (j->out) json_object_set_new(top, "out", json_string(j->out));
+  cli_split_json(&j->sr, top);
   cli_json_print(top);
 }
 
@@ -217,10 +248,11 @@ static int cmd_run_reduce(int argc, char **argv) {
   unsigned char *x = NULL, *y = NULL;
   cli_run r;
   cli_run_init(&r);
-  if ((rc = cli_run_open(&r, j.device, j.native)) || (rc = check_sizes(&j, &r.devs)) || (rc = make_inputs(&j, &x, &y)))
+  if ((rc = cli_run_open(&r, j.device, j.native)) || (rc = cli_split_open(&j.sr, &j.split)) ||
+      (rc = check_sizes(&j, &r.devs)) || (rc = make_inputs(&j, &x, &y)))
     goto out;
   if (!j.json) print_head(&j);
-  if ((rc = cli_run_each(&r, RCL_FAMILY_REDUCE, j.a.dt, j.json, 44, device_row, &j)) ||
+  if ((rc = cli_run_each(&r, RCL_FAMILY_REDUCE, j.a.dt, j.json, 44, device_row, &j)) || (rc = split_row(&j)) ||
       (rc = cli_tally_write(&r.tally, j.out, j.first, rcl_dtype_size(j.a.dt))))
     goto out;
   if (j.json) {
@@ -228,9 +260,11 @@ static int cmd_run_reduce(int argc, char **argv) {
   } else {
     if (j.out) printf("wrote the result (%zu bytes, sha256 %s) to %s\n", rcl_dtype_size(j.a.dt), r.tally.first, j.out);
     cli_tally_print(&r.tally, r.devs.count);
+    cli_split_summary(&j.sr);
   }
-  rc = cli_tally_status(&r.tally);
+  rc = cli_split_status(&j.sr, cli_tally_status(&r.tally));
 out:
+  cli_split_close(&j.sr);
   cli_run_close(&r);
   free(x);
   free(y);

@@ -20,6 +20,9 @@ typedef struct {
   size_t ybytes;
   double bytes; /* moved per SpMV */
   char refhex[RCL_SHA256_HEX_SIZE];
+  cli_split_opts split;
+  cli_split_run sr;
+  rcl_split_matrix *SM; /* the matrix cut over the split */
 } spmv_job;
 
 typedef struct {
@@ -92,13 +95,15 @@ static int spmv_parse(spmv_job *j, int argc, char **argv) {
       CLI_OPT_OUT(&j->out, "write the first device's y (raw little-endian values of the dtype) to FILE"),
       CLI_VAL("repeats", &j->repeats, cli_opt_repeats, "R", "timed runs per device (default: 3)"),
       CLI_OPT_JSON(&j->json),
+      CLI_OPT_SPLIT(&j->split),
       CLI_SPARSE_TUNABLES("tunables", &j->so),
       CLI_END};
   const cli_cmd_spec spec = {
       "spmv",
       "--matrix FILE | --gen SPEC [--x ones|random:SEED|FILE] [--y0 zeros|ones|random:SEED|FILE]\n"
       "                    [--alpha A] [--beta B] [--contract ordered|exact] [--dtype f32|f64] [--device D|all]\n"
-      "                    [--native] [--out y.bin] [--repeats R] [--json] [tunables]",
+      "                    [--native] [--out y.bin] [--repeats R] [--json]\n"
+      "                    [--split DEVICES [--split-weights W1:W2:...]] [tunables]",
       "Computes y = alpha*A*x + beta*y0 (default alpha 1, beta 0, x ones) on the chosen devices (default:\n"
       "$REPROCL_DEVICE or device 0; 'all' for every device) and prints per device the SHA-256 of y, which\n"
       "equals `sha256sum` of the file --out writes (raw little-endian values of the dtype), the median time\n"
@@ -107,7 +112,8 @@ static int spmv_parse(spmv_job *j, int argc, char **argv) {
       "to the dtype. SPEC: poisson2d:N, poisson3d:N, random:ROWS[xCOLS]:PERROW[:SEED],\n"
       "powerlaw:ROWS[xCOLS]:MINLEN[:SEED]. --x/--y0 FILE: raw little-endian values of the dtype, exactly\n"
       "as many as the matrix has columns/rows. --native also runs the same kernels built with the vendor's\n"
-      "defaults and shows how far they drift.",
+      "defaults and shows how far they drift. --split adds a row for the product cut by rows over several\n"
+      "devices (rcl_split_spmv) with each device's share of the rows.",
       opts,
       CLI_RUN_FINDING,
       0,
@@ -201,6 +207,32 @@ static int device_row(void *job, cli_run *r, json_t *jd, size_t i) {
   return rc;
 }
 
+static int split_once(void *p) {
+  spmv_job *j = p;
+  memcpy(j->val, j->y0, j->ybytes);
+  return rcl_split_spmv(j->val, j->SM, j->alpha, j->x, j->beta, &j->so);
+}
+
+/* The split's row (with --split): the matrix cut over the split's devices, y's digest, the median time of
+ * R runs (y0 copied in included) and each device's share of the rows. */
+static int split_row(spmv_job *j) {
+  if (!j->sr.s) return 0;
+  double med, mn, mx;
+  char hex[RCL_SHA256_HEX_SIZE];
+  int rc = cli_split_tune(&j->sr, RCL_FAMILY_SPMV, j->dt, j->A->nrows);
+  if (rc) return rc;
+  if (rcl_split_matrix_create(&j->SM, j->sr.s, j->A) || cli_bench_time(&med, &mn, &mx, j->repeats, split_once, j))
+    return cli_split_fail(&j->sr);
+  cli_digest(hex, j->val, j->ybytes);
+  int ok = memcmp(j->val, j->ref, j->ybytes) == 0;
+  double gbps = j->bytes / med / 1e9;
+  if (!j->json)
+    printf("  %-44.44s %-16.16s %.3f ms %7.2f GB/s %s\n", j->sr.label, hex, med * 1e3, gbps,
+           ok ? "= reference" : "DIFFERS from the reference");
+  cli_split_report(&j->sr, hex, med, ok, "rows", j->json, json_pack("{s:f}", "gbps", gbps));
+  return 0;
+}
+
 static void print_json(const spmv_job *j, const cli_tally *t, json_t *jdevs) {
   json_t *top = json_pack("{s:s,s:o,s:s,s:s,s:s,s:s,s:s,s:s,s:s,s:{s:s},s:o,s:I,s:I,s:b}", "command", "spmv", "matrix",
                           cli_sparse_matrix_json(j->A, j->label), "dtype", rcl_dtype_name(j->dt), "contract",
@@ -209,6 +241,7 @@ static void print_json(const spmv_job *j, const cli_tally *t, json_t *jdevs) {
                           j->refhex, "devices", jdevs, "ran", (json_int_t)t->ran, "unsupported",
                           (json_int_t)t->unsupported, "all_agree", cli_tally_ok(t));
   if (j->out) json_object_set_new(top, "out", json_string(j->out));
+  cli_split_json(&j->sr, top);
   cli_json_print(top);
 }
 
@@ -221,8 +254,9 @@ static int report(const spmv_job *j, const cli_tally *t, json_t *jdevs, size_t d
   } else {
     if (j->out) printf("wrote y (%zu bytes, sha256 %s) to %s\n", j->ybytes, t->first, j->out);
     cli_tally_print(t, devices);
+    cli_split_summary(&j->sr);
   }
-  return cli_tally_status(t);
+  return cli_split_status(&j->sr, cli_tally_status(t));
 }
 
 int cmd_spmv(int argc, char **argv) {
@@ -237,11 +271,15 @@ int cmd_spmv(int argc, char **argv) {
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
   cli_run r;
   cli_run_init(&r);
-  if ((rc = spmv_prepare(&j)) || (rc = cli_run_open(&r, j.device, j.native))) goto out;
+  if ((rc = spmv_prepare(&j)) || (rc = cli_run_open(&r, j.device, j.native)) || (rc = cli_split_open(&j.sr, &j.split)))
+    goto out;
   if (!j.json) print_head(&j);
   rc = cli_run_each(&r, RCL_FAMILY_SPMV, j.dt, j.json, 44, device_row, &j);
+  if (!rc) rc = split_row(&j);
   if (!rc) rc = report(&j, &r.tally, r.jdevs, r.devs.count);
 out:
+  rcl_split_matrix_free(j.SM);
+  cli_split_close(&j.sr);
   cli_run_close(&r);
   free(j.x);
   free(j.y0);

@@ -39,6 +39,8 @@ typedef struct {
   unsigned char *ref, *first, *val, *nval;   /* grids: the reference, the first device, a device, its native build */
   unsigned char ref_res[8], res[8], nres[8]; /* SOR residuals */
   char refhex[RCL_SHA256_HEX_SIZE];
+  cli_split_opts split;
+  cli_split_run sr;
 } stencil_cmd;
 
 /* Allocates the buffers of a run on ctx: a (the input), b (the result), s (a stencil's scratch), rhs, res. */
@@ -170,13 +172,15 @@ static const char stencil_synopsis[] =
     "                       --iters N [--weights W,W,...] [--omega W] [--rhs FILE|INIT]\n"
     "                       [--boundary fixed|periodic|edge] [--boundary-value V] [--dtype f32|f64]\n"
     "                       [--device D|all] [--variant auto|plain|tiled|task] [--local XxY] [--tile XxY]\n"
-    "                       [--points XxY] [--native] [--no-reference] [--out FILE] [--image FILE]\n"
-    "                       [--diff-image FILE] [--json]";
+    "                       [--points XxY] [--split DEVICES [--split-weights W1:W2:...]] [--native]\n"
+    "                       [--no-reference] [--out FILE] [--image FILE] [--diff-image FILE] [--json]";
 
 static const char stencil_about[] =
     "Runs N iterations of a 2D stencil (or N red-black SOR sweeps) on the chosen devices (default:\n"
     "$REPROCL_DEVICE or device 0; 'all' for every device) and prints per device the SHA-256 digest of the\n"
-    "final grid, the time, and whether all devices and the host reference agree.";
+    "final grid, the time, and whether all devices and the host reference agree. --split adds a row for\n"
+    "the run cut into blocks of rows over several devices (rcl_split_stencil, rcl_split_sor: halo rows\n"
+    "exchanged) with each device's share of the grid rows.";
 
 /* Parses the options into c. Returns 0, CLI_OPT_HELP or an exit status. */
 static int stencil_parse(stencil_cmd *c, int argc, char **argv) {
@@ -212,6 +216,7 @@ static int stencil_parse(stencil_cmd *c, int argc, char **argv) {
       CLI_VAL("local", j->opts.local_size, cli_opt_dims, "XxY", "work-group size"),
       CLI_VAL("tile", j->opts.tile, cli_opt_dims, "XxY", "tile of the tiled variant"),
       CLI_VAL("points", j->opts.points_per_item, cli_opt_dims, "XxY", "points per work-item"),
+      CLI_OPT_SPLIT(&c->split),
       CLI_OPT_NATIVE(&c->native),
       CLI_FLAG("no-reference", &c->no_reference, "skip the host reference (large runs); devices are still compared"),
       CLI_SECTION("output"),
@@ -429,6 +434,42 @@ static int device_row(void *cmd, cli_run *r, json_t *jd, size_t i) {
   return diff_image(c, jd, devs, i);
 }
 
+/* iters iterations (SOR sweeps) over the split into c->val (and c->res). */
+static int split_run(stencil_cmd *c, size_t iters) {
+  const job *j = &c->j;
+  if (!j->sor) return rcl_split_stencil(c->val, c->sr.s, &j->st, j->dt, j->w, j->h, iters, j->in);
+  memcpy(c->val, j->in, c->bytes);
+  return rcl_split_sor(c->val, c->res, c->sr.s, &j->sd, j->dt, j->w, j->h, iters, j->rhs);
+}
+
+/* The split's row (with --split): the grid cut into blocks of rows over the split's devices (timed after a
+ * one-iteration warm-up that builds the kernels, as the devices' rows), compared with the reference (with
+ * --no-reference: with the first device). */
+static int split_row(stencil_cmd *c) {
+  const job *j = &c->j;
+  if (!c->sr.s) return 0;
+  double t0 = 0;
+  int rc = cli_split_tune(&c->sr, RCL_FAMILY_STENCIL, j->dt, j->h);
+  if (rc) return rc;
+  rc = split_run(c, 1);
+  if (!rc) t0 = cli_now(), rc = split_run(c, j->iters);
+  double secs = cli_now() - t0;
+  if (rc) return cli_split_fail(&c->sr);
+  char hex[RCL_SHA256_HEX_SIZE], buf[64] = "";
+  cli_digest(hex, c->val, c->bytes);
+  const unsigned char *want = c->reference ? c->ref : c->first;
+  int ok = !want || (memcmp(c->val, want, c->bytes) == 0 &&
+                     (!j->sor || !c->reference || memcmp(c->res, c->ref_res, rcl_dtype_size(j->dt)) == 0));
+  if (j->sor) cli_format_value(buf, sizeof buf, c->res, j->dt);
+  if (!c->json)
+    printf("  %-44.44s %-16.16s %8.3f ms %s%s%s\n", c->sr.label, hex, secs * 1e3, buf, j->sor ? " " : "",
+           !want ? ""
+           : ok  ? (c->reference ? "= reference" : "= first device")
+                 : (c->reference ? "DIFFERS from the reference" : "DIFFERS from the first device"));
+  cli_split_report(&c->sr, hex, secs, ok, "grid rows", c->json, j->sor ? json_pack("{s:s}", "residual", buf) : NULL);
+  return 0;
+}
+
 /* --out and --image: the first device's grid, else the reference's. */
 static int write_outputs(const stencil_cmd *c) {
   const unsigned char *result = c->first ? c->first : c->ref;
@@ -456,6 +497,7 @@ static void print_json(const stencil_cmd *c, const cli_tally *t, json_t *jdevs) 
     }
     json_object_set_new(top, "reference", jr);
   }
+  cli_split_json(&c->sr, top);
   cli_json_print(top);
 }
 
@@ -482,18 +524,22 @@ int cmd_stencil(int argc, char **argv) {
   cli_run r;
   cli_run_init(&r);
   if ((rc = stencil_prepare(&c)) || (c.reference && (rc = compute_reference(&c))) ||
-      (rc = cli_run_open(&r, c.device, c.native)))
+      (rc = cli_run_open(&r, c.device, c.native)) || (rc = cli_split_open(&c.sr, &c.split)))
     goto out;
   if (!c.json) print_head(&c);
   rc = cli_run_each(&r, RCL_FAMILY_STENCIL, c.j.dt, c.json, 44, device_row, &c);
+  if (!rc) rc = split_row(&c);
   if (!rc) rc = write_outputs(&c);
   if (rc) goto out;
-  if (c.json)
+  if (c.json) {
     print_json(&c, &r.tally, json_incref(r.jdevs));
-  else
+  } else {
     print_summary(&c, &r.tally, r.devs.count);
-  rc = cli_tally_status(&r.tally);
+    cli_split_summary(&c.sr);
+  }
+  rc = cli_split_status(&c.sr, cli_tally_status(&r.tally));
 out:
+  cli_split_close(&c.sr);
   cli_run_close(&r);
   free(c.ref);
   free(c.first);

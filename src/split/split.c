@@ -333,7 +333,7 @@ int rcl__split_plan(size_t *bounds, rcl_split *s, rcl_family family, rcl_dtype d
                     rcl_split_probe probe) {
   double *w = rcl__malloc(s->count * sizeof *w);
   if (!w) return RCL_ERR_OUT_OF_MEMORY;
-  int rc = rcl__split_weights(w, s, family, dtype, probe);
+  int rc = rcl__split_weights_sized(w, s, family, dtype, n, probe);
   if (!rc) rc = rcl_split_partition(bounds, w, s->count, n, granule);
   rcl__free(w);
   for (size_t i = 0; !rc && i < s->count; i++) {

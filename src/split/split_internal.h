@@ -28,8 +28,22 @@ typedef int (*rcl_split_probe)(double *seconds, rcl_context *ctx, rcl_dtype dtyp
  * RCL_ERR_UNSUPPORTED naming them). Records each device's note for rcl_split_share. At least one weight
  * is > 0 on success. */
 RCL_INTERNAL int rcl__split_weights(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, rcl_split_probe probe);
-/* The cut of a call: weights (rcl__split_weights), then bounds[0..count] (rcl_split_partition), recorded as
- * the split's shares. */
+/* The same for a call whose index space has n elements, rows or grid rows (0: unknown): where the weights are
+ * measured, the split's tuned weights of that size bucket replace them when they are cached
+ * (rcl__split_tuned). */
+RCL_INTERNAL int rcl__split_weights_sized(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n,
+                                          rcl_split_probe probe);
+/* Replaces the measured weights w (0 for a device left out) with the split's tuned weights for a call of
+ * size n from the cache (rcl_split_tune writes them). Returns 1 when it replaced them; 0 (w unchanged)
+ * otherwise. Never fails. */
+RCL_INTERNAL int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n);
+/* The tuned-weights cache entry of a split, family, dtype and size bucket (floor(log2(size))): its file name
+ * under <cache>/split/, and 1 with w[0..count) read from it (0 where there is none or it does not fit). */
+RCL_INTERNAL void rcl__split_tuned_name(char *name, size_t cap, const rcl_split *s, rcl_family family, rcl_dtype dtype,
+                                        size_t size);
+RCL_INTERNAL int rcl__split_tuned_load(double *w, const rcl_split *s, const char *name);
+/* The cut of a call: weights (rcl__split_weights_sized with n), then bounds[0..count] (rcl_split_partition), recorded
+ * as the split's shares. */
 RCL_INTERNAL int rcl__split_plan(size_t *bounds, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n,
                                  size_t granule, rcl_split_probe probe);
 /* Runs fn(arg, i) for every device i with a non-empty share [bounds[i], bounds[i+1]), each on its own

@@ -131,7 +131,7 @@ static int plan_rows(rcl_split_matrix *A, const rcl_csr *csr) {
   rcl_split *s = A->s;
   double *w = rcl__malloc(s->count * sizeof *w);
   if (!w) return RCL_ERR_OUT_OF_MEMORY;
-  int rc = rcl__split_weights(w, s, RCL_FAMILY_SPMV, csr->dtype, rcl__split_probe(RCL_FAMILY_SPMV));
+  int rc = rcl__split_weights_sized(w, s, RCL_FAMILY_SPMV, csr->dtype, csr->nrows, rcl__split_probe(RCL_FAMILY_SPMV));
   size_t active = 0;
   for (size_t i = 0; !rc && i < s->count; i++) active += w[i] > 0;
   size_t granule = !rc && csr->nrows / active >= SPLIT_ROW_GRANULE * SPLIT_MIN_GRANULES ? SPLIT_ROW_GRANULE : 1;

@@ -1,6 +1,9 @@
 /* The weights of a split: given by the caller, or measured — each device's time for its family's probe,
- * cached per device on disk (<cache>/split/<device fingerprint>-<family>-<dtype>-<mode>) like launch sizes.
+ * cached per device on disk (<cache>/split/<device fingerprint>-<family>-<dtype>-<mode>) like launch sizes —
+ * and, where the call's size is known, the split's tuned weights of that size bucket when rcl_split_tune
+ * cached them (split_tune.c).
  * Weights decide who computes what, never a bit of the result. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +62,67 @@ int rcl__split_probe_cached(double *seconds, rcl_context *ctx, rcl_family family
   return 0;
 }
 
+/* ---- tuned weights (rcl_split_tune, split_tune.c, writes them) ---------------------------------- */
+
+static unsigned bucket_of(size_t size) {
+  unsigned b = 0;
+  while (size > 1) size >>= 1, b++;
+  return b;
+}
+
+void rcl__split_tuned_name(char *name, size_t cap, const rcl_split *s, rcl_family family, rcl_dtype dtype,
+                           size_t size) {
+  rcl_sha256_ctx h;
+  rcl_sha256_init(&h);
+  for (size_t i = 0; i < s->count; i++) {
+    const char *fp = rcl_context_profile(s->ctx[i])->fingerprint;
+    const char *mode = rcl_mode_name(rcl_context_mode(s->ctx[i]));
+    rcl_sha256_update(&h, fp, strlen(fp));
+    rcl_sha256_update(&h, mode, strlen(mode) + 1);
+  }
+  char hex[RCL_SHA256_HEX_SIZE];
+  rcl_sha256_final_hex(&h, hex);
+  snprintf(name, cap, "tuned-%.16s-%s-%s-b%u", hex, rcl_family_name(family), rcl_dtype_name(dtype), bucket_of(size));
+}
+
+int rcl__split_tuned_load(double *w, const rcl_split *s, const char *name) {
+  const char *dir = rcl__cache_dir(s->ctx[0]);
+  char path[4096], *data = NULL;
+  size_t size = 0;
+  if (!dir) return 0;
+  snprintf(path, sizeof path, "%s/split/%s", dir, name);
+  if (rcl__cache_read_file(&data, &size, path)) {
+    rcl_error_clear();
+    return 0;
+  }
+  int ok = strncmp(data, "weights", 7) == 0, used = 7, positive = 0;
+  for (size_t i = 0; ok && i < s->count; i++) {
+    int len = 0;
+    ok = sscanf(data + used, " %lf%n", &w[i], &len) == 1 && w[i] >= 0 && isfinite(w[i]);
+    used += len;
+    positive |= ok && w[i] > 0;
+  }
+  double extra;
+  ok = ok && positive && sscanf(data + used, " %lf", &extra) != 1; /* no more weights than devices */
+  rcl__free(data);
+  return ok;
+}
+
+int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n) {
+  size_t usable = 0;
+  for (size_t i = 0; i < s->count; i++) usable += w[i] > 0;
+  if (s->given || n == 0 || usable < 2) return 0;
+  double *t = rcl__malloc(s->count * sizeof *t);
+  if (!t) return 0;
+  char name[128];
+  rcl__split_tuned_name(name, sizeof name, s, family, dtype, n);
+  int got = rcl__split_tuned_load(t, s, name), positive = 0;
+  for (size_t i = 0; got && i < s->count; i++) positive |= w[i] > 0 && t[i] > 0;
+  for (size_t i = 0; got && positive && i < s->count; i++) w[i] = w[i] > 0 ? t[i] : 0; /* left out stays out */
+  rcl__free(t);
+  return got && positive;
+}
+
 /* 0 when device i can run the family and dtype bit-exactly; else the reason (a note, or with strict an
  * error naming the device). */
 static int usable(const char **why, rcl_split *s, size_t i, rcl_family family, rcl_dtype dtype) {
@@ -79,6 +143,11 @@ static int usable(const char **why, rcl_split *s, size_t i, rcl_family family, r
 }
 
 int rcl__split_weights(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, rcl_split_probe probe) {
+  return rcl__split_weights_sized(w, s, family, dtype, 0, probe);
+}
+
+int rcl__split_weights_sized(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n,
+                             rcl_split_probe probe) {
   int any = 0;
   for (size_t i = 0; i < s->count; i++) {
     const char *why = NULL;
@@ -101,5 +170,6 @@ int rcl__split_weights(double *w, rcl_split *s, rcl_family family, rcl_dtype dty
   if (!any)
     return rcl__fail(RCL_ERR_UNSUPPORTED, "split: no device left to run %s %s (%s)", rcl_family_name(family),
                      rcl_dtype_name(dtype), s->given ? "the weights of every usable device are 0" : "none can");
+  if (probe) rcl__split_tuned(w, s, family, dtype, n); /* measured weights: tuned ones where a size is known */
   return 0;
 }
