@@ -12,6 +12,7 @@
 
 static const cli_command mpi_commands[] = {
     {"run", mpi_cmd_run, "run a kernel over the ranks (one problem, sliced) and compare with the host reference"},
+    {"md", mpi_cmd_md, "a Lennard-Jones MD simulation over the ranks (one slab each): the digests of reprocl md"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {

@@ -9,6 +9,8 @@
 
 /* reprocl-mpi run KERNEL (run reduce). */
 int mpi_cmd_run(int argc, char **argv);
+/* reprocl-mpi md (mpi_md_cmd.c). */
+int mpi_cmd_md(int argc, char **argv);
 
 /* The slice [*first, *first + *count) of n elements that rank of size ranks holds: balanced, in rank order
  * (the first n mod size ranks hold one more; ranks past n hold none). */
