@@ -24,8 +24,8 @@ static int rank, nranks;
 /* What a run leaves on root: the state, the fixed-point forces and the thermo records (on every rank). */
 typedef struct {
   size_t n;
-  void *pos, *vel;
-  int64_t *f;
+  int64_t *f;      /* one allocation: the forces [3n], then positions and velocities [3n] of the dtype each */
+  void *pos, *vel; /* in it */
   rcl_md_thermo th[MAX_THERMO];
   size_t nth;
   int rc;
@@ -40,10 +40,8 @@ static int record(rcl_md *md, const rcl_md_thermo *t, void *user) {
 }
 
 static void out_free(md_out *o) {
-  free(o->pos);
-  free(o->vel);
   free(o->f);
-  memset(o, 0, sizeof *o);
+  *o = (md_out){0};
 }
 
 /* Runs md (every rank) `steps` steps with thermo every `every`, then the state on root (gathered for an MPI
@@ -51,9 +49,10 @@ static void out_free(md_out *o) {
 static void finish(md_out *o, rcl_md *md, int mpi, int root, size_t steps, size_t every) {
   o->n = rcl_md_natoms(md);
   size_t es = rcl_dtype_size(rcl_md_dtype(md));
-  o->pos = calloc(3 * o->n, es);
-  o->vel = calloc(3 * o->n, es);
-  o->f = calloc(3 * o->n, sizeof *o->f);
+  o->f = calloc(3 * o->n, 8 + 2 * es);
+  ck_assert_ptr_nonnull(o->f);
+  o->pos = o->f + 3 * o->n;
+  o->vel = (char *)o->pos + 3 * o->n * es;
   int rc = rcl_md_run(md, steps, 0.005, every, every ? record : NULL, o);
   if (!rc && mpi) rc = rcl_mpi_md_gather_state(o->pos, o->vel, o->f, md, root);
   if (!rc && !mpi) rc = rcl_md_get_state(md, o->pos, o->vel);
@@ -72,14 +71,17 @@ static void assert_same(const md_out *got, const md_out *want, rcl_dtype dt, int
     rt_assert_bits_eq(got->vel, want->vel, 3 * got->n, dt, "velocities: %s", what);
     ck_assert_msg(memcmp(got->f, want->f, 3 * got->n * sizeof *got->f) == 0, "fixed-point forces differ: %s", what);
   }
+  /* the thermo records: step and the six values of each, as one array of binary64 */
   ck_assert_msg(got->nth == want->nth, "%zu thermo records, want %zu: %s", got->nth, want->nth, what);
-  for (size_t k = 0; k < got->nth; k++) {
-    const rcl_md_thermo *a = &got->th[k], *b = &want->th[k];
-    double va[6] = {a->pe, a->ke, a->etotal, a->temperature, a->pressure, a->virial};
-    double vb[6] = {b->pe, b->ke, b->etotal, b->temperature, b->pressure, b->virial};
-    ck_assert_msg(a->step == b->step, "thermo record %zu at step %zu, want %zu: %s", k, a->step, b->step, what);
-    rt_assert_bits_eq(va, vb, 6, RCL_F64, "thermo at step %zu: %s", a->step, what);
-  }
+  double rows[2][7 * MAX_THERMO];
+  const md_out *both[2] = {got, want};
+  for (size_t s = 0; s < 2; s++)
+    for (size_t k = 0; k < got->nth; k++) {
+      const rcl_md_thermo *t = &both[s]->th[k];
+      double row[7] = {(double)t->step, t->pe, t->ke, t->etotal, t->temperature, t->pressure, t->virial};
+      memcpy(rows[s] + 7 * k, row, sizeof row);
+    }
+  rt_assert_bits_eq(rows[0], rows[1], 7 * got->nth, RCL_F64, "thermo (step pe ke etotal T P W per record): %s", what);
 }
 
 /* ---- problems -------------------------------------------------------------------------------------- */
@@ -190,18 +192,26 @@ START_TEST(mpi_md_device) {
 }
 END_TEST
 
+/* The device map "rank:" of every device from shift on (rank r on device (r + shift) mod count), with f64 only
+ * those that run MD in f64; "" when none. */
+static void mixed_map(char *map, size_t size, size_t shift, int f64) {
+  size_t nd = rt_ndevices(), used = (size_t)snprintf(map, size, "rank:");
+  for (size_t k = 0; k < nd && used < size; k++) {
+    size_t dev = (k + shift) % nd;
+    if (!f64 || rt_supported(dev, RCL_FAMILY_MD, RCL_F64))
+      used += (size_t)snprintf(map + used, size - used, "%s%zu", map[used - 1] == ':' ? "" : ",", dev);
+  }
+  if (map[used - 1] == ':') map[0] = '\0';
+}
+
 /* Mixed drivers: rank r on device (r + shift) mod count, and on the devices that run f64 (f64 mixes too). */
 START_TEST(mpi_md_mixed) {
   size_t nd = rt_ndevices();
   ck_assert(nd > 0);
   for (size_t shift = 0; shift < (nd > 1 ? 3 : 1); shift++) {
-    char map[128] = "rank:";
-    for (size_t k = 0, items = 0; k < nd; k++) {
-      size_t dev = (k + shift) % nd;
-      if (shift == 2 && !rt_supported(dev, RCL_FAMILY_MD, RCL_F64)) continue;
-      snprintf(map + strlen(map), sizeof map - strlen(map), "%s%zu", items++ ? "," : "", dev);
-    }
-    if (!strcmp(map, "rank:")) continue;
+    char map[128];
+    mixed_map(map, sizeof map, shift, shift == 2);
+    if (!*map) continue;
     rcl_context *c = mpi_ctx(map);
     sweep(c, map);
     rcl_context_free(c);
@@ -212,8 +222,8 @@ END_TEST
 /* Mixed drivers, long and short runs of the thin-slab lattice: 0 and 1 steps, and 300 hot steps (many
  * decompositions: atoms migrate between ranks and across the periodic wrap). */
 START_TEST(mpi_md_long) {
-  char map[128] = "rank:0";
-  for (size_t k = 1; k < rt_ndevices() && k < 16; k++) snprintf(map + strlen(map), sizeof map - strlen(map), ",%zu", k);
+  char map[128];
+  mixed_map(map, sizeof map, 0, 0);
   rcl_context *c = mpi_ctx(map);
   static const md_problem runs[] = {{"fcc 3^3 0 steps", 3, 4.0, 20, 0, 1},
                                     {"fcc 3^3 1 step", 3, 4.0, 21, 1, 1},
