@@ -22,9 +22,11 @@
  * (contract md.nve) is per atom, on the host with the reference's functions (md_ref.c), so every position
  * and velocity is the contract's. Atoms migrate at each decomposition. Rebuild times never change a bit.
  *
- * For MPI (later): each rank is one slab; what the host copies here (ghost coordinates each step, owned
- * atoms at a decomposition, the maximum displacement, the integer sums) become messages, and a rank holds
- * its owned atoms and ghosts only. In this in-process form the host keeps the whole state in system order. */
+ * The same decomposition runs over MPI ranks (src/mpi/mpi_md.c, one slab per rank): the pieces both use (slab
+ * bounds, owner, ghosts, the rebuild test, the local simulation, per-atom integration, the exact halving) are
+ * src/md/md_domain.c's. There what the host copies here (ghost coordinates each step, owned atoms at a
+ * decomposition, the rebuild test, the integer sums) are messages, and a rank holds its owned atoms and ghosts
+ * only. In this in-process form the host keeps the whole state in system order. */
 #include <math.h>
 
 #include "md/md_internal.h"
