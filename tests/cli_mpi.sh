@@ -245,6 +245,75 @@ for die in 0 2; do
   [ -z "$(ls -A "$TMP/cgdie$die")" ] && pass "cg rank $die killed: no output file" || fail "cg rank $die killed: left $(ls -A "$TMP/cgdie$die")"
 done
 
+# ---- md: reprocl md's digests for K = 1..5 ranks, mixed drivers; --out written once, whole; a rank killed ---------
+md_digests() { # "<forces sha256> <state sha256>" of a --json result (reprocl md: its first device)
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+r = d["devices"][0] if "devices" in d else d
+print(r["forces_sha256"], r["state_sha256"])' "$1" 2>/dev/null
+}
+md_args=(--lattice fcc --cells 3 --density 0.8442 --temp 4 --steps 150 --thermo 50) # slabs thinner than 2.8 at K >= 2
+md_runs=0
+for dt in f32 f64; do
+  for path in gather symmetric; do
+    "$CLI" md "${md_args[@]}" --dtype $dt --path $path --device pocl --json >"$TMP/md1.json" 2>"$TMP/md1.err" ||
+      fail "reprocl md $dt $path on PoCL: exit $?"
+    w=$(md_digests "$TMP/md1.json")
+    for k in 1 2 3 4 5; do
+      map=rank:pocl # Rusticl runs f32 gather (no fp64, no 64-bit integer atomics)
+      if [ "$have_rusticl" = 1 ] && [ $dt = f32 ] && [ $path = gather ]; then
+        map=rank:pocl,rusticl
+        [ $((k % 2)) = 1 ] && map=local:rusticl,pocl
+      fi
+      mpi "$k" "$MPI_CLI" md "${md_args[@]}" --dtype $dt --path $path --device-map "$map" --json >"$TMP/mdk.json" 2>"$TMP/mdk.err"
+      rc=$?
+      md_runs=$((md_runs + 1))
+      got=$(md_digests "$TMP/mdk.json")
+      if [ "$rc" = 0 ] && [ -n "$w" ] && [ "$got" = "$w" ]; then
+        pass "md K=$k $dt $path ($map): forces and final state = reprocl md on one device"
+      else
+        fail "md K=$k $dt $path ($map): exit $rc, digests '$got', one device '$w'"
+        head -5 "$TMP/mdk.err" | sed 's/^/     /'
+      fi
+    done
+  done
+done
+echo "($md_runs mpirun runs of md)"
+melt=(--input "$SRC/tests/data/md/melt.data" --steps 20 --thermo 10) # LAMMPS's data file, read by rank 0 and scattered
+"$CLI" md "${melt[@]}" --device pocl --json >"$TMP/md1.json" 2>"$TMP/md1.err" || fail "reprocl md melt.data: exit $?"
+expect 0 "md melt.data over 3 ranks" -- mpi 3 "$MPI_CLI" md "${melt[@]}" --device pocl --json
+[ "$(md_digests "$TMP/out")" = "$(md_digests "$TMP/md1.json")" ] && pass "md melt.data: the digests of reprocl md" ||
+  fail "md melt.data: '$(md_digests "$TMP/out")' vs '$(md_digests "$TMP/md1.json")'"
+if [ "$have_rusticl" = 1 ]; then
+  expect 3 "md f64 with a Rusticl rank: refused on every rank" -- \
+    mpi 2 "$MPI_CLI" md "${md_args[@]}" --dtype f64 --device-map rank:pocl,rusticl
+  contains "$TMP/err" "rank 1: " "the message names rank 1"
+fi
+mkdir -p "$TMP/md1" "$TMP/md4"
+expect 0 "reprocl md --out --log" -- "$CLI" md "${md_args[@]}" --device pocl --out "$TMP/md1/t.xyz" --dump 30 --log "$TMP/md1/log.txt"
+expect 0 "4 ranks md --out --log" -- mpi 4 "$MPI_CLI" md "${md_args[@]}" --device pocl --out "$TMP/md4/t.xyz" --dump 30 --log "$TMP/md4/log.txt"
+contains "$TMP/out" "rank 3   Portable Computing Language" "a line per rank"
+[ "$(grep -c "final state" "$TMP/out")" = 1 ] && pass "md: rank 0 alone prints" || fail "md: printed $(grep -c "final state" "$TMP/out") times"
+cmp -s "$TMP/md1/t.xyz" "$TMP/md4/t.xyz" && pass "md --out: the frames of reprocl md, byte for byte" || fail "md --out files differ"
+cmp -s "$TMP/md1/log.txt" "$TMP/md4/log.txt" && pass "md --log: reprocl md's thermo log" || fail "md --log files differ"
+[ "$(ls -A "$TMP/md4" | tr '\n' ' ')" = "log.txt t.xyz " ] && pass "md: no temporary file left" || fail "md left: $(ls -A "$TMP/md4")"
+for die in 0 2; do
+  mkdir -p "$TMP/mddie$die"
+  start=$(date +%s)
+  REPROCL_MPI_TEST_DIE_RANK=$die mpi 3 "$MPI_CLI" md "${md_args[@]}" --device pocl --out "$TMP/mddie$die/t.xyz" \
+    --log "$TMP/mddie$die/log.txt" >"$TMP/out" 2>"$TMP/err"
+  rc=$?
+  took=$(($(date +%s) - start))
+  if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$took" -lt "$LIMIT" ]; then
+    pass "md: rank $die of 3 killed mid-run: mpirun ends non-zero (exit $rc) in ${took}s"
+  else
+    fail "md: rank $die of 3 killed mid-run: exit $rc after ${took}s (limit $LIMIT s)"
+  fi
+  [ -z "$(ls -A "$TMP/mddie$die")" ] && pass "md: rank $die killed: no output file" || fail "md: left $(ls -A "$TMP/mddie$die")"
+done
+
+
 # ---- installed: mpi.h, libreprocl_mpi, find_package(reprocl_mpi) and reprocl-mpi.pc build a consumer ------------
 prefix="$TMP/prefix"
 expect 0 "cmake --install" -- cmake --install "$BUILD" --prefix "$prefix"

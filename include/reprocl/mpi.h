@@ -12,6 +12,7 @@
 
 #include "reprocl/common.h"
 #include "reprocl/context.h"
+#include "reprocl/md.h"
 #include "reprocl/reduce.h"
 #include "reprocl/sparse.h"
 #include "reprocl/stencil.h"
@@ -87,6 +88,20 @@ RCL_API int rcl_mpi_stencil(void *out, MPI_Comm comm, rcl_context *ctx, const rc
                             size_t width, size_t height, size_t iters, const void *in);
 RCL_API int rcl_mpi_sor(void *grid, void *residual, MPI_Comm comm, rcl_context *ctx, const rcl_sor_desc *d,
                         rcl_dtype dtype, size_t width, size_t height, size_t sweeps, const void *rhs);
+/* Molecular dynamics over the ranks (contracts §10.4): the box cut into one slab per rank along its longest
+ * axis (equal lengths; a rank whose slab holds no atom idles), each rank holding only its owned atoms and their
+ * ghosts (atoms of other slabs within cutoff + skin, from one or several ranks), running rcl_md's kernels on its
+ * own device; the bits of rcl_md on one device and of the host reference for any number of ranks and mix of
+ * devices. sys and lj are read on root only (NULL elsewhere; root's are scattered); dtype, opts and root match.
+ * The handle is an ordinary rcl_md whose rcl_md_run, rcl_md_thermo_get and rcl_md_free are collective (every
+ * rank calls them; thermo values and statuses identical on every rank); rcl_md_get_state and rcl_md_get_forces
+ * refuse (the state is distributed): use rcl_mpi_md_gather_state. The symmetric path needs 64-bit integer
+ * atomics on every rank's device (else every rank is refused, naming the rank). */
+RCL_API int rcl_mpi_md_create(rcl_md **out, MPI_Comm comm, int root, rcl_context *ctx, rcl_dtype dtype,
+                              const rcl_md_system *sys, const rcl_md_lj *lj, const rcl_md_options *opts);
+/* The whole state on root in system order (collective): positions and velocities ([3 natoms] of the dtype) and
+ * fixed-point forces ([3 natoms]); any may be NULL, and every one is ignored on the other ranks. */
+RCL_API int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, int root);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* Shared pieces of the commands that run a computation on the devices (see cli_run_common.h). */
 #include "cli_run_common.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -89,4 +90,46 @@ void cli_run_close(cli_run *r) {
   cli_devices_close(&r->ndevs);
   cli_devices_close(&r->devs);
   memset(r, 0, sizeof *r);
+}
+
+/* ---- MD's options --------------------------------------------------------------------------------------- */
+
+int cli_md_args_check(cli_md_args *a, int rc) {
+  if (!rc && a->cells_s) rc = cli_parse_size(&a->cells, "--cells", a->cells_s);
+  if (!rc && a->density_s) rc = cli_parse_double(&a->density, "--density", a->density_s);
+  if (!rc && a->temp_s) rc = cli_parse_double(&a->temp, "--temp", a->temp_s);
+  if (!rc && a->mixing_s) rc = cli_opt_md_mixing(&a->mixing, "--mixing", a->mixing_s);
+  if (rc) return rc;
+  if (!a->input == !a->lattice) return cli_error("give either --input FILE or --lattice fcc|bcc|sc (see --help)");
+  if (a->lattice && (!a->cells_s || !a->density_s || !a->temp_s))
+    return cli_error("--lattice needs --cells N, --density R and --temp T");
+  if (a->input && (a->cells_s || a->density_s || a->temp_s))
+    return cli_error("--cells, --density and --temp describe a --lattice, not an --input file");
+  if (!(a->dtime > 0) || !isfinite(a->dtime)) return cli_error("--dt %g is not a positive time step", a->dtime);
+  return 0;
+}
+
+int cli_md_system(rcl_md_system **sys, rcl_md_lj *lj, char *what, size_t what_size, const cli_md_args *a) {
+  int rc;
+  if (a->input) {
+    if ((rc = rcl_md_read(sys, lj, a->input)) != 0) return rc;
+    snprintf(what, what_size, "%s", a->input);
+  } else {
+    if ((rc = rcl_md_lattice(sys, a->lattice, a->cells, a->density, a->temp, a->seed)) != 0) return rc;
+    snprintf(what, what_size, "lattice %s %zu^3, density %g, temperature %g, seed %llu", a->lattice, a->cells,
+             a->density, a->temp, (unsigned long long)a->seed);
+  }
+  lj->cutoff = a->cutoff;
+  lj->shift = a->shift;
+  if (a->mixing_s) lj->mixing = a->mixing;
+  return 0;
+}
+
+const char cli_md_thermo_head[] = "        Step            PE/N            KE/N          Etot/N            Temp"
+                                  "           Press\n";
+
+void cli_md_thermo_line(FILE *f, const rcl_md_thermo *t) {
+  double n = (double)t->natoms;
+  fprintf(f, "  %10zu %15.8f %15.8f %15.8f %15.8f %15.8f\n", t->step, t->pe / n, t->ke / n, t->etotal / n,
+          t->temperature, t->pressure);
 }

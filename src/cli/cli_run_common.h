@@ -125,4 +125,44 @@ int cli_bench_selected(const char *list, const char *family);
 /* What exit status 1 means for these commands (their cli_cmd_spec's finding). */
 #define CLI_RUN_FINDING "a reproducible result differs between devices or from the host reference"
 
+/* ---- MD's system and integration options (reprocl md, reprocl-mpi md) ---------------------------------- */
+
+typedef struct {
+  const char *input, *lattice;
+  const char *cells_s, *density_s, *temp_s, *mixing_s; /* options whose presence matters, parsed after the others */
+  size_t cells, steps, every;
+  double density, temp, cutoff, skin, dtime;
+  uint64_t seed;
+  rcl_md_mixing mixing; /* with --mixing: replaces the input file's rule */
+  int shift;
+} cli_md_args;
+#define CLI_MD_ARGS_INIT                                                                                               \
+  { .seed = 87287, .cutoff = 2.5, .dtime = 0.005 }
+/* The option table's entries of cli_md_args a (its sections "the system", "the potential and the integration"). */
+#define CLI_MD_OPTS(a)                                                                                                 \
+  CLI_SECTION("the system"),                                                                                           \
+      CLI_STR("input", &(a)->input, "FILE", "a LAMMPS data file (.data) or an (extended) XYZ file (.xyz)"),            \
+      CLI_STR("lattice", &(a)->lattice, "fcc|bcc|sc", "a generated lattice (needs --cells, --density, --temp)"),       \
+      CLI_STR("cells", &(a)->cells_s, "N", "unit cells per side of the lattice"),                                      \
+      CLI_STR("density", &(a)->density_s, "R", "number density of the lattice"),                                       \
+      CLI_STR("temp", &(a)->temp_s, "T", "initial temperature of the lattice's velocities"),                           \
+      CLI_VAL("seed", &(a)->seed, cli_opt_u64, "S", "seed of the lattice's velocities (default: 87287)"),              \
+      CLI_SECTION("the potential and the integration"),                                                                \
+      CLI_VAL("cutoff", &(a)->cutoff, cli_opt_double, "RC", "Lennard-Jones cutoff (default: 2.5)"),                    \
+      CLI_FLAG("shift", &(a)->shift, "shift the potential to zero at the cutoff"),                                     \
+      CLI_STR("mixing", &(a)->mixing_s, "geometric|arithmetic", "mixing rule of unlike pairs (default: the file's)"),  \
+      CLI_VAL("skin", &(a)->skin, cli_opt_double, "D", "neighbour-list skin (default: 0.3)"),                          \
+      CLI_VAL("dt", &(a)->dtime, cli_opt_double, "T", "time step (default: 0.005)"),                                   \
+      CLI_VAL("steps", &(a)->steps, cli_opt_size, "S", "steps to run (default: 0, forces and energies only)"),         \
+      CLI_VAL("thermo", &(a)->every, cli_opt_size, "K", "thermo output every K steps (0: first and last)")
+/* After cli_opt_parse (rc its status): the options parsed after the others and the combinations checked. Returns
+ * 0 or the exit status. */
+int cli_md_args_check(cli_md_args *a, int rc);
+/* The system read (--input) or generated (--lattice), described in what; the potential options applied to lj.
+ * Returns 0 or the library's status (rcl_error_last()). */
+int cli_md_system(rcl_md_system **sys, rcl_md_lj *lj, char *what, size_t what_size, const cli_md_args *a);
+/* The thermo output: its head line and a line per record (energies per atom, as LAMMPS prints lj units). */
+extern const char cli_md_thermo_head[];
+void cli_md_thermo_line(FILE *f, const rcl_md_thermo *t);
+
 #endif

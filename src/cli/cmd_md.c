@@ -23,15 +23,6 @@ typedef struct run_ctx {
   int failed;
 } run_ctx;
 
-static void thermo_line(FILE *f, const rcl_md_thermo *t) {
-  double n = (double)t->natoms;
-  fprintf(f, "  %10zu %15.8f %15.8f %15.8f %15.8f %15.8f\n", t->step, t->pe / n, t->ke / n, t->etotal / n,
-          t->temperature, t->pressure);
-}
-
-static const char thermo_head[] = "        Step            PE/N            KE/N          Etot/N            Temp"
-                                  "           Press\n";
-
 /* One extended-XYZ frame of the current state; sets r->failed on error. */
 static int write_frame(rcl_md *md, const rcl_md_thermo *t, run_ctx *r) {
   size_t n3 = 3 * rcl_md_natoms(md), es = rcl_dtype_size(r->dt);
@@ -64,8 +55,8 @@ static int on_thermo(rcl_md *md, const rcl_md_thermo *t, void *user) {
   double row[6] = {(double)t->step, t->pe, t->ke, t->etotal, t->temperature, t->pressure};
   if (L->n && L->v[6 * (L->n - 1)] == row[0]) L->n--; /* a run's first row repeats the previous last */
   memcpy(L->v + 6 * L->n++, row, sizeof row);
-  if (r->print) thermo_line(stdout, t);
-  if (r->logf) thermo_line(r->logf, t);
+  if (r->print) cli_md_thermo_line(stdout, t);
+  if (r->logf) cli_md_thermo_line(r->logf, t);
   return 0;
 }
 
@@ -126,8 +117,8 @@ static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *t
   if (!st) st = native ? rcl_md_get_forces(md, f, NULL) : rcl_md_get_forces(md, NULL, f);
   if (!st) cli_digest(r->forces_hex, f, n3 * (native ? es : 8));
   free(f);
-  if (!st && print) fputs(thermo_head, stdout);
-  if (!st && logf) fputs(thermo_head, logf);
+  if (!st && print) fputs(cli_md_thermo_head, stdout);
+  if (!st && logf) fputs(cli_md_thermo_head, logf);
   double t1 = cli_now();
   if (!st) st = rcl_md_run(md, sp->steps, sp->dtime, gcd(rc.thermo_every, rc.dump_every), on_thermo, &rc);
   r->seconds = cli_now() - t1;
@@ -173,13 +164,10 @@ static json_t *result_json(const run_result *r, const char *name, size_t natoms)
 
 /* What md was asked for, the system it describes, and the devices' results. */
 typedef struct {
-  const char *input, *lattice, *device, *outpath, *logpath;
-  const char *cells_s, *density_s, *temp_s, *mixing_s; /* options whose presence matters, parsed after the others */
-  size_t cells, steps, every, dump;
-  double density, temp, cutoff, skin, dtime;
-  uint64_t seed;
-  rcl_md_mixing mixing; /* with --mixing: replaces the input file's rule */
-  int shift, native, reference, json;
+  cli_md_args a; /* the system and integration options */
+  const char *device, *outpath, *logpath;
+  size_t dump;
+  int native, reference, json;
   run_spec sp;
   rcl_md_lj lj;
   rcl_md_system *sys;
@@ -211,21 +199,7 @@ static const char md_about[] =
 /* Parses the options into m. Returns 0, CLI_OPT_HELP or an exit status. */
 static int md_parse(md_cmd *m, int argc, char **argv) {
   const cli_opt opts[] = {
-      CLI_SECTION("the system"),
-      CLI_STR("input", &m->input, "FILE", "a LAMMPS data file (.data) or an (extended) XYZ file (.xyz)"),
-      CLI_STR("lattice", &m->lattice, "fcc|bcc|sc", "a generated lattice (needs --cells, --density, --temp)"),
-      CLI_STR("cells", &m->cells_s, "N", "unit cells per side of the lattice"),
-      CLI_STR("density", &m->density_s, "R", "number density of the lattice"),
-      CLI_STR("temp", &m->temp_s, "T", "initial temperature of the lattice's velocities"),
-      CLI_VAL("seed", &m->seed, cli_opt_u64, "S", "seed of the lattice's velocities (default: 87287)"),
-      CLI_SECTION("the potential and the integration"),
-      CLI_VAL("cutoff", &m->cutoff, cli_opt_double, "RC", "Lennard-Jones cutoff (default: 2.5)"),
-      CLI_FLAG("shift", &m->shift, "shift the potential to zero at the cutoff"),
-      CLI_STR("mixing", &m->mixing_s, "geometric|arithmetic", "mixing rule of unlike pairs (default: the file's)"),
-      CLI_VAL("skin", &m->skin, cli_opt_double, "D", "neighbour-list skin (default: 0.3)"),
-      CLI_VAL("dt", &m->dtime, cli_opt_double, "T", "time step (default: 0.005)"),
-      CLI_VAL("steps", &m->steps, cli_opt_size, "S", "steps to run (default: 0, forces and energies only)"),
-      CLI_VAL("thermo", &m->every, cli_opt_size, "K", "thermo output every K steps (0: first and last)"),
+      CLI_MD_OPTS(&m->a),
       CLI_OPT_DTYPE(&m->sp.dt),
       CLI_SECTION("devices"),
       CLI_OPT_DEVICE(&m->device, CLI_DEFAULT_DEVICE),
@@ -241,41 +215,20 @@ static int md_parse(md_cmd *m, int argc, char **argv) {
       CLI_OPT_JSON(&m->json),
       CLI_END};
   const cli_cmd_spec spec = {"md", md_synopsis, md_about, opts, CLI_RUN_FINDING, 0, 0};
-  int rc = cli_opt_parse(&spec, argc, argv, NULL, NULL);
-  if (!rc && m->cells_s) rc = cli_parse_size(&m->cells, "--cells", m->cells_s);
-  if (!rc && m->density_s) rc = cli_parse_double(&m->density, "--density", m->density_s);
-  if (!rc && m->temp_s) rc = cli_parse_double(&m->temp, "--temp", m->temp_s);
-  if (!rc && m->mixing_s) rc = cli_opt_md_mixing(&m->mixing, "--mixing", m->mixing_s);
-  if (rc) return rc;
-  if (!m->input == !m->lattice) return cli_error("give either --input FILE or --lattice fcc|bcc|sc (see --help)");
-  if (m->lattice && (!m->cells_s || !m->density_s || !m->temp_s))
-    return cli_error("--lattice needs --cells N, --density R and --temp T");
-  if (m->input && (m->cells_s || m->density_s || m->temp_s))
-    return cli_error("--cells, --density and --temp describe a --lattice, not an --input file");
-  if (!(m->dtime > 0) || !isfinite(m->dtime)) return cli_error("--dt %g is not a positive time step", m->dtime);
-  return 0;
+  return cli_md_args_check(&m->a, cli_opt_parse(&spec, argc, argv, NULL, NULL));
 }
 
 /* The system (read or generated), its potential checked, and the run's description m->sp. */
 static int md_system(md_cmd *m) {
-  if (m->input) {
-    if (rcl_md_read(&m->sys, &m->lj, m->input)) return cli_fail("reading %s", m->input);
-    snprintf(m->what, sizeof m->what, "%s", m->input);
-  } else {
-    if (rcl_md_lattice(&m->sys, m->lattice, m->cells, m->density, m->temp, m->seed)) return cli_fail("--lattice");
-    snprintf(m->what, sizeof m->what, "lattice %s %zu^3, density %g, temperature %g, seed %llu", m->lattice, m->cells,
-             m->density, m->temp, (unsigned long long)m->seed);
-  }
-  m->lj.cutoff = m->cutoff;
-  m->lj.shift = m->shift;
-  if (m->mixing_s) m->lj.mixing = m->mixing;
-  m->sp.opts.skin = m->skin;
+  if (cli_md_system(&m->sys, &m->lj, m->what, sizeof m->what, &m->a))
+    return m->a.input ? cli_fail("reading %s", m->a.input) : cli_fail("--lattice");
+  m->sp.opts.skin = m->a.skin;
   m->sp.sys = m->sys;
   m->sp.lj = &m->lj;
-  m->sp.steps = m->steps;
-  m->sp.every = m->every ? m->every : (m->steps ? m->steps : 1);
+  m->sp.steps = m->a.steps;
+  m->sp.every = m->a.every ? m->a.every : (m->a.steps ? m->a.steps : 1);
   m->sp.dump_every = m->dump ? m->dump : m->sp.every;
-  m->sp.dtime = m->dtime;
+  m->sp.dtime = m->a.dtime;
   if (rcl_md_check(m->sys, &m->lj, m->sp.dt)) return cli_error("%s", rcl_error_last());
   if (m->outpath && !(m->traj = fopen(m->outpath, "w"))) return cli_error("cannot open %s for writing", m->outpath);
   if (m->logpath && !(m->logf = fopen(m->logpath, "w"))) return cli_error("cannot open %s for writing", m->logpath);
@@ -324,8 +277,8 @@ static void device_result(md_cmd *m, cli_tally *t, const run_result *r, const cl
   if (!lead)
     printf("  thermo output %s device [%zu]'s\n", tsame ? "identical to" : "DIFFERS from", devs->index[m->first]);
   printf("  forces(step 0) sha256 %s\n  final state    sha256 %s\n", r->forces_hex, r->state_hex);
-  printf("  %.3f s for %zu steps (%.1f steps/s), path %s, %zu neighbour-list builds\n", r->seconds, m->steps,
-         r->seconds > 0 ? (double)m->steps / r->seconds : 0.0, rcl_md_path_name(r->path), r->last.neighbor_builds);
+  printf("  %.3f s for %zu steps (%.1f steps/s), path %s, %zu neighbour-list builds\n", r->seconds, m->a.steps,
+         r->seconds > 0 ? (double)m->a.steps / r->seconds : 0.0, rcl_md_path_name(r->path), r->last.neighbor_builds);
 }
 
 /* Device i (and its native twin): runs (the first to run writes --out and --log and prints the thermo). */
@@ -382,8 +335,8 @@ static int report(md_cmd *m, const cli_tally *t, json_t *jdevs, json_t *jref, in
   if (m->json) {
     json_t *top =
         json_pack("{s:s,s:s,s:I,s:s,s:s,s:f,s:b,s:f,s:I,s:O,s:I,s:I,s:b}", "command", "md", "input", m->what, "natoms",
-                  (json_int_t)m->sys->natoms, "dtype", rcl_dtype_name(m->sp.dt), "units", "lj", "cutoff", m->cutoff,
-                  "shift", m->shift, "dt", m->dtime, "steps", (json_int_t)m->steps, "devices", jdevs, "ran",
+                  (json_int_t)m->sys->natoms, "dtype", rcl_dtype_name(m->sp.dt), "units", "lj", "cutoff", m->a.cutoff,
+                  "shift", m->a.shift, "dt", m->a.dtime, "steps", (json_int_t)m->a.steps, "devices", jdevs, "ran",
                   (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", ok);
     if (jref) json_object_set(top, "reference", jref);
     cli_json_print(top);
@@ -404,9 +357,7 @@ int cmd_md(int argc, char **argv) {
   m.lj = (rcl_md_lj)RCL_MD_LJ_INIT;
   m.sp.opts = (rcl_md_options)RCL_MD_OPTIONS_INIT;
   m.sp.dt = RCL_F32;
-  m.seed = 87287;
-  m.cutoff = 2.5;
-  m.dtime = 0.005;
+  m.a = (cli_md_args)CLI_MD_ARGS_INIT;
   m.first = (size_t)-1;
   int rc = md_parse(&m, argc, argv);
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
@@ -420,7 +371,7 @@ int cmd_md(int argc, char **argv) {
   }
   if (!m.json)
     printf("md: %zu atoms (%s), %s, cutoff %g%s, dt %g, %zu steps\n", m.sys->natoms, m.what, rcl_dtype_name(m.sp.dt),
-           m.cutoff, m.shift ? " shifted" : "", m.dtime, m.steps);
+           m.a.cutoff, m.a.shift ? " shifted" : "", m.a.dtime, m.a.steps);
   for (size_t i = 0; i < r.devs.count; i++) device_row(&m, &r, i);
   int ref_status = 0, ref_agrees = 1;
   if (m.reference && m.first != (size_t)-1) jref = reference_row(&m, &ref_agrees, &ref_status);

@@ -40,10 +40,10 @@ typedef struct {
   int64_t hi;
   int64_t lo;
 } md_sum;
-void md_sum_add(md_sum *s, int64_t q);       /* s += q */
-void md_sum_normalize(md_sum *s);            /* carries lo into hi */
-double md_sum_to_double(md_sum s, int bits); /* correctly rounded (s * 2^-bits) */
-int md_sum_halve(md_sum *s);                 /* s /= 2; 0 if s was odd (a broken invariant) */
+RCL_SIBLING void md_sum_add(md_sum *s, int64_t q); /* s += q */
+RCL_SIBLING void md_sum_normalize(md_sum *s);      /* carries lo into hi */
+double md_sum_to_double(md_sum s, int bits);       /* correctly rounded (s * 2^-bits) */
+int md_sum_halve(md_sum *s);                       /* s /= 2; 0 if s was odd (a broken invariant) */
 
 /* The thermo sums of one step, each pair counted once (contract md.thermo). */
 typedef struct {
@@ -163,8 +163,8 @@ int md_status_error(const rcl_md *md, unsigned bits, const char *where);
 
 /* The argument checks of rcl_md_create (messages name it): *out = NULL, then o = *opts (or the defaults)
  * with the skin (0: 0.3) and the path (AUTO: gather) filled in. */
-RCL_INTERNAL int rcl__md_prepare(rcl_md_options *o, rcl_md **out, rcl_context *ctx, rcl_dtype dtype,
-                                 const rcl_md_system *sys, const rcl_md_lj *lj, const rcl_md_options *opts);
+RCL_SIBLING int rcl__md_prepare(rcl_md_options *o, rcl_md **out, rcl_context *ctx, rcl_dtype dtype,
+                                const rcl_md_system *sys, const rcl_md_lj *lj, const rcl_md_options *opts);
 /* The simulation of prepared options o: on a device the launch planned (rcl__md_plan) from o and soft
  * (NULL: none), on queue q (NULL: the context's); the tables, the backend and the first forces. */
 RCL_INTERNAL int rcl__md_build(rcl_md **out, rcl_context *ctx, cl_command_queue q, rcl_dtype dtype,
@@ -173,9 +173,9 @@ RCL_INTERNAL int rcl__md_build(rcl_md **out, rcl_context *ctx, cl_command_queue 
  * counter starting at step (error messages name it): the device backend for the local simulations of a
  * split (src/split/split_md.c), which also has a backend of its own. rcl__md_build is this with the device
  * backend (ctx) or the reference (ctx NULL), no argument and step 0. */
-RCL_INTERNAL int rcl__md_build_be(rcl_md **out, const md_backend *be, void *be_arg, size_t step, rcl_context *ctx,
-                                  cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys, const rcl_md_lj *lj,
-                                  rcl_md_options o, const size_t *soft);
+RCL_SIBLING int rcl__md_build_be(rcl_md **out, const md_backend *be, void *be_arg, size_t step, rcl_context *ctx,
+                                 cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys, const rcl_md_lj *lj,
+                                 rcl_md_options o, const size_t *soft);
 
 /* ---- hooks for a decomposed simulation (src/split/split_md.c; contracts §10.4) -------------------------- */
 
@@ -193,5 +193,50 @@ RCL_INTERNAL int rcl__md_dev_atom_ev(rcl_md *md, int64_t *e, int64_t *w);
 RCL_INTERNAL int rcl__md_host_kick(rcl_md *md, void *vel, const void *coef, const int *type, const int64_t *f);
 RCL_INTERNAL int rcl__md_host_drift(rcl_md *md, void *pos, const void *vel);
 RCL_INTERNAL int rcl__md_host_kinetic(rcl_md *md, const void *vel, const void *coef, const int *type, md_sum *out);
+
+/* ---- the spatial decomposition (md_domain.c): split_md.c and, through RCL_SIBLING, src/mpi/mpi_md.c ---- */
+
+#define MD_DOM_GHOST_MARGIN 1.001 /* ghosts within (cutoff + skin) * this of a slab: a superset is harmless */
+
+/* The longest axis of the box lo..hi (the slabs cut it; the first of equal ones). */
+RCL_SIBLING int rcl__md_dom_axis(const double *lo, const double *hi);
+/* count + 1 slab boundaries in [lo, hi] at units[k] / total of the length (units as rcl_split_partition's). */
+RCL_SIBLING void rcl__md_dom_bounds(double *bound, const size_t *units, size_t count, size_t total, double lo,
+                                    double hi);
+/* The slab owning coordinate x (empty slabs own nothing; outside an open box: the first or last slab). */
+RCL_SIBLING size_t rcl__md_dom_slab_of(const double *bound, size_t count, double x);
+/* Whether x (along axis) lies within (cutoff + skin) * MD_DOM_GHOST_MARGIN of slab k (periodic: nearest image). */
+RCL_SIBLING int rcl__md_dom_near(const rcl_md *md, int axis, const double *bound, size_t k, double x);
+/* Coordinate d of atom i of pos ([3n] of md's dtype) in binary64. */
+RCL_SIBLING double rcl__md_dom_coord(const rcl_md *md, const void *pos, size_t i, int d);
+/* Whether any of n atoms (pos of the dtype) moved more than skin/2 from pos0 (minimum image, binary64). */
+RCL_SIBLING int rcl__md_dom_moved_far(const rcl_md *md, size_t n, const void *pos, const double *pos0);
+/* pos0 = pos in binary64 (the positions at a decomposition). */
+RCL_SIBLING void rcl__md_dom_save(const rcl_md *md, size_t n, const void *pos, double *pos0);
+/* A local system's box, types and masses (md's) and atom count; pos and type are the caller's. */
+RCL_SIBLING void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms);
+/* One evaluation of a slab's local simulation (owned atoms, then ghosts: sys) on ctx's device at step. */
+typedef struct {
+  rcl_context *ctx;
+  rcl_dtype dtype;
+  size_t step;
+  const rcl_md_system *sys;
+  const rcl_md_lj *lj;
+  rcl_md_options o; /* prepared (rcl__md_prepare) */
+  int rebuilt;      /* a new decomposition: a new local simulation (lists built); else new positions only */
+  int ev;           /* with each local atom's energy and virial (full lists) into e and w */
+} md_dom_eval;
+/* The local simulation *local (replaced when a->rebuilt) evaluated: fixed-point forces fq [3 nloc], and with
+ * a->ev e, w [nloc]. Owned atoms' values are one device's; ghosts' are incomplete. */
+RCL_SIBLING int rcl__md_dom_eval(rcl_md **local, const md_dom_eval *a, int64_t *fq, int64_t *e, int64_t *w);
+/* rcl__md_host_kick, _drift, _kinetic of the first n atoms of caller arrays (md's dtype, tables, step). */
+RCL_SIBLING int rcl__md_dom_kick(const rcl_md *md, size_t n, void *vel, const void *coef, const int *type,
+                                 const int64_t *f);
+RCL_SIBLING int rcl__md_dom_drift(const rcl_md *md, size_t n, void *pos, const void *vel);
+RCL_SIBLING int rcl__md_dom_kinetic(const rcl_md *md, size_t n, const void *vel, const void *coef, const int *type,
+                                    md_sum *out);
+/* The full-list energy and virial totals halved exactly (each pair was counted from both atoms); who names
+ * the caller in the error of an odd sum (a bug). */
+RCL_SIBLING int rcl__md_dom_halve(md_sum *pe, md_sum *virial, const char *who);
 
 #endif

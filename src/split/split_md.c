@@ -22,16 +22,17 @@
  * (contract md.nve) is per atom, on the host with the reference's functions (md_ref.c), so every position
  * and velocity is the contract's. Atoms migrate at each decomposition. Rebuild times never change a bit.
  *
- * For MPI (later): each rank is one slab; what the host copies here (ghost coordinates each step, owned
- * atoms at a decomposition, the maximum displacement, the integer sums) become messages, and a rank holds
- * its owned atoms and ghosts only. In this in-process form the host keeps the whole state in system order. */
+ * The same decomposition runs over MPI ranks (src/mpi/mpi_md.c, one slab per rank): the pieces both use (slab
+ * bounds, owner, ghosts, the rebuild test, the local simulation, per-atom integration, the exact halving) are
+ * src/md/md_domain.c's. There what the host copies here (ghost coordinates each step, owned atoms at a
+ * decomposition, the rebuild test, the integer sums) are messages, and a rank holds its owned atoms and ghosts
+ * only. In this in-process form the host keeps the whole state in system order. */
 #include <math.h>
 
 #include "md/md_internal.h"
 #include "split/split_internal.h"
 
 #define SLAB_UNITS ((size_t)1 << 20) /* the weights cut the axis on multiples of len / 2^20 */
-#define GHOST_MARGIN 1.001           /* ghosts within (cutoff + skin) * this of a slab: a superset is harmless */
 
 typedef struct {
   size_t nown, nloc; /* owned atoms first, then ghosts */
@@ -66,48 +67,10 @@ typedef struct { /* what rcl_split_md_create hands to init */
 } split_md_arg;
 
 static double coord(const rcl_md *md, const split_md *m, size_t i, int d) {
-  return md->dtype == RCL_F32 ? (double)((const float *)m->pos)[3 * i + (size_t)d]
-                              : ((const double *)m->pos)[3 * i + (size_t)d];
+  return rcl__md_dom_coord(md, m->pos, i, d);
 }
 
-/* ---- the decomposition (pure functions of the positions and the slab boundaries) ------------------- */
-
-static size_t slab_of(const split_md *m, double x) {
-  size_t last = 0;
-  for (size_t k = 0; k < m->count; k++) {
-    if (!(m->bound[k + 1] > m->bound[k])) continue; /* empty slab */
-    if (x < m->bound[k + 1]) return k;
-    last = k;
-  }
-  return last;
-}
-
-/* Distance along the axis from x to slab k (periodic axes: the nearest image of x). */
-static double slab_distance(const rcl_md *md, const split_md *m, size_t k, double x) {
-  double b0 = m->bound[k], b1 = m->bound[k + 1], L = md->len[m->axis], best = INFINITY;
-  for (int im = -1; im <= 1; im++) {
-    if (im && !md->periodic[m->axis]) continue;
-    double y = x + im * L, dd = y < b0 ? b0 - y : y >= b1 ? y - b1 : 0.0;
-    if (dd < best) best = dd;
-  }
-  return best;
-}
-
-/* Whether any atom moved more than skin/2 since the last decomposition (minimum image, binary64). */
-static int moved_far(const rcl_md *md, const split_md *m) {
-  double lim = 0.25 * md->skin * md->skin;
-  for (size_t i = 0; i < md->n; i++) {
-    double d2 = 0;
-    for (int d = 0; d < 3; d++) {
-      double dx = coord(md, m, i, d) - m->pos0[3 * i + (size_t)d];
-      if (md->periodic[d] && dx > 0.5 * md->len[d]) dx -= md->len[d];
-      if (md->periodic[d] && dx < -0.5 * md->len[d]) dx += md->len[d];
-      d2 += dx * dx;
-    }
-    if (!(d2 <= lim)) return 1;
-  }
-  return 0;
-}
+/* ---- the decomposition (md_domain.c's functions of the positions and the slab boundaries) ---------- */
 
 static void dom_clear(md_dom *d) {
   rcl_md_free(d->md);
@@ -122,12 +85,11 @@ static void dom_clear(md_dom *d) {
 
 /* The local atoms of slab k: the owned ones (owner[i] == k) in system order, then the ghosts. */
 static int dom_atoms(md_dom *d, const rcl_md *md, const split_md *m, const size_t *owner, size_t k) {
-  double reach = (md->cutoff + md->skin) * GHOST_MARGIN;
   size_t nloc = 0;
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < md->n; i++) {
       int mine = owner[i] == k;
-      if (pass == 0 ? !mine : mine || !(slab_distance(md, m, k, coord(md, m, i, m->axis)) <= reach)) continue;
+      if (pass == 0 ? !mine : mine || !rcl__md_dom_near(md, m->axis, m->bound, k, coord(md, m, i, m->axis))) continue;
       d->nown += pass == 0;
       if (d->glob) d->glob[nloc] = i;
       nloc++;
@@ -154,14 +116,7 @@ static int dom_build(md_dom *d, const rcl_md *md, const split_md *m, const size_
   if (!d->glob || !d->sys.pos || !d->sys.type || !d->fq || !d->e || !d->w) return RCL_ERR_OUT_OF_MEMORY;
   d->nown = 0;
   dom_atoms(d, md, m, owner, k); /* the indices */
-  d->sys.natoms = n;
-  d->sys.ntypes = md->nt;
-  for (int a = 0; a < 3; a++) {
-    d->sys.lo[a] = md->lo[a];
-    d->sys.hi[a] = md->hi[a];
-    d->sys.periodic[a] = md->periodic[a];
-  }
-  for (int t = 0; t < md->nt; t++) d->sys.mass[t] = md->mass[t];
+  rcl__md_dom_system(&d->sys, md, n);
   for (size_t j = 0; j < n; j++) d->sys.type[j] = m->type[d->glob[j]] + 1;
   return 0;
 }
@@ -171,7 +126,7 @@ static int dom_build(md_dom *d, const rcl_md *md, const split_md *m, const size_
 static int decompose(rcl_md *md, split_md *m) {
   size_t *owner = rcl__malloc((md->n ? md->n : 1) * sizeof *owner);
   if (!owner) return RCL_ERR_OUT_OF_MEMORY;
-  for (size_t i = 0; i < md->n; i++) owner[i] = slab_of(m, coord(md, m, i, m->axis));
+  for (size_t i = 0; i < md->n; i++) owner[i] = rcl__md_dom_slab_of(m->bound, m->count, coord(md, m, i, m->axis));
   int rc = 0;
   size_t first = 0;
   m->run[0] = 0;
@@ -184,7 +139,7 @@ static int decompose(rcl_md *md, split_md *m) {
   }
   rcl__free(owner);
   if (rc) return rc;
-  for (size_t i = 0; i < 3 * md->n; i++) m->pos0[i] = coord(md, m, i / 3, (int)(i % 3));
+  rcl__md_dom_save(md, md->n, m->pos, m->pos0);
   m->decomposed = 1;
   md->builds++;
   return 0;
@@ -198,38 +153,11 @@ typedef struct {
   int ev, rebuilt;
 } force_job;
 
-/* The energy and virial per local atom: the local simulation's own (full lists), or for the symmetric
- * path a gather simulation of the same atoms (its creation computes them). */
-static int dom_ev(md_dom *d, const force_job *j, rcl_context *ctx) {
-  if (j->m->o.path != RCL_MD_PATH_SYMMETRIC) return rcl__md_dev_atom_ev(d->md, d->e, d->w);
-  rcl_md_options o = j->m->o;
-  o.path = RCL_MD_PATH_GATHER;
-  o.local_size = 0;
-  rcl_md *g = NULL;
-  int rc = rcl__md_build_be(&g, &rcl__md_device_backend, NULL, j->md->step, ctx, NULL, j->md->dtype, &d->sys, &j->m->lj,
-                            o, NULL);
-  if (!rc) rc = rcl__md_dev_atom_ev(g, d->e, d->w);
-  rcl_md_free(g);
-  return rc;
-}
-
 static int force_fn(void *arg, size_t i) {
   force_job *j = arg;
   md_dom *d = &j->m->d[i];
-  rcl_context *ctx = j->m->s->ctx[i];
-  int rc;
-  if (j->rebuilt) { /* a new local simulation: its creation builds the lists and computes the forces */
-    rcl_md_free(d->md);
-    d->md = NULL;
-    rc = rcl__md_build_be(&d->md, &rcl__md_device_backend, NULL, j->md->step, ctx, NULL, j->md->dtype, &d->sys,
-                          &j->m->lj, j->m->o, NULL);
-  } else {
-    d->md->step = j->md->step;
-    rc = rcl__md_dev_set_positions(d->md, d->sys.pos);
-    if (!rc) rc = d->md->be->forces(d->md, j->ev && j->m->o.path != RCL_MD_PATH_SYMMETRIC);
-  }
-  if (!rc) rc = rcl_md_get_forces(d->md, NULL, d->fq);
-  if (!rc && j->ev) rc = dom_ev(d, j, ctx);
+  md_dom_eval a = {j->m->s->ctx[i], j->md->dtype, j->md->step, &d->sys, &j->m->lj, j->m->o, j->rebuilt, j->ev};
+  int rc = rcl__md_dom_eval(&d->md, &a, d->fq, d->e, d->w);
   if (rc) return rc;
   for (size_t k = 0; k < d->nown; k++) { /* owned atoms only: disjoint between devices */
     size_t g = d->glob[k];
@@ -244,7 +172,7 @@ static int force_fn(void *arg, size_t i) {
 
 static int split_forces(rcl_md *md, int ev) {
   split_md *m = md->bs;
-  int rebuilt = !m->decomposed || moved_far(md, m), rc = 0;
+  int rebuilt = !m->decomposed || rcl__md_dom_moved_far(md, md->n, m->pos, m->pos0), rc = 0;
   if (rebuilt && (rc = decompose(md, m)) != 0) return rc;
   for (size_t k = 0; k < m->count; k++) /* the local atoms' coordinates (ghosts: as their owners moved them) */
     for (size_t j = 0; j < m->d[k].nloc; j++)
@@ -328,10 +256,8 @@ static int split_sums(rcl_md *md, md_sums *out) {
     md_sum_add(&out->pe, m->e[i]);
     md_sum_add(&out->virial, m->w[i]);
   }
-  /* every pair was counted from both of its atoms: the sums are exactly even */
-  if (!md_sum_halve(&out->pe) || !md_sum_halve(&out->virial))
-    return rcl__fail(RCL_ERR_INTERNAL, "split MD: a full-list energy or virial sum is odd (a bug; please report)");
-  return rcl__md_host_kinetic(md, m->vel, m->coef, m->type, &out->mv2);
+  int rc = rcl__md_dom_halve(&out->pe, &out->virial, "split MD");
+  return rc ? rc : rcl__md_host_kinetic(md, m->vel, m->coef, m->type, &out->mv2);
 }
 
 static int split_get_state(rcl_md *md, void *pos, void *vel) {
@@ -391,17 +317,14 @@ int rcl_split_md_create(rcl_md **out, rcl_split *s, rcl_dtype dtype, const rcl_m
   for (size_t i = 0; i < s->count; i++)
     if (rcl_context_mode(s->ctx[i]) == RCL_MODE_NATIVE)
       return rcl__fail(RCL_ERR_UNSUPPORTED, "rcl_split_md_create: device %zu is in native mode (no bit promise)", i);
-  for (int d = 1; d < 3; d++)
-    if (sys->hi[d] - sys->lo[d] > sys->hi[a.axis] - sys->lo[a.axis]) a.axis = d;
+  a.axis = rcl__md_dom_axis(sys->lo, sys->hi);
   double *w = rcl__malloc(s->count * sizeof *w);
   size_t *units = rcl__malloc((s->count + 1) * sizeof *units);
   a.bound = rcl__malloc((s->count + 1) * sizeof *a.bound);
   rc = w && units && a.bound ? md_weights(w, s, dtype, a.o.path) : RCL_ERR_OUT_OF_MEMORY;
   if (!rc) rc = rcl_split_partition(units, w, s->count, SLAB_UNITS, 1);
   if (!rc) {
-    double lo = sys->lo[a.axis], len = sys->hi[a.axis] - lo;
-    for (size_t k = 0; k <= s->count; k++) a.bound[k] = lo + len * ((double)units[k] / (double)SLAB_UNITS);
-    a.bound[s->count] = sys->hi[a.axis];
+    rcl__md_dom_bounds(a.bound, units, s->count, SLAB_UNITS, sys->lo[a.axis], sys->hi[a.axis]);
     rc = rcl__md_build_be(out, &split_backend, &a, 0, NULL, NULL, dtype, sys, lj, a.o, NULL);
   }
   rcl__free(w);

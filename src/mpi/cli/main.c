@@ -16,6 +16,7 @@ static const cli_command mpi_commands[] = {
     {"cg", mpi_cmd_cg, "Conjugate Gradient over the ranks (the digests of reprocl cg)"},
     {"bench", mpi_cmd_bench, "bench allreduce: the reproducible allreduce's time against MPI_Allreduce"},
     {"stencil", mpi_cmd_stencil, "a stencil or SOR over blocks of rows on the ranks (the digest of reprocl stencil)"},
+    {"md", mpi_cmd_md, "a Lennard-Jones MD simulation over the ranks (one slab each): the digests of reprocl md"},
     {NULL, NULL, NULL}};
 
 static void usage(FILE *f) {

@@ -13,6 +13,8 @@ int mpi_cmd_spmv(int argc, char **argv);
 int mpi_cmd_cg(int argc, char **argv);
 int mpi_cmd_stencil(int argc, char **argv);
 int mpi_cmd_bench(int argc, char **argv);
+/* reprocl-mpi md (mpi_md_cmd.c). */
+int mpi_cmd_md(int argc, char **argv);
 
 /* The slice [*first, *first + *count) of n elements that rank of size ranks holds: balanced, in rank order
  * (the first n mod size ranks hold one more; ranks past n hold none). */

@@ -1,0 +1,563 @@
+/* Molecular dynamics over MPI ranks (rcl_mpi_md_create): the spatial decomposition of the in-process split
+ * (src/split/split_md.c, whose header comment says why the bits are one device's; the shared pieces are
+ * src/md/md_domain.c's), with one slab per rank and messages where the split copies on the host:
+ *
+ *   - creation: root reads nothing more than the caller's system; it owns every atom until the first
+ *     decomposition, which migrates each atom to its slab's rank (one MPI_Alltoallv) — the root holds the whole
+ *     system only then; afterwards a rank holds its owned atoms and their ghosts only;
+ *   - every step: kick and drift of the owned atoms (the reference's functions), the rebuild test (any atom moved
+ *     more than skin/2 since the decomposition: an MPI_Allreduce(MAX) of each rank's test, the same comparison
+ *     as the split's), at a rebuild the migration of owned atoms to their new slabs' ranks and new ghost lists
+ *     (each owned atom within (cutoff + skin) * 1.001 of another rank's slab, nearest periodic image, is sent to
+ *     it: from several ranks when slabs are thin), the ghosts' coordinates from their owners (one
+ *     MPI_Alltoallv), the forces of the rank's local simulation on its device, the second kick;
+ *   - thermo: each rank's exact sums (md_sum: normalised int64 pieces, no overflow) gathered to every rank and
+ *     added in rank order, then halved exactly: the same values on every rank.
+ *
+ * Every failure (an allocation, a device error, an overflow naming the step, an atom lost) is agreed with
+ * rcl_mpi_agree before the next collective call, so every rank returns the same status and none waits. Records
+ * travel as binary64 (exact for f32 and f64 values, types and atom indices below 2^30). */
+#include <limits.h>
+#include <string.h>
+
+#include "md/md_internal.h"
+#include "mpi/mpi_internal.h"
+#include "reprocl/split.h"
+
+#define SLAB_UNITS ((size_t)1 << 20) /* the slabs cut the axis on multiples of len / 2^20, as the split's */
+enum { MIG_W = 8, GHOST_W = 4 };     /* doubles per migrating atom (index, type, pos, vel), per ghost (type, pos) */
+
+typedef struct {
+  MPI_Comm comm; /* a duplicate of the caller's, errors returned */
+  int size, rank, dup;
+  rcl_context *ctx;
+  rcl_md_lj lj;
+  rcl_md_options o; /* of the local simulation */
+  int axis;
+  double *bound; /* size + 1 slab boundaries */
+  /* the owned atoms */
+  size_t nown;
+  double *glob;           /* system indices */
+  int *type;              /* 0-based */
+  void *pos, *vel, *coef; /* dtype values; coef: the tables rounded to the dtype */
+  double *pos0;           /* positions at the last decomposition */
+  /* the ghost exchange, fixed between decompositions: per rank, in doubles */
+  int *scount, *sdispl, *rcount, *rdispl;
+  size_t nsend, nghost;
+  size_t *send; /* owned atoms sent, grouped by destination rank */
+  double *sbuf, *rbuf;
+  /* the local simulation: owned atoms, then ghosts */
+  rcl_md_system loc;
+  rcl_md *local;
+  int64_t *fq, *e, *w; /* of the local atoms: owned ones first */
+  int64_t *sums;       /* 6 per rank: the thermo sums' pieces */
+  int decomposed, have_ev;
+} mpi_md;
+
+typedef struct { /* what rcl_mpi_md_create hands to init */
+  MPI_Comm comm;
+  int root;
+  rcl_context *ctx;
+  const rcl_md_lj *lj;
+  rcl_md_options o;
+} mpi_md_arg;
+
+static const md_backend mpi_backend;
+
+static int agree(const mpi_md *m, int rc) { return rcl_mpi_agree(m->comm, rc, NULL); }
+
+/* ---- the owned atoms ------------------------------------------------------------------------------ */
+
+/* Room for n owned atoms (the old contents are not kept). */
+static int own_resize(rcl_md *md, mpi_md *m, size_t n) {
+  size_t k = n ? n : 1, es = rcl_dtype_size(md->dtype);
+  void **p[] = {(void **)&m->glob, (void **)&m->type, &m->pos, &m->vel, (void **)&m->pos0};
+  size_t bytes[] = {k * sizeof *m->glob, k * sizeof *m->type, 3 * k * es, 3 * k * es, 3 * k * sizeof *m->pos0};
+  int rc = 0;
+  for (int i = 0; i < 5; i++) {
+    rcl__free(*p[i]);
+    if ((*p[i] = rcl__malloc(bytes[i])) == NULL) rc = RCL_ERR_OUT_OF_MEMORY;
+  }
+  return rc;
+}
+
+/* Root owns the whole system (rounded to the dtype) until the first decomposition. */
+static int own_system(rcl_md *md, mpi_md *m, const rcl_md_system *sys) {
+  int rc = own_resize(md, m, md->n);
+  if (rc) return rc;
+  m->nown = md->n;
+  for (size_t i = 0; i < md->n; i++) {
+    m->glob[i] = (double)i;
+    m->type[i] = sys->type[i] - 1;
+  }
+  for (size_t i = 0; i < 3 * md->n; i++) {
+    md_put_real(m->pos, i, md->dtype, sys->pos[i]);
+    md_put_real(m->vel, i, md->dtype, sys->vel ? sys->vel[i] : 0.0);
+  }
+  return 0;
+}
+
+/* The per-rank counts of an exchange of doubles (scount set): every rank's receive counts and displacements,
+ * *rbuf allocated for them (*rtotal doubles). Collective; the status agreed. */
+static int exchange_counts(mpi_md *m, double **rbuf, size_t *rtotal) {
+  int rc = rcl__mpi_check(MPI_Alltoall(m->scount, 1, MPI_INT, m->rcount, 1, MPI_INT, m->comm), "MPI_Alltoall (MD)");
+  if (rc) return rc;
+  size_t st = 0, rt = 0;
+  for (int k = 0; k < m->size; k++) {
+    m->sdispl[k] = (int)st;
+    m->rdispl[k] = (int)rt;
+    st += (size_t)m->scount[k];
+    rt += (size_t)m->rcount[k];
+  }
+  if (rt > INT_MAX) rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu doubles to receive exceed MPI's count limit", rt);
+  rcl__free(*rbuf);
+  *rbuf = rcl__malloc((rt ? rt : 1) * sizeof **rbuf);
+  if (!rc && !*rbuf) rc = RCL_ERR_OUT_OF_MEMORY;
+  *rtotal = rt;
+  return agree(m, rc);
+}
+
+static int exchange(const mpi_md *m, const double *sbuf, double *rbuf) {
+  return rcl__mpi_check(
+      MPI_Alltoallv(sbuf, m->scount, m->sdispl, MPI_DOUBLE, rbuf, m->rcount, m->rdispl, MPI_DOUBLE, m->comm),
+      "MPI_Alltoallv (MD)");
+}
+
+/* The owned atoms packed by the rank of their slab (MIG_W doubles each, in owned order within a rank). */
+static int pack_migrants(rcl_md *md, mpi_md *m, double **buf) {
+  size_t n = m->nown;
+  size_t *dest = rcl__malloc((n ? n : 1) * sizeof *dest);
+  *buf = rcl__malloc((n ? n : 1) * MIG_W * sizeof **buf);
+  if (!dest || !*buf) {
+    rcl__free(dest);
+    return RCL_ERR_OUT_OF_MEMORY;
+  }
+  if (n * MIG_W > INT_MAX) {
+    rcl__free(dest);
+    return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu atoms on rank %d exceed MPI's count limit", n, m->rank);
+  }
+  memset(m->scount, 0, (size_t)m->size * sizeof *m->scount);
+  for (size_t i = 0; i < n; i++) {
+    dest[i] = rcl__md_dom_slab_of(m->bound, (size_t)m->size, rcl__md_dom_coord(md, m->pos, i, m->axis));
+    m->scount[dest[i]] += MIG_W;
+  }
+  for (int k = 0, at = 0; k < m->size; k++) { /* sdispl: the write positions */
+    m->sdispl[k] = at;
+    at += m->scount[k];
+  }
+  for (size_t i = 0; i < n; i++) {
+    double *p = *buf + m->sdispl[dest[i]];
+    m->sdispl[dest[i]] += MIG_W;
+    p[0] = m->glob[i];
+    p[1] = m->type[i];
+    for (int d = 0; d < 3; d++) {
+      p[2 + d] = rcl__md_dom_coord(md, m->pos, i, d);
+      p[5 + d] = rcl__md_dom_coord(md, m->vel, i, d);
+    }
+  }
+  rcl__free(dest);
+  return 0;
+}
+
+/* Every owned atom to the rank of its slab; the total checked (an atom lost is an error, not a wrong run). */
+static int migrate(rcl_md *md, mpi_md *m) {
+  double *sbuf = NULL, *rbuf = NULL;
+  size_t rt = 0;
+  int rc = agree(m, pack_migrants(md, m, &sbuf));
+  if (!rc) rc = exchange_counts(m, &rbuf, &rt);
+  if (!rc) rc = exchange(m, sbuf, rbuf);
+  rcl__free(sbuf);
+  if (!rc) rc = agree(m, own_resize(md, m, rt / MIG_W));
+  if (!rc) {
+    m->nown = rt / MIG_W;
+    for (size_t i = 0; i < m->nown; i++) {
+      const double *p = rbuf + MIG_W * i;
+      m->glob[i] = p[0];
+      m->type[i] = (int)p[1];
+      for (int d = 0; d < 3; d++) {
+        md_put_real(m->pos, 3 * i + (size_t)d, md->dtype, p[2 + d]);
+        md_put_real(m->vel, 3 * i + (size_t)d, md->dtype, p[5 + d]);
+      }
+    }
+    unsigned long long mine = m->nown, all = 0;
+    rc = rcl__mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, m->comm), "MPI_Allreduce");
+    if (!rc && all != md->n)
+      rc = rcl__fail(RCL_ERR_INTERNAL, "MPI MD: %llu atoms of %zu after the migration at step %zu (a bug)", all, md->n,
+                     md->step);
+  }
+  rcl__free(rbuf);
+  return rc;
+}
+
+/* ---- ghosts and the local system -------------------------------------------------------------------- */
+
+/* The send list: each owned atom near another rank's non-empty slab, for that rank (counts in scount). */
+static int ghost_lists(rcl_md *md, mpi_md *m) {
+  memset(m->scount, 0, (size_t)m->size * sizeof *m->scount);
+  for (int pass = 0; pass < 2; pass++) {
+    size_t ns = 0;
+    for (int k = 0; k < m->size; k++) {
+      if (k == m->rank || !(m->bound[k + 1] > m->bound[k])) continue;
+      for (size_t i = 0; i < m->nown; i++) {
+        if (!rcl__md_dom_near(md, m->axis, m->bound, (size_t)k, rcl__md_dom_coord(md, m->pos, i, m->axis))) continue;
+        if (pass)
+          m->send[ns] = i;
+        else
+          m->scount[k] += GHOST_W;
+        ns++;
+      }
+    }
+    if (pass) break;
+    if (ns * GHOST_W > INT_MAX)
+      return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu ghosts from rank %d exceed MPI's count limit", ns, m->rank);
+    m->nsend = ns;
+    rcl__free(m->send);
+    rcl__free(m->sbuf);
+    m->send = rcl__malloc((ns ? ns : 1) * sizeof *m->send);
+    m->sbuf = rcl__malloc((ns ? ns : 1) * GHOST_W * sizeof *m->sbuf);
+    if (!m->send || !m->sbuf) return RCL_ERR_OUT_OF_MEMORY;
+  }
+  return 0;
+}
+
+/* The local system's arrays for the owned atoms and nghost ghosts. */
+static int local_arrays(rcl_md *md, mpi_md *m) {
+  size_t n = m->nown + m->nghost, k = n ? n : 1;
+  rcl__free(m->loc.pos);
+  rcl__free(m->loc.type);
+  rcl__free(m->fq);
+  rcl__free(m->e);
+  rcl__free(m->w);
+  m->loc.pos = rcl__malloc(3 * k * sizeof *m->loc.pos);
+  m->loc.type = rcl__malloc(k * sizeof *m->loc.type);
+  m->fq = rcl__calloc(3 * k, sizeof *m->fq);
+  m->e = rcl__calloc(k, sizeof *m->e);
+  m->w = rcl__calloc(k, sizeof *m->w);
+  if (!m->loc.pos || !m->loc.type || !m->fq || !m->e || !m->w) return RCL_ERR_OUT_OF_MEMORY;
+  rcl__md_dom_system(&m->loc, md, n);
+  return 0;
+}
+
+/* The ghosts' types and coordinates from their owners (every step), and the owned atoms' into the local
+ * system. */
+static int ghost_update(rcl_md *md, mpi_md *m) {
+  for (size_t j = 0; j < m->nsend; j++) {
+    double *p = m->sbuf + GHOST_W * j;
+    p[0] = m->type[m->send[j]] + 1;
+    for (int d = 0; d < 3; d++) p[1 + d] = rcl__md_dom_coord(md, m->pos, m->send[j], d);
+  }
+  int rc = exchange(m, m->sbuf, m->rbuf);
+  if (rc) return rc;
+  for (size_t i = 0; i < m->nown; i++) {
+    m->loc.type[i] = m->type[i] + 1;
+    for (int d = 0; d < 3; d++) m->loc.pos[3 * i + (size_t)d] = rcl__md_dom_coord(md, m->pos, i, d);
+  }
+  for (size_t j = 0; j < m->nghost; j++) {
+    const double *p = m->rbuf + GHOST_W * j;
+    m->loc.type[m->nown + j] = (int)p[0];
+    memcpy(m->loc.pos + 3 * (m->nown + j), p + 1, 3 * sizeof *p);
+  }
+  return 0;
+}
+
+/* A decomposition at the current positions: migration, ghost lists, the local system's arrays. */
+static int decompose(rcl_md *md, mpi_md *m) {
+  int rc = migrate(md, m);
+  if (!rc) rc = agree(m, ghost_lists(md, m));
+  size_t rt = 0;
+  if (!rc) rc = exchange_counts(m, &m->rbuf, &rt);
+  if (rc) return rc;
+  m->nghost = rt / GHOST_W;
+  if ((rc = agree(m, local_arrays(md, m))) != 0) return rc;
+  rcl__md_dom_save(md, m->nown, m->pos, m->pos0);
+  m->decomposed = 1;
+  md->builds++;
+  return 0;
+}
+
+/* ---- the backend ---------------------------------------------------------------------------------- */
+
+static int mpi_forces(rcl_md *md, int ev) {
+  mpi_md *m = md->bs;
+  int far = !m->decomposed || rcl__md_dom_moved_far(md, m->nown, m->pos, m->pos0), any = 0;
+  int rc = rcl__mpi_check(MPI_Allreduce(&far, &any, 1, MPI_INT, MPI_MAX, m->comm), "MPI_Allreduce (MD rebuild)");
+  m->have_ev = 0;
+  if (!rc && any) rc = decompose(md, m);
+  if (!rc) rc = ghost_update(md, m);
+  if (rc) return rc;
+  if (m->nown) {
+    md_dom_eval a = {m->ctx, md->dtype, md->step, &m->loc, &m->lj, m->o, any, ev};
+    rc = rcl__md_dom_eval(&m->local, &a, m->fq, m->e, m->w);
+  } else {
+    rcl_md_free(m->local);
+    m->local = NULL;
+  }
+  rc = agree(m, rc);
+  m->have_ev = !rc && ev;
+  return rc;
+}
+
+static int mpi_step(rcl_md *md, int ev, int complete) {
+  mpi_md *m = md->bs;
+  (void)complete;
+  int rc = rcl__md_dom_kick(md, m->nown, m->vel, m->coef, m->type, m->fq);
+  if (!rc) rc = rcl__md_dom_drift(md, m->nown, m->pos, m->vel);
+  rc = agree(m, rc);
+  if (!rc) rc = mpi_forces(md, ev);
+  if (!rc) rc = agree(m, rcl__md_dom_kick(md, m->nown, m->vel, m->coef, m->type, m->fq));
+  return rc;
+}
+
+/* The exact sums of every rank, added in rank order on every rank. */
+static int mpi_sums(rcl_md *md, md_sums *out) {
+  mpi_md *m = md->bs;
+  memset(out, 0, sizeof *out);
+  md_sum s[3] = {{0, 0}, {0, 0}, {0, 0}};
+  int rc = m->have_ev ? 0 : rcl__fail(RCL_ERR_INTERNAL, "MPI MD: thermo sums without an energy evaluation");
+  for (size_t i = 0; !rc && i < m->nown; i++) {
+    md_sum_add(&s[0], m->e[i]);
+    md_sum_add(&s[1], m->w[i]);
+  }
+  if (!rc) rc = rcl__md_dom_kinetic(md, m->nown, m->vel, m->coef, m->type, &s[2]);
+  if ((rc = agree(m, rc)) != 0) return rc;
+  int64_t mine[6];
+  for (int k = 0; k < 3; k++) {
+    md_sum_normalize(&s[k]); /* lo in [0, 2^32): the pieces of every rank add without overflow */
+    mine[2 * k] = s[k].hi;
+    mine[2 * k + 1] = s[k].lo;
+  }
+  rc = rcl__mpi_check(MPI_Allgather(mine, 6, MPI_INT64_T, m->sums, 6, MPI_INT64_T, m->comm), "MPI_Allgather (MD)");
+  if (rc) return rc;
+  md_sum *t[3] = {&out->pe, &out->virial, &out->mv2};
+  for (int r = 0; r < m->size; r++)
+    for (int k = 0; k < 3; k++) {
+      t[k]->hi += m->sums[6 * r + 2 * k];
+      t[k]->lo += m->sums[6 * r + 2 * k + 1];
+      md_sum_normalize(t[k]);
+    }
+  return rcl__md_dom_halve(&out->pe, &out->virial, "MPI MD");
+}
+
+static void mpi_destroy(rcl_md *md) {
+  mpi_md *m = md->bs;
+  if (!m) return;
+  rcl_md_free(m->local);
+  void *p[] = {m->bound,  m->glob, m->type, m->pos,  m->vel,     m->coef,     m->pos0, m->scount, m->sdispl, m->rcount,
+               m->rdispl, m->send, m->sbuf, m->rbuf, m->loc.pos, m->loc.type, m->fq,   m->e,      m->w,      m->sums};
+  for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) rcl__free(p[i]);
+  if (m->dup) MPI_Comm_free(&m->comm);
+  rcl__free(m);
+  md->bs = NULL;
+}
+
+static int mpi_set_coef(rcl_md *md) {
+  mpi_md *m = md->bs;
+  for (int i = 0; i < MD_NCOEF(md->nt); i++) md_put_real(m->coef, (size_t)i, md->dtype, md->coef[i]);
+  return 0;
+}
+
+/* The per-rank arrays and the slab boundaries (equal lengths). */
+static int init_arrays(rcl_md *md, mpi_md *m) {
+  size_t c = (size_t)m->size;
+  m->bound = rcl__malloc((c + 1) * sizeof *m->bound);
+  m->coef = rcl__malloc((size_t)MD_NCOEF(md->nt) * rcl_dtype_size(md->dtype));
+  int **ip[] = {&m->scount, &m->sdispl, &m->rcount, &m->rdispl};
+  for (int i = 0; i < 4; i++) *ip[i] = rcl__calloc(c, sizeof(int));
+  m->sums = rcl__malloc(6 * c * sizeof *m->sums);
+  double *w = rcl__malloc(c * sizeof *w);
+  size_t *units = rcl__malloc((c + 1) * sizeof *units);
+  int rc = m->bound && m->coef && m->scount && m->sdispl && m->rcount && m->rdispl && m->sums && w && units
+               ? 0
+               : RCL_ERR_OUT_OF_MEMORY;
+  for (size_t k = 0; !rc && k < c; k++) w[k] = 1.0;
+  if (!rc) rc = rcl_split_partition(units, w, c, SLAB_UNITS, 1);
+  if (!rc) rcl__md_dom_bounds(m->bound, units, c, SLAB_UNITS, md->lo[m->axis], md->hi[m->axis]);
+  rcl__free(w);
+  rcl__free(units);
+  return rc ? rc : mpi_set_coef(md);
+}
+
+static int mpi_init(rcl_md *md, const rcl_md_system *sys) {
+  const mpi_md_arg *a = md->be_arg;
+  mpi_md *m = rcl__calloc(1, sizeof *m);
+  int rc = m ? rcl__mpi_shape(&m->size, &m->rank, a->comm) : RCL_ERR_OUT_OF_MEMORY;
+  md->bs = m;
+  if (!rc) {
+    m->ctx = a->ctx;
+    m->lj = *a->lj;
+    m->o = a->o;
+    m->axis = rcl__md_dom_axis(md->lo, md->hi);
+    rc = init_arrays(md, m);
+  }
+  if ((rc = rcl_mpi_agree(a->comm, rc, NULL)) != 0) return rc;
+  rc = rcl__mpi_check(MPI_Comm_dup(a->comm, &m->comm), "MPI_Comm_dup");
+  m->dup = !rc;
+  if (!rc) rc = rcl__mpi_check(MPI_Comm_set_errhandler(m->comm, MPI_ERRORS_RETURN), "MPI_Comm_set_errhandler");
+  if (!rc && m->rank == a->root) rc = own_system(md, m, sys); /* root owns every atom until the first forces */
+  return m && m->dup ? agree(m, rc) : rc;
+}
+
+static int mpi_get_state(rcl_md *md, void *pos, void *vel) {
+  (void)md, (void)pos, (void)vel;
+  return rcl__fail(RCL_ERR_INVALID_ARG, "an MPI simulation's state is distributed: use rcl_mpi_md_gather_state");
+}
+
+static int mpi_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
+  (void)native_force;
+  return mpi_get_state(md, fixed, NULL);
+}
+
+static int mpi_check(rcl_md *md) {
+  (void)md; /* every error is agreed where it happens */
+  return 0;
+}
+
+static const md_backend mpi_backend = {mpi_init,      mpi_destroy,    mpi_set_coef, mpi_forces, mpi_step, mpi_sums,
+                                       mpi_get_state, mpi_get_forces, NULL,         mpi_check,  NULL};
+
+/* ---- creation and the gathered state -------------------------------------------------------------- */
+
+/* What root checked and every rank needs. */
+typedef struct {
+  int status, dtype, ntypes;
+  size_t natoms;
+  double lo[3], hi[3], mass[RCL_MD_MAX_TYPES];
+  int periodic[3];
+  rcl_md_options o;
+  rcl_md_lj lj;
+} md_head;
+
+/* This rank's own checks: its device runs the dtype and the path bit-exactly. */
+static int rank_checks(rcl_context *ctx, rcl_dtype dtype, rcl_md_path path) {
+  if (!ctx) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_create: NULL context");
+  const rcl_device_profile *p = rcl_context_profile(ctx);
+  if (rcl_context_mode(ctx) == RCL_MODE_NATIVE)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "rcl_mpi_md_create: %s is in native mode (no bit promise)", p->device_name);
+  if (rcl_device_profile_support(p, RCL_FAMILY_MD, dtype, NULL) == RCL_SUPPORT_NONE)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s cannot run MD in %s bit-exactly", p->device_name, rcl_dtype_name(dtype));
+  if (path == RCL_MD_PATH_SYMMETRIC && !p->int64_atomics)
+    return rcl__fail(RCL_ERR_UNSUPPORTED, "%s cannot run the symmetric MD path: it has no 64-bit integer atomics",
+                     p->device_name);
+  return 0;
+}
+
+/* Root's checks of the arguments, broadcast with the header every rank builds its simulation from. */
+static int create_head(md_head *h, rcl_md **out, MPI_Comm comm, int root, rcl_dtype dtype, const rcl_md_system *sys,
+                       const rcl_md_lj *lj, const rcl_md_options *opts) {
+  int size, rank, rc = rcl__mpi_shape(&size, &rank, comm);
+  if (rc) return rc;
+  if (root < 0 || root >= size)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_create: root %d is not a rank of %d", root, size);
+  memset(h, 0, sizeof *h);
+  if (rank == root) {
+    h->status = rcl__md_prepare(&h->o, out, NULL, dtype, sys, lj, opts);
+    if (!h->status) {
+      h->natoms = sys->natoms;
+      h->ntypes = sys->ntypes;
+      memcpy(h->lo, sys->lo, sizeof h->lo);
+      memcpy(h->hi, sys->hi, sizeof h->hi);
+      memcpy(h->mass, sys->mass, sizeof h->mass);
+      memcpy(h->periodic, sys->periodic, sizeof h->periodic);
+      h->lj = *lj;
+    }
+  }
+  h->dtype = (int)dtype;
+  rc = rcl_mpi_agree(comm, rank == root ? h->status : 0, NULL);
+  if (!rc) rc = rcl__mpi_check(MPI_Bcast(h, (int)sizeof *h, MPI_BYTE, root, comm), "MPI_Bcast (MD header)");
+  if (rc) return rc;
+  if (h->dtype != (int)dtype)
+    rc = rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_create: dtype %s differs from root's", rcl_dtype_name(dtype));
+  return rc;
+}
+
+int rcl_mpi_md_create(rcl_md **out, MPI_Comm comm, int root, rcl_context *ctx, rcl_dtype dtype,
+                      const rcl_md_system *sys, const rcl_md_lj *lj, const rcl_md_options *opts) {
+  if (!out) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_create: NULL output");
+  *out = NULL;
+  md_head h;
+  int rc = create_head(&h, out, comm, root, dtype, sys, lj, opts);
+  if (rc == 0 || h.status == 0) rc = rcl_mpi_agree(comm, rc ? rc : rank_checks(ctx, dtype, h.o.path), NULL);
+  if (rc) return rc;
+  rcl_md_system head = {0};
+  head.natoms = h.natoms;
+  head.ntypes = h.ntypes;
+  memcpy(head.lo, h.lo, sizeof h.lo);
+  memcpy(head.hi, h.hi, sizeof h.hi);
+  memcpy(head.mass, h.mass, sizeof h.mass);
+  memcpy(head.periodic, h.periodic, sizeof h.periodic);
+  int rank = 0;
+  MPI_Comm_rank(comm, &rank);
+  mpi_md_arg a = {comm, root, ctx, &h.lj, h.o};
+  return rcl__md_build_be(out, &mpi_backend, &a, 0, NULL, NULL, dtype, rank == root ? sys : &head, &h.lj, h.o, NULL);
+}
+
+/* One atom of the gathered state. */
+typedef struct {
+  int64_t glob, f[3];
+  double pos[3], vel[3];
+} state_rec;
+
+/* Root's receive counts and displacements (bytes) and buffer for every rank's records; agreed. */
+static int gather_room(mpi_md *m, int root, int mine, int *count, int *displ, state_rec **all) {
+  int rc = rcl__mpi_check(MPI_Gather(&mine, 1, MPI_INT, count, 1, MPI_INT, root, m->comm), "MPI_Gather (MD)");
+  if (!rc && m->rank == root) {
+    size_t total = 0;
+    for (int k = 0; k < m->size; k++) {
+      displ[k] = (int)total;
+      total += (size_t)count[k];
+    }
+    *all = rcl__malloc(total ? total : 1);
+    if (!*all) rc = RCL_ERR_OUT_OF_MEMORY;
+  }
+  return agree(m, rc);
+}
+
+/* Root places the records by system index; every atom exactly once. */
+static int gather_place(rcl_md *md, const state_rec *all, size_t nrec, void *pos, void *vel, int64_t *forces) {
+  if (nrec != md->n)
+    return rcl__fail(RCL_ERR_INTERNAL, "MPI MD: %zu atoms gathered of %zu (a bug; please report)", nrec, md->n);
+  for (size_t r = 0; r < nrec; r++) {
+    size_t g = (size_t)all[r].glob;
+    for (size_t d = 0; d < 3; d++) {
+      if (pos) md_put_real(pos, 3 * g + d, md->dtype, all[r].pos[d]);
+      if (vel) md_put_real(vel, 3 * g + d, md->dtype, all[r].vel[d]);
+      if (forces) forces[3 * g + d] = all[r].f[d];
+    }
+  }
+  return 0;
+}
+
+int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, int root) {
+  if (!md || md->be != &mpi_backend)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_gather_state: not a simulation of rcl_mpi_md_create");
+  mpi_md *m = md->bs;
+  if (root < 0 || root >= m->size)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_gather_state: root %d is not a rank of %d", root, m->size);
+  int *count = rcl__calloc(2 * (size_t)m->size, sizeof *count), rc = 0;
+  state_rec *mine = rcl__malloc((m->nown ? m->nown : 1) * sizeof *mine), *all = NULL;
+  if (!count || !mine) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc && m->nown * sizeof *mine > INT_MAX)
+    rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: the state of %zu atoms exceeds MPI's count limit", m->nown);
+  for (size_t i = 0; !rc && i < m->nown; i++) {
+    mine[i].glob = (int64_t)m->glob[i];
+    for (int d = 0; d < 3; d++) {
+      mine[i].f[d] = m->fq[3 * i + (size_t)d];
+      mine[i].pos[d] = rcl__md_dom_coord(md, m->pos, i, d);
+      mine[i].vel[d] = rcl__md_dom_coord(md, m->vel, i, d);
+    }
+  }
+  if (!(rc = agree(m, rc))) rc = gather_room(m, root, (int)(m->nown * sizeof *mine), count, count + m->size, &all);
+  if (!rc)
+    rc = rcl__mpi_check(MPI_Gatherv(mine, (int)(m->nown * sizeof *mine), MPI_BYTE, all, count, count + m->size,
+                                    MPI_BYTE, root, m->comm),
+                        "MPI_Gatherv (MD state)");
+  if (!rc && m->rank == root) {
+    size_t total = 0;
+    for (int k = 0; k < m->size; k++) total += (size_t)count[k];
+    rc = gather_place(md, all, total / sizeof *all, pos, vel, forces);
+  }
+  rcl__free(count);
+  rcl__free(mine);
+  rcl__free(all);
+  return agree(m, rc);
+}
