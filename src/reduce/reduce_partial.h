@@ -63,4 +63,24 @@ RCL_INTERNAL int rcl__partial_take_node(rcl_partial *p, uint32_t level, uint64_t
  * checks the part against its layout. */
 RCL_INTERNAL int rcl__partial_close(rcl_partial *p);
 
+/* ---- the flat form (reduce_partial_flat.c), for MPI's reductions (src/mpi/mpi_reduce.c) ------------------- */
+/* A part in RCL_FLAT_WORDS 64-bit words, without pointers, so that MPI_Allreduce can carry it (a contiguous
+ * type of MPI_UINT64_T) and merge two of them with a user operation that never allocates: w[0] 1 when the
+ * part is valid and held, 0 when not (a part that does not fit, a failed rank, parts that do not join); then
+ * op, dtype, mode, total, first, n, flags, count; then count digits (exact) or count nodes (ordered: index << 8
+ * | level, value bits). An ordered part fits when it has no cut block and its tree is at most
+ * RCL_FLAT_LEVELS levels high (then every merge of consecutive parts fits too). */
+enum { RCL_FLAT_HEAD = 9, RCL_FLAT_WORDS = RCL_FLAT_HEAD + RCL_XACC_MAX_DIGITS_HOST };
+#define RCL_FLAT_LEVELS ((RCL_FLAT_WORDS - RCL_FLAT_HEAD) / 4 - 1)
+typedef struct {
+  uint64_t w[RCL_FLAT_WORDS];
+} rcl_partial_flat;
+/* *f = p's flat form, or (p NULL, or p does not fit) w[0] = 0. */
+RCL_SIBLING void rcl__partial_flatten(rcl_partial_flat *f, const rcl_partial *p);
+/* *b = a merged with *b (a's slice just before b's), or b->w[0] = 0 where either is not held or they do not
+ * join. Deterministic and allocation-free: any grouping of the same flat parts gives the same words. */
+RCL_SIBLING void rcl__partial_flat_merge(const rcl_partial_flat *a, rcl_partial_flat *b);
+/* rcl_partial_result of a held flat part (0), or nonzero where it is not held or does not cover [0, total). */
+RCL_SIBLING int rcl__partial_flat_result(void *out, const rcl_partial_flat *f);
+
 #endif
