@@ -65,13 +65,14 @@ RCL_INTERNAL int rcl__partial_close(rcl_partial *p);
 
 /* ---- the flat form (reduce_partial_flat.c), for MPI's reductions (src/mpi/mpi_reduce.c) ------------------- */
 /* A part in RCL_FLAT_WORDS 64-bit words, without pointers, so that MPI_Allreduce can carry it (a contiguous
- * type of MPI_UINT64_T) and merge two of them with a user operation that never allocates: w[0] 1 when the
- * part is valid and held, 0 when not (a part that does not fit, a failed rank, parts that do not join); then
- * op, dtype, mode, total, first, n, flags, count; then count digits (exact) or count nodes (ordered: index << 8
- * | level, value bits). An ordered part fits when it has no cut block and its tree is at most
- * RCL_FLAT_LEVELS levels high (then every merge of consecutive parts fits too). */
-enum { RCL_FLAT_HEAD = 9, RCL_FLAT_WORDS = RCL_FLAT_HEAD + RCL_XACC_MAX_DIGITS_HOST };
-#define RCL_FLAT_LEVELS ((RCL_FLAT_WORDS - RCL_FLAT_HEAD) / 4 - 1)
+ * type of MPI_UINT64_T; small, so that it costs about one value's allreduce) and merge two of them with a user
+ * operation that never allocates. Exact: the digits of the window [lo, hi) of the superaccumulator where they
+ * are not 0, balanced (each in [-2^31, 2^31), the top one signed) and, when merged, only added (the window is
+ * the union of the parts'; the carries wait for the result). Ordered: the nodes, when no block is cut; a
+ * budget (the sum of the merged parts' node counts, at least the merged count) keeps every merge inside. A part
+ * is held (w[0] bit 0) when it fits; a merge holds when both did, they join (same reduction, consecutive
+ * slices) and it fits, so whether the merge of all parts is held does not depend on their grouping. */
+enum { RCL_FLAT_HEAD = 5, RCL_FLAT_WORDS = 32 };
 typedef struct {
   uint64_t w[RCL_FLAT_WORDS];
 } rcl_partial_flat;
