@@ -9,6 +9,7 @@
 # K = 1..5 (a Matrix Market file read once by rank 0 and scattered, generated matrices with fewer rows than ranks and
 # power-law rows, grids thinner than the ranks' halos), --out is written once by rank 0; rank 0 failing to read the
 # matrix fails every rank (exit 2), and a rank killed as CG starts ends mpirun in bounded time with no output file.
+# reprocl-mpi bench allreduce runs and writes its JSON fields (its timings are not judged).
 # Usage (ctest): cli_mpi.sh <reprocl CLI> <source dir> <build dir>; ctest sets REPROCL_MPI_CLI (reprocl-mpi) and
 # REPROCL_MPIEXEC where the MPI layer is built. Exit 77 (a skip, saying why) where it is not.
 . "$(dirname "$0")/clilib.sh"
@@ -243,6 +244,18 @@ for die in 0 2; do
     fail "cg: rank $die of 3 killed: exit $rc after ${took}s (limit $LIMIT s)"
   fi
   [ -z "$(ls -A "$TMP/cgdie$die")" ] && pass "cg rank $die killed: no output file" || fail "cg rank $die killed: left $(ls -A "$TMP/cgdie$die")"
+done
+
+# ---- bench allreduce: the reproducible allreduce against MPI_Allreduce, JSON fields (timings are not judged) -----
+for mode in ordered exact; do
+  expect 0 "bench allreduce --mode $mode over 3 ranks (2^13 values, --device pocl)" -- \
+    mpi 3 "$MPI_CLI" bench allreduce --mode $mode --n 8192 --reps 50 --device pocl --json
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["ranks"] == 3 and d["mode"] == sys.argv[2] and d["n"] == 8192 and d["rounds"] == 5
+ok = ok and all(d[k] > 0 for k in ("rcl_mpi_partial_allreduce_s", "mpi_allreduce_s", "part_host_s", "part_device_s"))
+sys.exit(0 if ok else 1)' "$TMP/out" $mode && pass "bench allreduce $mode: its JSON fields" || fail "bench allreduce $mode: JSON fields"
 done
 
 # ---- installed: mpi.h, libreprocl_mpi, find_package(reprocl_mpi) and reprocl-mpi.pc build a consumer ------------
