@@ -122,6 +122,18 @@ expect 0 "4 ranks --out" -- mpi 4 "$MPI_CLI" run reduce --n 5000 --dist cancel -
 cmp -s "$TMP/o1/r.bin" "$TMP/o2/r.bin" && pass "--out: the same 8 bytes" || fail "--out files differ"
 [ "$(ls -A "$TMP/o2")" = r.bin ] && pass "--out leaves the file alone" || fail "--out left: $(ls -A "$TMP/o2")"
 
+# ---- bench allreduce: the reproducible allreduce against MPI_Allreduce, JSON fields (timings are not judged) -----
+for mode in ordered exact; do
+  expect 0 "bench allreduce --mode $mode over 3 ranks (2^13 values, --device pocl)" -- \
+    mpi 3 "$MPI_CLI" bench allreduce --mode $mode --n 8192 --reps 50 --device pocl --json
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["ranks"] == 3 and d["mode"] == sys.argv[2] and d["n"] == 8192 and d["rounds"] == 5
+ok = ok and all(d[k] > 0 for k in ("rcl_mpi_partial_allreduce_s", "mpi_allreduce_s", "part_host_s", "part_device_s"))
+sys.exit(0 if ok else 1)' "$TMP/out" $mode && pass "bench allreduce $mode: its JSON fields" || fail "bench allreduce $mode: JSON fields"
+done
+
 # ---- faults ----------------------------------------------------------------------------------------------------
 t0=$(date +%s)
 expect 2 "a device spec that matches nothing on rank 1 of 3: exit 2 on every rank" -- \
@@ -244,18 +256,6 @@ for die in 0 2; do
     fail "cg: rank $die of 3 killed: exit $rc after ${took}s (limit $LIMIT s)"
   fi
   [ -z "$(ls -A "$TMP/cgdie$die")" ] && pass "cg rank $die killed: no output file" || fail "cg rank $die killed: left $(ls -A "$TMP/cgdie$die")"
-done
-
-# ---- bench allreduce: the reproducible allreduce against MPI_Allreduce, JSON fields (timings are not judged) -----
-for mode in ordered exact; do
-  expect 0 "bench allreduce --mode $mode over 3 ranks (2^13 values, --device pocl)" -- \
-    mpi 3 "$MPI_CLI" bench allreduce --mode $mode --n 8192 --reps 50 --device pocl --json
-  python3 -c '
-import json, sys
-d = json.load(open(sys.argv[1]))
-ok = d["ranks"] == 3 and d["mode"] == sys.argv[2] and d["n"] == 8192 and d["rounds"] == 5
-ok = ok and all(d[k] > 0 for k in ("rcl_mpi_partial_allreduce_s", "mpi_allreduce_s", "part_host_s", "part_device_s"))
-sys.exit(0 if ok else 1)' "$TMP/out" $mode && pass "bench allreduce $mode: its JSON fields" || fail "bench allreduce $mode: JSON fields"
 done
 
 # ---- installed: mpi.h, libreprocl_mpi, find_package(reprocl_mpi) and reprocl-mpi.pc build a consumer ------------
