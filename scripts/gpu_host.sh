@@ -140,6 +140,16 @@ EOF2
   grep -E "^\\\$|agree|AGREE|DISAGREE|final state|exit status" "$out/md.txt"
   REPROCL_DATA_PREFIX=/tmp/ocl ctest --test-dir $build --output-on-failure -j1 --timeout 400 -R 'test_md|cli_md' 2>&1 | tee "$out/ctest-md.log" | grep -E "Test +#|tests passed|FAILED|Failed" | tail -10
 }
+step_mpi-scaling() {
+  # Strong scaling over MPI (docs/performance.md, "MPI scaling"): K = 1, 2, 4, 8 ranks of PoCL on the Xeon, each
+  # rank's PoCL on its share of the 16 cores (POCL_CPU_MAX_CU_COUNT = 16 / K), CG on poisson3d:115 (10.5M
+  # non-zeros), the stencil on 8192^2, the reproducible allreduce against MPI_Allreduce. Needs Open MPI (mpirun,
+  # and CMake found MPI at step build, so $build/reprocl-mpi exists).
+  [ -x $build/reprocl-mpi ] || { echo "no $build/reprocl-mpi: Open MPI was not found at step build"; return 1; }
+  REPROCL_MPI=$build/reprocl-mpi REPROCL_DATA_PREFIX=/tmp/ocl scripts/bench_mpi_scaling.sh --full --device pocl \
+    --cores-per-rank --out "$out/mpi-scaling-pocl-xeon.json" 2>"$out/mpi-scaling.log" || { tail -20 "$out/mpi-scaling.log"; return 1; }
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r["matches_reference"]) for b in ("cg","stencil") for r in d[b]["runs"]]' "$out/mpi-scaling-pocl-xeon.json"
+}
 step_tune() {
   # Tuned vs default speed and the time spent tuning, per kernel family, on the H100 and PoCL
   # (docs/tuning.md); a fresh cache directory so that every kernel is tuned now.

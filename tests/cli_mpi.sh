@@ -9,6 +9,7 @@
 # K = 1..5 (a Matrix Market file read once by rank 0 and scattered, generated matrices with fewer rows than ranks and
 # power-law rows, grids thinner than the ranks' halos), --out is written once by rank 0; rank 0 failing to read the
 # matrix fails every rank (exit 2), and a rank killed as CG starts ends mpirun in bounded time with no output file.
+# reprocl-mpi bench allreduce runs and writes its JSON fields (its timings are not judged).
 # Usage (ctest): cli_mpi.sh <reprocl CLI> <source dir> <build dir>; ctest sets REPROCL_MPI_CLI (reprocl-mpi) and
 # REPROCL_MPIEXEC where the MPI layer is built. Exit 77 (a skip, saying why) where it is not.
 . "$(dirname "$0")/clilib.sh"
@@ -122,6 +123,18 @@ expect 0 "one process --out" -- "$CLI" run reduce --n 5000 --dist cancel --dtype
 expect 0 "4 ranks --out" -- mpi 4 "$MPI_CLI" run reduce --n 5000 --dist cancel --dtype f64 --mode exact --device pocl --out "$TMP/o2/r.bin"
 cmp -s "$TMP/o1/r.bin" "$TMP/o2/r.bin" && pass "--out: the same 8 bytes" || fail "--out files differ"
 [ "$(ls -A "$TMP/o2")" = r.bin ] && pass "--out leaves the file alone" || fail "--out left: $(ls -A "$TMP/o2")"
+
+# ---- bench allreduce: the reproducible allreduce against MPI_Allreduce, JSON fields (timings are not judged) -----
+for mode in ordered exact; do
+  expect 0 "bench allreduce --mode $mode over 3 ranks (2^13 values, --device pocl)" -- \
+    mpi 3 "$MPI_CLI" bench allreduce --mode $mode --n 8192 --reps 50 --device pocl --json
+  python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+ok = d["ranks"] == 3 and d["mode"] == sys.argv[2] and d["n"] == 8192 and d["rounds"] == 5
+ok = ok and all(d[k] > 0 for k in ("rcl_mpi_partial_allreduce_s", "mpi_allreduce_s", "part_host_s", "part_device_s"))
+sys.exit(0 if ok else 1)' "$TMP/out" $mode && pass "bench allreduce $mode: its JSON fields" || fail "bench allreduce $mode: JSON fields"
+done
 
 # ---- faults ----------------------------------------------------------------------------------------------------
 t0=$(date +%s)

@@ -6,10 +6,12 @@
  *
  * Every collective call of a test runs on every rank before any assertion, so a failed assertion on one rank
  * (which ends that test there) never leaves another rank waiting in a collective. */
+#include <math.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "reduce/reduce_partial.h"
 #include "reprocl/mpi.h"
 #include "testlib.h"
 
@@ -176,6 +178,142 @@ START_TEST(mpi_partial_allreduce_ref) {
 }
 END_TEST
 
+/* ---- the fast path: flat parts joined by one MPI_Allreduce (src/reduce/reduce_partial_flat.c) ----------- */
+
+/* A special value: +inf, -inf or NaN (which 0, 1, 2) of dt at x[i]. */
+static void put_special(unsigned char *x, rcl_dtype dt, size_t i, int which) {
+  double v = which == 0 ? INFINITY : which == 1 ? -INFINITY : NAN;
+  float f = (float)v;
+  memcpy(x + i * rcl_dtype_size(dt), dt == RCL_F32 ? (void *)&f : (void *)&v, rcl_dtype_size(dt));
+}
+
+/* *out = the flat parts [i, j) merged with the grouping that `shape` picks (its bits choose the split points,
+ * so every grouping of up to 5 parts is reached by some shape). */
+static void flat_join(rcl_partial_flat *out, const rcl_partial_flat *f, size_t i, size_t j, unsigned shape) {
+  if (j - i == 1) {
+    *out = f[i];
+    return;
+  }
+  size_t m = i + 1 + shape % (j - i - 1);
+  rcl_partial_flat left;
+  flat_join(&left, f, i, m, shape / 5);
+  flat_join(out, f, m, j, shape / 25);
+  rcl__partial_flat_merge(&left, out);
+}
+
+/* K parts of one reduction, slices sized by sizes[] (whole blocks or not); +inf in part 0, -inf in part 1 and
+ * NaN in part 2 where spec's bit 0, 1, 2 is set (and the part is not empty). Every grouping of the flat parts gives the
+ * words of the left-to-right one; they are held exactly when the parts fit (exact, or ordered without a cut block), and
+ * then give rcl_ref_reduce's bits over the whole vector. */
+static void flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, const size_t *sizes, size_t K,
+                      unsigned spec, const char *fill) {
+  size_t total = 0, first[6], es = rcl_dtype_size(dt);
+  for (size_t k = 0; k < K; k++) first[k] = total, total += sizes[k];
+  unsigned char *x = malloc((total + 1) * es), *y = malloc((total + 1) * es), ref[8], got[8];
+  ck_assert(x && y);
+  rt_fill(x, dt, total, fill, 11 + K);
+  rt_fill(y, dt, total, "uniform", 12 + K);
+  for (int r = 0; r < 3; r++)
+    if ((spec >> r & 1) && (size_t)r < K && sizes[r]) put_special(x, dt, first[r] + sizes[r] / 2, r);
+  rt_ok(rcl_ref_reduce(ref, op, dt, mode, total, x, y));
+  rcl_partial_flat f[6], want, g;
+  int fits = 1;
+  for (size_t k = 0; k < K; k++) {
+    rcl_partial *p = NULL;
+    rt_ok(rcl_ref_reduce_partial(&p, op, dt, mode, total, first[k], sizes[k], x + first[k] * es, y + first[k] * es));
+    rcl__partial_flatten(&f[k], p);
+    fits &= mode == RCL_REDUCE_EXACT || sizes[k] == 0 ||
+            (first[k] % B == 0 && (sizes[k] % B == 0 || first[k] + sizes[k] == total));
+    rcl_partial_free(p);
+  }
+  flat_join(&want, f, 0, K, 0);
+  /* exact parts of wide data may not fit the window: then no expectation, but what is held is right */
+  int held = (int)(want.w[0] & 1);
+  ck_assert_msg(held == fits || (mode == RCL_REDUCE_EXACT && !held && strcmp(fill, "uniform")),
+                "K %zu %s %s %s: held %d, fits %d", K, rcl_dtype_name(dt), rcl_reduce_mode_name(mode), fill, held,
+                fits);
+  for (unsigned shape = 1; shape < 125; shape++) {
+    flat_join(&g, f, 0, K, shape);
+    ck_assert_msg(!memcmp(&g, &want, sizeof g), "K %zu shape %u: another grouping gives other words", K, shape);
+  }
+  if (held) {
+    ck_assert_int_eq(rcl__partial_flat_result(got, &want), 0);
+    rt_assert_bits_eq(got, ref, 1, dt, "flat K %zu %s %s %s spec %u %s", K, rcl_reduce_op_name(op), rcl_dtype_name(dt),
+                      rcl_reduce_mode_name(mode), spec, fill);
+  }
+  free(x);
+  free(y);
+}
+
+/* K = 1..5 parts, whole blocks (fitting), with a cut block (ordered: not held), empty parts, the specials;
+ * uniform data (exact: the window fits) and wide data (exact: it may not). */
+START_TEST(flat_parts_groupings) {
+  static const size_t shapes[][5] = {{B, B, B, B, B},         {2 * B, 0, B, 0, 3}, {B, 4 * B, 0, 2 * B, B - 5},
+                                     {B + 7, B, 3, B - 1, 9}, {1, 0, 0, 0, 0},     {0, B, 0, 0, 1}};
+  for (size_t K = 1; K <= 5; K++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+      for (unsigned spec = 0; spec < 8; spec += 3)
+        for (size_t k = 0; k < 2 * 3 * 2 * 2; k++)
+          flat_case(dtypes[k % 2], ops[k / 2 % 3], modes[k / 6 % 2], shapes[s], K, spec, k / 12 ? "wide" : "uniform");
+}
+END_TEST
+
+/* Through MPI: each rank's slice whole blocks (the flat path) or not (the gather path), with +inf on rank 0,
+ * -inf on rank 1 and NaN on rank 2 (each when spec's bit says), on every rank rcl_ref_reduce's bits. */
+START_TEST(mpi_allreduce_paths) {
+  for (size_t k = 0; k < 2 * 3 * 2 * 2 * 4 * 2; k++) {
+    rcl_dtype dt = dtypes[k % 2];
+    rcl_reduce_op op = ops[k / 2 % 3];
+    rcl_reduce_mode mode = modes[k / 6 % 2];
+    int whole = k / 12 % 2;
+    unsigned spec = (unsigned)(k / 24 % 4) * 2 + 1; /* 1, 3, 5, 7: +inf alone, with -inf, with NaN, all three */
+    const char *fill = k / 96 ? "wide" : "uniform"; /* exact: the window fits, or may not */
+    size_t n[8], first[8], total = 0, es = rcl_dtype_size(dt);
+    for (int r = 0; r < nranks; r++) {
+      n[r] = r == 3 ? 0 : (size_t)(1 + r % 2) * B + (whole ? 0 : 3 + (size_t)r); /* rank 3: empty */
+      first[r] = total;
+      total += n[r];
+    }
+    unsigned char *x = malloc((total + 1) * es), *y = malloc((total + 1) * es), ref[8] = {0}, got[8] = {0};
+    ck_assert(x && y);
+    rt_fill(x, dt, total, fill, 5 + k);
+    rt_fill(y, dt, total, "uniform", 6 + k);
+    for (int r = 0; r < 3 && r < nranks; r++)
+      if ((spec >> r & 1) && n[r]) put_special(x, dt, first[r] + n[r] / 2, r);
+    rt_ok(rcl_ref_reduce(ref, op, dt, mode, total, x, y));
+    rcl_partial *part = NULL;
+    int rc = rcl_mpi_agree(MPI_COMM_WORLD,
+                           rcl_ref_reduce_partial(&part, op, dt, mode, total, first[rank], n[rank],
+                                                  x + first[rank] * es, y + first[rank] * es),
+                           NULL);
+    if (!rc) rc = rcl_mpi_partial_allreduce(got, MPI_COMM_WORLD, part);
+    rcl_partial_free(part);
+    free(x);
+    free(y);
+    ck_assert_msg(rc == 0, "%s", rcl_error_last());
+    rt_assert_bits_eq(got, ref, 1, dt, "%s %s %s, %s slices, %s data, specials %u, rank %d of %d",
+                      rcl_reduce_op_name(op), rcl_dtype_name(dt), rcl_reduce_mode_name(mode),
+                      whole ? "whole-block" : "cut", fill, spec, rank, nranks);
+  }
+}
+END_TEST
+
+/* Parts that do not join (a gap between rank 0's and rank 1's slices): every rank fails with the same status
+ * and the gather path's message, on the flat path too. */
+START_TEST(mpi_allreduce_gap) {
+  double x[B];
+  for (size_t i = 0; i < B; i++) x[i] = 1;
+  size_t first = (size_t)rank * 2 * B + (rank ? B : 0), total = (size_t)nranks * 2 * B + B;
+  rcl_partial *part = NULL;
+  rt_ok(rcl_ref_reduce_partial(&part, RCL_OP_SUM, RCL_F64, RCL_REDUCE_EXACT, total, first, B, x, NULL));
+  double got = 0;
+  int rc = rcl_mpi_partial_allreduce(&got, MPI_COMM_WORLD, part);
+  rcl_partial_free(part);
+  ck_assert_msg(rc == RCL_ERR_INVALID_ARG && strstr(rcl_error_last(), "rank "), "rank %d: %d %s", rank, rc,
+                rcl_error_last());
+}
+END_TEST
+
 /* One rank's bad argument fails every rank, naming the lowest failing rank; the others are unaffected by it. */
 START_TEST(mpi_errors_agree) {
   int bad = nranks - 1; /* the last rank passes NULL data for one element */
@@ -227,6 +365,9 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, mpi_reduce_mixed);
   tcase_add_test(tc, mpi_partial_allreduce_ref);
   tcase_add_test(tc, mpi_errors_agree);
+  tcase_add_test(tc, flat_parts_groupings);
+  tcase_add_test(tc, mpi_allreduce_paths);
+  tcase_add_test(tc, mpi_allreduce_gap);
   suite_add_tcase(s, tc);
   int rc = rt_run(s);
   /* Every rank's verdict: the test fails when any rank failed. */

@@ -6,11 +6,21 @@
  * the part itself when it fits. Where some part does not fit, those parts follow in one MPI_Allgatherv. Up to
  * STACK_RANKS ranks the slots are received on the stack, so nothing can fail before the gather and the statuses
  * travel in it; beyond, the ranks first agree that each allocated its slots. The merge ends with an agreement
- * (it allocates, and a rank may run out of memory alone). */
+ * (it allocates, and a rank may run out of memory alone).
+ *
+ * First, though, the fast path: every rank's part in its flat form (reduce/reduce_partial.h: exact parts, and
+ * ordered parts without a cut block) joined by ONE MPI_Allreduce with a non-commutative user operation (MPI
+ * applies it in rank order; the merge is associative on the canonical form, so any grouping MPI picks gives
+ * the same words on every rank). The operation never allocates and every decision in it depends only on the
+ * parts, so every rank receives the same words: a held part covering the whole vector gives the result;
+ * anything else (a part that does not fit, a failed rank, parts that do not join) sends every rank down the
+ * gather path, which reports the errors. */
 #include <limits.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "mpi/mpi_internal.h"
+#include "reduce/reduce_partial.h"
 
 enum { SLOT = 1024, SLOT_HEAD = 16, SLOT_DATA = SLOT - SLOT_HEAD, STACK_RANKS = 16 };
 
@@ -105,7 +115,49 @@ static int any_failed(const gathered *g) {
   return 0;
 }
 
+/* The user operation: inout = in (the lower ranks' parts) merged with inout, for each of len flat parts. */
+static void flat_op(void *in, void *inout, int *len, MPI_Datatype *type) {
+  (void)type;
+  for (int i = 0; i < *len; i++)
+    rcl__partial_flat_merge((const rcl_partial_flat *)in + i, (rcl_partial_flat *)inout + i);
+}
+
+/* The flat parts' MPI type and operation, made once per process (0 when ready). */
+static int flat_type(MPI_Datatype *type, MPI_Op *op) {
+  static atomic_int state; /* 0: not made, 1: being made, 2: ready, 3: failed */
+  static MPI_Datatype t;
+  static MPI_Op o;
+  int expect = 0;
+  if (atomic_compare_exchange_strong(&state, &expect, 1)) {
+    int ok = MPI_Type_contiguous(RCL_FLAT_WORDS, MPI_UINT64_T, &t) == MPI_SUCCESS &&
+             MPI_Type_commit(&t) == MPI_SUCCESS && MPI_Op_create(flat_op, 0, &o) == MPI_SUCCESS;
+    atomic_store(&state, ok ? 2 : 3);
+  }
+  while ((expect = atomic_load(&state)) == 1) {
+  }
+  *type = t;
+  *op = o;
+  return expect == 2 ? 0 : rcl__fail(RCL_ERR_IO, "rcl_mpi_partial_allreduce: could not make the flat parts' MPI type");
+}
+
+/* The fast path: *done 1 and out set when the flat parts joined; *done 0 when the gather path must run (the
+ * same on every rank). */
+static int flat_allreduce(int *done, void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
+  MPI_Datatype type;
+  MPI_Op op;
+  rcl_partial_flat f, all;
+  *done = 0;
+  int rc = flat_type(&type, &op);
+  if (rc) return rc;
+  rcl__partial_flatten(&f, status || !out ? NULL : mine);
+  rc = rcl__mpi_check(MPI_Allreduce(&f, &all, 1, type, op, comm), "MPI_Allreduce (flat parts)");
+  if (!rc) *done = rcl__partial_flat_result(out, &all) == 0;
+  return rc;
+}
+
 int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
+  int done = 0, rc0 = flat_allreduce(&done, out, comm, mine, status);
+  if (rc0 || done) return rc0;
   gathered g = {0};
   int rc = rcl__mpi_shape(&g.size, &g.rank, comm);
   if (rc) return rc;

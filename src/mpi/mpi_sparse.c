@@ -7,6 +7,7 @@
  * rcl_mpi_partial_allreduce, so every rank holds the same scalars, equal to one device's, and takes the same
  * steps. A rank whose device fails goes on taking part in every exchange; its status travels with the next
  * reduction (every CG iteration has some) or the final agreement, so no rank waits forever. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mpi/mpi_sparse.h"
@@ -77,6 +78,7 @@ typedef struct {
   cl_command_queue q;
   cl_mem v[RCL_CG_NV]; /* each halo before + own rows + halo after (as L's columns) */
   unsigned char *host; /* the own rows of a vector, read back for the exchange */
+  size_t *runs, nruns; /* the runs [start, start + count) of own rows that other ranks need (pairs), or none */
   rcl_reduce_options ro;
   rcl_spmv_options so;
   int err; /* this rank's first failure not yet agreed (0: none) */
@@ -109,14 +111,61 @@ static int mcg_scal(void *st, int dst, const void *alpha) {
   return keep(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
 }
 
-/* The halo of vector src: own rows read back, exchanged, the halo written before and after them. */
+enum { MAX_RUNS = 64 }; /* more runs of rows to send than this: all own rows are read back */
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* g->runs: the own rows that other ranks need (sidx sorted, neighbours joined), when at most MAX_RUNS runs. */
+static int send_runs(mcg *g) {
+  const rcl_mpi_matrix *A = g->A;
+  uint32_t *idx = rcl__malloc((A->nsend ? A->nsend : 1) * sizeof *idx);
+  if (!idx || !(g->runs = rcl__malloc(2 * MAX_RUNS * sizeof *g->runs))) {
+    rcl__free(idx);
+    return RCL_ERR_OUT_OF_MEMORY;
+  }
+  if (A->nsend) memcpy(idx, A->sidx, A->nsend * sizeof *idx);
+  qsort(idx, A->nsend, sizeof *idx, cmp_u32);
+  size_t m = 0;
+  for (size_t k = 0; k < A->nsend && m <= MAX_RUNS; k++) {
+    if (m && idx[k] <= g->runs[2 * m - 2] + g->runs[2 * m - 1]) { /* inside or just after the last run */
+      size_t end = (size_t)idx[k] + 1, last = g->runs[2 * m - 2] + g->runs[2 * m - 1];
+      g->runs[2 * m - 1] += end > last ? end - last : 0;
+    } else if (m < MAX_RUNS) {
+      g->runs[2 * m] = idx[k];
+      g->runs[2 * m + 1] = 1;
+      m++;
+    } else {
+      m = MAX_RUNS + 1; /* too many: read all */
+    }
+  }
+  rcl__free(idx);
+  g->nruns = m;
+  return 0;
+}
+
+/* The own rows of src that other ranks need into g->host (all of them where they are in too many runs). */
+static cl_int read_sent(mcg *g, int src) {
+  size_t es = g->es;
+  if (g->nruns > MAX_RUNS)
+    return clEnqueueReadBuffer(g->q, g->v[src], CL_TRUE, g->off * es, g->n * es, g->host, 0, NULL, NULL);
+  cl_int e = 0;
+  for (size_t i = 0; i < g->nruns && !e; i++)
+    e = clEnqueueReadBuffer(g->q, g->v[src], CL_FALSE, (g->off + g->runs[2 * i]) * es, g->runs[2 * i + 1] * es,
+                            g->host + g->runs[2 * i] * es, 0, NULL, NULL);
+  return e ? e : clFinish(g->q);
+}
+
+/* The halo of vector src: the own rows other ranks need read back, exchanged, the halo written before and after
+ * them. */
 static int mcg_halo(mcg *g, int src) {
   const rcl_csr_local *L = &g->A->L;
   size_t es = g->es, nb = L->nbefore, na = L->nafter;
   cl_int e = 0;
   if (!g->err && g->n) e = clFinish(g->q); /* a wrapped out-of-order queue: the blocking read waits for itself only */
-  if (!e && !g->err && g->n)
-    e = clEnqueueReadBuffer(g->q, g->v[src], CL_TRUE, g->off * es, g->n * es, g->host, 0, NULL, NULL);
+  if (!e && !g->err && g->n) e = read_sent(g, src);
   keep(g, e ? rcl__fail_cl(e, "CG: reading the rows for the halo") : 0);
   int rc = rcl__mpi_halo_exchange(g->A, g->host); /* every rank, whatever failed */
   if (rc || g->err || !g->n) return keep(g, rc);
@@ -166,6 +215,8 @@ static int mcg_setup(mcg *g, const void *x, const void *b, int jacobi) {
   size_t bytes = (g->A->L.A->ncols ? g->A->L.A->ncols : 1) * g->es;
   if (!(g->host = rcl__malloc((g->n ? g->n : 1) * g->es))) return RCL_ERR_OUT_OF_MEMORY;
   if (!g->n) return 0;
+  int rc = send_runs(g);
+  if (rc) return rc;
   cl_int e = 0;
   for (int k = 0; !e && k < RCL_CG_NV; k++)
     if (k != RCL_CG_Z || jacobi) g->v[k] = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &e);
@@ -201,6 +252,7 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
   for (int k = 0; k < RCL_CG_NV; k++)
     if (g->v[k]) clReleaseMemObject(g->v[k]);
   rcl__free(g->host);
+  rcl__free(g->runs);
   return rc;
 }
 

@@ -63,4 +63,25 @@ RCL_INTERNAL int rcl__partial_take_node(rcl_partial *p, uint32_t level, uint64_t
  * checks the part against its layout. */
 RCL_INTERNAL int rcl__partial_close(rcl_partial *p);
 
+/* ---- the flat form (reduce_partial_flat.c), for MPI's reductions (src/mpi/mpi_reduce.c) ------------------- */
+/* A part in RCL_FLAT_WORDS 64-bit words, without pointers, so that MPI_Allreduce can carry it (a contiguous
+ * type of MPI_UINT64_T; small, so that it costs about one value's allreduce) and merge two of them with a user
+ * operation that never allocates. Exact: the digits of the window [lo, hi) of the superaccumulator where they
+ * are not 0, balanced (each in [-2^31, 2^31), the top one signed) and, when merged, only added (the window is
+ * the union of the parts'; the carries wait for the result). Ordered: the nodes, when no block is cut; a
+ * budget (the sum of the merged parts' node counts, at least the merged count) keeps every merge inside. A part
+ * is held (w[0] bit 0) when it fits; a merge holds when both did, they join (same reduction, consecutive
+ * slices) and it fits, so whether the merge of all parts is held does not depend on their grouping. */
+enum { RCL_FLAT_HEAD = 5, RCL_FLAT_WORDS = 32 };
+typedef struct {
+  uint64_t w[RCL_FLAT_WORDS];
+} rcl_partial_flat;
+/* *f = p's flat form, or (p NULL, or p does not fit) w[0] = 0. */
+RCL_SIBLING void rcl__partial_flatten(rcl_partial_flat *f, const rcl_partial *p);
+/* *b = a merged with *b (a's slice just before b's), or b->w[0] = 0 where either is not held or they do not
+ * join. Deterministic and allocation-free: any grouping of the same flat parts gives the same words. */
+RCL_SIBLING void rcl__partial_flat_merge(const rcl_partial_flat *a, rcl_partial_flat *b);
+/* rcl_partial_result of a held flat part (0), or nonzero where it is not held or does not cover [0, total). */
+RCL_SIBLING int rcl__partial_flat_result(void *out, const rcl_partial_flat *f);
+
 #endif

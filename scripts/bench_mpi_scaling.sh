@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Strong scaling of reprocl over MPI: for K = 1, 2, 4, 8 ranks (one mpirun each), CG on poisson3d, the 9-point
+# stencil and the reproducible allreduce (rcl_mpi_partial_allreduce against MPI_Allreduce(MPI_SUM) of one value,
+# for one value and 2^20 values per rank), collected into one JSON document with speedup and parallel efficiency
+# per K (T1 / TK and T1 / (K TK)). Every run also checks its bits against the one-device host reference
+# (matches_reference), so a scaling record is a reproducibility record too. CG and the stencil: the least time
+# of two runs per K (the first also builds or loads the kernels).
+#   scripts/bench_mpi_scaling.sh [--full] [--ks "1 2 4 8"] [--device D] [--cores-per-rank] [--out FILE]
+# --full: CG on poisson3d:115 (1.52M rows, 10.5M non-zeros), the stencil on 8192^2; default: small sizes.
+# --cores-per-rank: each rank's PoCL uses its share of the machine's cores (POCL_CPU_MAX_CU_COUNT = cores / K).
+# Environment: MPIRUN (default: mpirun, with --allow-run-as-root --oversubscribe as root), REPROCL_MPI (the tool,
+# default build/reprocl-mpi).
+set -euo pipefail
+full=0 ks="1 2 4 8" device=${REPROCL_DEVICE:-0} share=0 out=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+  --full) full=1 ;;
+  --ks) ks=$2; shift ;;
+  --device) device=$2; shift ;;
+  --cores-per-rank) share=1 ;;
+  --out) out=$2; shift ;;
+  *) echo "bench_mpi_scaling.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+tool=${REPROCL_MPI:-build/reprocl-mpi}
+mpirun_cmd=${MPIRUN:-mpirun}
+[ "$(id -u)" = 0 ] && [ -z "${MPIRUN:-}" ] && mpirun_cmd="mpirun --allow-run-as-root --oversubscribe"
+cores=$(nproc)
+if [ $full = 1 ]; then
+  cg="--gen poisson3d:115 --maxit 200" grid=8192x8192 iters=100
+else
+  cg="--gen poisson3d:30 --maxit 100" grid=1024x1024 iters=50
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for k in $ks; do
+  env=()
+  [ $share = 1 ] && env=(-x POCL_CPU_MAX_CU_COUNT=$((cores / k > 0 ? cores / k : 1)))
+  run() { $mpirun_cmd -n "$k" ${env[@]+"${env[@]}"} "$tool" "$@"; }
+  for r in 1 2; do # the first run of a K also builds (or loads) the kernels: the least of two
+    echo "K = $k: cg ($r)" >&2
+    run cg $cg --dtype f64 --device "$device" --json >"$tmp/cg-$k-$r.json"
+    echo "K = $k: stencil ($r)" >&2
+    run stencil --kind nine --grid $grid --iters $iters --dtype f32 --device "$device" --json >"$tmp/stencil-$k-$r.json"
+  done
+  for mode in ordered exact; do
+    echo "K = $k: allreduce $mode" >&2
+    run bench allreduce --mode $mode --n 1 --json >"$tmp/allreduce-$mode-1-$k.json"
+    run bench allreduce --mode $mode --n $((k * 1048576)) --reps 5000 --device "$device" --json \
+      >"$tmp/allreduce-$mode-2^20-$k.json"
+  done
+done
+python3 - "$tmp" "$full" "$cores" "$share" "$ks" >"${out:-/dev/stdout}" <<'PY'
+import json, os, platform, sys
+tmp, full, cores, share, ks = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5].split()
+def load(name):
+    with open(os.path.join(tmp, name)) as f:
+        return json.load(f)
+def scaling(kind):
+    rows, t1 = [], None
+    for k in ks:
+        j = min((load(f"{kind}-{k}-{r}.json") for r in (1, 2)), key=lambda j: j["time_s"])
+        t = j["time_s"]
+        t1 = t if t1 is None else t1
+        row = {"ranks": int(k), "time_s": t, "speedup": t1 / t, "efficiency": t1 / (int(k) * t),
+               "matches_reference": j["matches_reference"]}
+        for key in ("iterations", "history_sha256", "solution_sha256", "sha256"):
+            if key in j:
+                row[key] = j[key]
+        rows.append(row)
+    first = load(f"{kind}-{ks[0]}-1.json")
+    what = {"matrix": first["matrix"]} if kind == "cg" else {"grid": f'{first["width"]}x{first["height"]}',
+                                                              "iterations": first["iterations"]}
+    return {**what, "dtype": first["dtype"], "runs": rows}
+allreduce = []
+for mode in ("ordered", "exact"):
+    for per in ("1", "2^20"):
+        for k in ks:
+            j = load(f"allreduce-{mode}-{per}-{k}.json")
+            allreduce.append({"ranks": j["ranks"], "mode": mode, "n": j["n"], "per_rank": per,
+                              "rcl_mpi_partial_allreduce_s": j["rcl_mpi_partial_allreduce_s"],
+                              "mpi_allreduce_s": j["mpi_allreduce_s"], "ratio": j["ratio"],
+                              "part_host_s": j["part_host_s"], "part_device_s": j["part_device_s"]})
+doc = {"command": "bench mpi-scaling", "host": platform.node(), "cores": cores, "full": full,
+       "cores_per_rank": (f"POCL_CPU_MAX_CU_COUNT = {cores} / K" if share else "not limited"),
+       "device": load(f"cg-{ks[0]}-1.json")["ranks"][0]["device"],
+       "cg": scaling("cg"), "stencil": scaling("stencil"), "allreduce": allreduce}
+json.dump(doc, sys.stdout, indent=2)
+print()
+PY
