@@ -43,25 +43,13 @@ static int solve_on(int *st, void *x, rcl_cg_result *res, double *secs, rcl_spmv
   return 0;
 }
 
-static int opt_tol(void *target, const char *opt, const char *value) {
-  int rc = cli_parse_double(target, opt, value);
-  if (!rc && *(double *)target < 0) rc = cli_error("%s must be >= 0, got %s", opt, value);
-  return rc;
-}
-
 /* Parses the options into j. Returns 0, CLI_OPT_HELP or an exit status. */
 static int cg_parse(cg_job *j, int argc, char **argv) {
   const cli_opt opts[] = {
       CLI_STR("matrix", &j->matrix, "FILE", "Matrix Market (.mtx) or Harwell-Boeing (.rua/.rsa) file"),
       CLI_STR("gen", &j->gen, "SPEC", "a generated matrix (as for reprocl spmv: poisson2d:N, ...)"),
       CLI_STR("rhs", &j->bspec, "ones|random:SEED|FILE", "b (default: ones)"),
-      CLI_VAL("tol", &j->co.tol, opt_tol, "T", "stop when ||r|| <= T ||b|| (default: 1e-8)"),
-      CLI_VAL("maxit", &j->co.max_iterations, cli_opt_size, "K", "at most K iterations (default: 1000)"),
-      CLI_FLAG("jacobi", &j->co.jacobi, "precondition with the diagonal (Jacobi)"),
-      CLI_VAL("dots", &j->co.dot_mode, cli_opt_reduce_mode, "ordered|exact",
-              "the dot products' and norms' contract (default: ordered)"),
-      CLI_VAL("contract", &j->co.spmv.contract, cli_opt_spmv_contract, "ordered|exact",
-              "the SpMV's contract (default: ordered)"),
+      CLI_CG_SOLVER_OPTS(&j->co),
       CLI_OPT_DTYPE(&j->dt),
       CLI_OPT_DEVICE(&j->device, CLI_DEFAULT_DEVICE),
       CLI_OPT_NATIVE(&j->native),

@@ -99,3 +99,9 @@ double cli_sparse_spmv_bytes(const rcl_csr *A, int beta_nonzero) {
   return (double)A->nnz * (es + 4.0) + (double)(A->nrows + 1) * rp + (double)A->ncols * es +
          (double)A->nrows * es * (beta_nonzero ? 2.0 : 1.0);
 }
+
+int cli_opt_tol(void *target, const char *opt, const char *value) {
+  int rc = cli_parse_double(target, opt, value);
+  if (!rc && *(double *)target < 0) rc = cli_error("%s must be >= 0, got %s", opt, value);
+  return rc;
+}

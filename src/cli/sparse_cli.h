@@ -31,5 +31,17 @@ double cli_sparse_spmv_bytes(const rcl_csr *A, int beta_nonzero);
       CLI_VAL("long-row", &(o)->long_row, cli_opt_size, "N",                                                           \
               "rows with more entries take the long-row path (0: default)"),                                           \
       CLI_VAL("window", &(o)->window, cli_opt_size, "N", "long-row path: entries per launch or segment (0: default)")
+/* --tol: a double >= 0. */
+int cli_opt_tol(void *target, const char *opt, const char *value);
+/* The solver's options of cg (reprocl cg, reprocl-mpi cg): a fragment of an option table that parses into the
+ * rcl_cg_options *co. */
+#define CLI_CG_SOLVER_OPTS(co)                                                                                         \
+  CLI_VAL("tol", &(co)->tol, cli_opt_tol, "T", "stop when ||r|| <= T ||b|| (default: 1e-8)"),                          \
+      CLI_VAL("maxit", &(co)->max_iterations, cli_opt_size, "K", "at most K iterations (default: 1000)"),              \
+      CLI_FLAG("jacobi", &(co)->jacobi, "precondition with the diagonal (Jacobi)"),                                    \
+      CLI_VAL("dots", &(co)->dot_mode, cli_opt_reduce_mode, "ordered|exact",                                           \
+              "the dot products' and norms' contract (default: ordered)"),                                             \
+      CLI_VAL("contract", &(co)->spmv.contract, cli_opt_spmv_contract, "ordered|exact",                                \
+              "the SpMV's contract (default: ordered)")
 
 #endif

@@ -214,19 +214,12 @@ static const char *status_word(int st) {
 }
 
 static int cg_parse(cg_job *j, int argc, char **argv) {
-  const cli_opt opts[] = {
-      MPI_SPARSE_OPTS(&j->s),
-      CLI_STR("rhs", &j->s.vspec, "ones|random:SEED|FILE", "b (default: ones)"),
-      CLI_VAL("tol", &j->co.tol, cli_opt_double, "T", "stop when ||r|| <= T ||b|| (default: 1e-8)"),
-      CLI_VAL("maxit", &j->co.max_iterations, cli_opt_size, "K", "at most K iterations (default: 1000)"),
-      CLI_FLAG("jacobi", &j->co.jacobi, "precondition with the diagonal (Jacobi)"),
-      CLI_VAL("dots", &j->co.dot_mode, cli_opt_reduce_mode, "ordered|exact",
-              "the dot products' and norms' contract (default: ordered)"),
-      CLI_VAL("contract", &j->co.spmv.contract, cli_opt_spmv_contract, "ordered|exact",
-              "the SpMV's contract (default: ordered)"),
-      CLI_OPT_OUT(&j->s.out, "rank 0 writes the solution x (raw little-endian values) to FILE"),
-      CLI_SPARSE_TUNABLES("tunables (of the SpMVs)", &j->co.spmv),
-      CLI_END};
+  const cli_opt opts[] = {MPI_SPARSE_OPTS(&j->s),
+                          CLI_STR("rhs", &j->s.vspec, "ones|random:SEED|FILE", "b (default: ones)"),
+                          CLI_CG_SOLVER_OPTS(&j->co),
+                          CLI_OPT_OUT(&j->s.out, "rank 0 writes the solution x (raw little-endian values) to FILE"),
+                          CLI_SPARSE_TUNABLES("tunables (of the SpMVs)", &j->co.spmv),
+                          CLI_END};
   const cli_cmd_spec spec = {
       "cg",
       "--matrix FILE | --gen SPEC [--rhs ones|random:SEED|FILE] [--tol T] [--maxit K] [--jacobi]\n"
