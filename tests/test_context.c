@@ -40,6 +40,23 @@ START_TEST(device_selection) {
       break;
     }
   rt_fails(rcl_device_find(&d, "nope:"), RCL_ERR_NOT_FOUND, "nope:");
+  /* "spec#k": the k-th match (0-based) — ":" matches every device, "PLATFORM:" its platform's in list order. */
+  for (size_t i = 0; i < n; i++) {
+    char spec[300];
+    size_t k = 0;
+    for (size_t j = 0; j < i; j++) k += !strcmp(list[j].platform_name, list[i].platform_name);
+    snprintf(spec, sizeof spec, ":#%zu", i);
+    rt_ok(rcl_device_find(&d, spec));
+    ck_assert_ptr_eq(d.device, list[i].device);
+    snprintf(spec, sizeof spec, "%s:#%zu", list[i].platform_name, k);
+    rt_ok(rcl_device_find(&d, spec));
+    ck_assert_ptr_eq(d.device, list[i].device);
+  }
+  char past[32];
+  snprintf(past, sizeof past, ":#%zu", n);
+  rt_fails(rcl_device_find(&d, past), RCL_ERR_NOT_FOUND, past);
+  rt_fails(rcl_device_find(&d, "pocl:#"), RCL_ERR_INVALID_ARG, "after '#'");
+  rt_fails(rcl_device_find(&d, "pocl:#1x"), RCL_ERR_INVALID_ARG, "after '#'");
   rt_fails(rcl_device_find(NULL, "0"), RCL_ERR_INVALID_ARG, "NULL");
   rcl_devices_free(list);
 }
@@ -62,7 +79,8 @@ START_TEST(profile_is_complete) {
   ck_assert_int_eq(s == RCL_SUPPORT_NONE, !p->fp64 || !p->fp64_denormals);
   if (s == RCL_SUPPORT_NONE) ck_assert_ptr_nonnull(strstr(why, "fp64"));
   s = rcl_device_profile_support(p, RCL_FAMILY_REDUCE, RCL_F32, &why);
-  ck_assert_int_eq(s, (p->fp32_emulate_subnormals || p->fp32_emulate_div_sqrt) ? RCL_SUPPORT_EMULATED : RCL_SUPPORT_NATIVE);
+  ck_assert_int_eq(s, (p->fp32_emulate_subnormals || p->fp32_emulate_div_sqrt) ? RCL_SUPPORT_EMULATED
+                                                                               : RCL_SUPPORT_NATIVE);
   /* The fingerprint is a function of the identity: querying again gives the same one. */
   rcl_device_profile again;
   rt_ok(rcl_device_profile_query(&again, rcl_context_cl_device(rt_ctx(_i))));
@@ -96,14 +114,15 @@ START_TEST(loop_limit_matches_driver) {
   cl_ulong lim = rcl_context_profile(c)->loop_iteration_limit;
   rt_note("%s: a 100000-iteration loop ran %u iterations (profile limit %llu)", rt_device_name(_i), got[0],
           (unsigned long long)lim);
-  if (lim == 0) ck_assert_uint_eq(got[0], n);
-  else ck_assert_uint_le(got[0], lim);
+  if (lim == 0)
+    ck_assert_uint_eq(got[0], n);
+  else
+    ck_assert_uint_le(got[0], lim);
   clReleaseMemObject(m);
   clReleaseKernel(k);
   rcl_program_free(p);
 }
 END_TEST
-
 
 /* Wrapping the caller's objects creates no second context or queue: the wrapped context hands back the
  * caller's very objects and works with them, with or without a queue. */

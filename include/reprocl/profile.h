@@ -28,7 +28,9 @@ RCL_API void rcl_devices_free(rcl_device_info *devices);
  *   "3"             -> device index 3;
  *   "plat:dev"      -> first device whose platform name contains "plat" and whose device name contains
  *                      "dev" (case-insensitive; either side may be empty: "pocl:", ":h100");
- *   "text"          -> first device whose platform or device name contains "text".
+ *   "text"          -> first device whose platform or device name contains "text";
+ *   "plat:dev#k", "text#k"
+ *                   -> the k-th (0-based) such device: "nvidia:#1" is the second of two identical GPUs.
  * Platform parts also accept the aliases pocl (Portable Computing Language), amd, intel and cuda.
  * RCL_ERR_NOT_FOUND names the spec and lists nothing else; `reprocl devices` lists what exists. */
 RCL_API int rcl_device_find(rcl_device_info *out, const char *spec);

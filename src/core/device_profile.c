@@ -9,8 +9,8 @@
 #include "core/profile.h"
 
 /* Reads a string property; an unreadable one becomes "" (a profile is still useful without it). */
-static void info_str(char *dst, size_t cap, cl_int (*get)(void *, cl_uint, size_t, void *, size_t *),
-                     void *obj, cl_uint param) {
+static void info_str(char *dst, size_t cap, cl_int (*get)(void *, cl_uint, size_t, void *, size_t *), void *obj,
+                     cl_uint param) {
   size_t len = 0;
   dst[0] = '\0';
   if (get(obj, param, cap - 1, dst, &len) != CL_SUCCESS) {
@@ -59,7 +59,7 @@ int rcl_devices(rcl_device_info **out, size_t *count) {
     cl_uint nd = 0;
     err = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
     if (err == CL_DEVICE_NOT_FOUND || nd == 0) continue; /* e.g. Rusticl without RUSTICL_ENABLE */
-    if (err != CL_SUCCESS) continue; /* a broken platform must not hide the working ones */
+    if (err != CL_SUCCESS) continue;                     /* a broken platform must not hide the working ones */
     cl_device_id *devs = rcl__calloc(nd, sizeof *devs);
     rcl_device_info *grown = devs ? rcl__realloc(list, (n + nd) * sizeof *list) : NULL;
     if (!devs || !grown) {
@@ -105,7 +105,7 @@ static const struct {
                         {"cuda", "NVIDIA CUDA"}};
 
 /* Whether a platform name matches a spec part: a substring, or an alias of the platform. */
-static int platform_matches(const char *platform, const char *part) {
+int rcl__platform_matches(const char *platform, const char *part) {
   if (contains_ci(platform, part)) return 1;
   for (size_t i = 0; i < sizeof platform_aliases / sizeof platform_aliases[0]; i++)
     if (!strcasecmp(part, platform_aliases[i].alias) && contains_ci(platform, platform_aliases[i].platform)) return 1;
@@ -120,6 +120,62 @@ static int contains_ci(const char *hay, const char *needle) {
     while (i < nl && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) i++;
     if (i == nl) return 1;
   }
+  return 0;
+}
+
+/* The k-th device (0-based) that a name spec (no "#k" part) matches: "plat:dev" or "text". A device named
+ * exactly (case aside) wins over substring matches: "Intel(R) Xeon(R) Processor" is Intel's CPU device and
+ * also part of PoCL's name for the same processor. -1: none. */
+static int name_lookup(const rcl_device_info *list, size_t n, const char *spec, unsigned long k) {
+  const char *colon = strchr(spec, ':');
+  char plat[128] = "";
+  const char *dev = spec;
+  if (colon) {
+    size_t pl = (size_t)(colon - spec);
+    if (pl >= sizeof plat) pl = sizeof plat - 1;
+    memcpy(plat, spec, pl);
+    plat[pl] = '\0';
+    dev = colon + 1;
+  }
+  for (int exact = 1; exact >= 0; exact--) {
+    unsigned long seen = 0;
+    int last = -1;
+    for (size_t i = 0; i < n; i++) {
+      int dev_ok = exact ? !strcasecmp(list[i].device_name, dev) : contains_ci(list[i].device_name, dev);
+      int match = colon ? rcl__platform_matches(list[i].platform_name, plat) && dev_ok
+                        : dev_ok || (!exact && rcl__platform_matches(list[i].platform_name, spec));
+      if (match && seen++ == k) return (int)i;
+      if (match) last = (int)i;
+    }
+    if (last >= 0) return -1; /* the exact matches are the candidates: fewer than k + 1 of them */
+  }
+  return -1;
+}
+
+/* *found = the index spec names: "3", a name spec, or a name spec + "#k" (its k-th match, 0-based: the second
+ * of two identical GPUs is "nvidia:#1"); -1 if none. A malformed "#k" is an error. */
+static int spec_lookup(int *found, const rcl_device_info *list, size_t n, const char *spec) {
+  char *end;
+  *found = -1;
+  if (isdigit((unsigned char)spec[0])) {
+    unsigned long idx = strtoul(spec, &end, 10);
+    if (*end == '\0') {
+      if (idx < n) *found = (int)idx;
+      return 0;
+    }
+  }
+  const char *hash = strrchr(spec, '#');
+  if (!hash) {
+    *found = name_lookup(list, n, spec, 0);
+    return 0;
+  }
+  unsigned long k = strtoul(hash + 1, &end, 10);
+  char body[256];
+  if (!isdigit((unsigned char)hash[1]) || *end != '\0' || (size_t)(hash - spec) >= sizeof body)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "device spec \"%s\": after '#' give the match's index (\"nvidia:#1\")", spec);
+  memcpy(body, spec, (size_t)(hash - spec));
+  body[hash - spec] = '\0';
+  *found = name_lookup(list, n, body, k);
   return 0;
 }
 
@@ -144,31 +200,11 @@ int rcl_device_find(rcl_device_info *out, const char *spec) {
                      "no OpenCL device found (is an ICD such as pocl-opencl-icd installed? Rusticl also needs "
                      "RUSTICL_ENABLE=llvmpipe)");
   }
-  char *end;
-  unsigned long idx = strtoul(spec, &end, 10);
   int found = -1;
-  if (*end == '\0' && end != spec && isdigit((unsigned char)spec[0])) {
-    if (idx < n) found = (int)idx;
-  } else {
-    const char *colon = strchr(spec, ':');
-    char plat[128] = "";
-    const char *dev = spec;
-    if (colon) {
-      size_t pl = (size_t)(colon - spec);
-      if (pl >= sizeof plat) pl = sizeof plat - 1;
-      memcpy(plat, spec, pl);
-      plat[pl] = '\0';
-      dev = colon + 1;
-    }
-    /* A device named exactly (case aside) wins over substring matches: "Intel(R) Xeon(R) Processor" is
-     * Intel's CPU device and also part of PoCL's name for the same processor. */
-    for (int exact = 1; exact >= 0 && found < 0; exact--)
-      for (size_t i = 0; i < n && found < 0; i++) {
-        int dev_ok = exact ? !strcasecmp(list[i].device_name, dev) : contains_ci(list[i].device_name, dev);
-        int match = colon ? platform_matches(list[i].platform_name, plat) && dev_ok
-                          : dev_ok || (!exact && platform_matches(list[i].platform_name, spec));
-        if (match) found = (int)i;
-      }
+  rc = spec_lookup(&found, list, n, spec);
+  if (rc) {
+    rcl_devices_free(list);
+    return rc;
   }
   if (found < 0) {
     rc = rcl__fail(RCL_ERR_NOT_FOUND, "no OpenCL device matches \"%s\"%s; %zu device%s present (see `reprocl devices`)",
@@ -226,7 +262,8 @@ int rcl_device_profile_query(rcl_device_profile *out, cl_device_id device) {
   };
   for (size_t i = 0; i < sizeof q / sizeof q[0]; i++) {
     err = clGetDeviceInfo(device, q[i].param, q[i].size, q[i].dst, NULL);
-    if (err != CL_SUCCESS) return rcl__fail_cl(err, "clGetDeviceInfo(0x%x) on %s", (unsigned)q[i].param, p->device_name);
+    if (err != CL_SUCCESS)
+      return rcl__fail_cl(err, "clGetDeviceInfo(0x%x) on %s", (unsigned)q[i].param, p->device_name);
   }
   /* CL_DEVICE_DOUBLE_FP_CONFIG is 0 or an error on devices without fp64. */
   if (clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof dp, &dp, NULL) != CL_SUCCESS) dp = 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/profile.h"
 #include "split/split_internal.h"
 
 /* ---- creation --------------------------------------------------------------------------------------- */
@@ -367,7 +368,7 @@ static void *worker_main(void *p) {
  * devices at once (two sub-devices, or two contexts of its CPU device; docs/scaleout.md); its shares take
  * turns, while other drivers' devices run beside them. */
 static int is_pocl(const rcl_split *s, size_t i) {
-  return strstr(rcl_context_profile(s->ctx[i])->platform_name, "Portable Computing Language") != NULL;
+  return rcl__platform_matches(rcl_context_profile(s->ctx[i])->platform_name, "pocl");
 }
 
 int rcl__split_each(rcl_split *s, const size_t *bounds, int (*fn)(void *arg, size_t i), void *arg) {
