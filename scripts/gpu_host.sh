@@ -11,12 +11,22 @@ mkdir -p "$out"
 export PATH=/tmp/ocl/usr/bin:$PATH
 # Debian puts gmp.h under the multiarch include directory.
 export CPATH=/tmp/ocl/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
+# Open MPI carried as Debian packages (../shared/device/prepare.sh openmpi-bin libopenmpi-dev ..., see
+# docs/scaleout.md): unpacked under /tmp/ocl, relocated with OPAL_PREFIX; Debian's mpirun/mpicc names are
+# alternatives links that no package holds, so they are made here.
+if [ -x /tmp/ocl/usr/bin/mpirun.openmpi ] && ! command -v mpirun >/dev/null 2>&1; then
+  ln -sf mpirun.openmpi /tmp/ocl/usr/bin/mpirun
+  ln -sf mpicc.openmpi /tmp/ocl/usr/bin/mpicc
+  export OPAL_PREFIX=/tmp/ocl/usr
+  export LD_LIBRARY_PATH=/tmp/ocl/usr/lib/x86_64-linux-gnu/openmpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 build=build-gpu
 cli=$build/reprocl
 step_build() {
   cmake -S . -B $build -G Ninja -DCMAKE_BUILD_TYPE=Release >"$out/cmake.log" 2>&1 || { tail -40 "$out/cmake.log"; return 1; }
   cmake --build $build >>"$out/cmake.log" 2>&1 || { grep -E "error|Error" -A5 "$out/cmake.log" | head -60; return 1; }
   { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; clinfo -l; $cli devices; } 2>&1 | tee "$out/devices.txt"
+  { lscpu; nvidia-smi topo -m; command -v mpirun && mpirun --version; } >>"$out/devices.txt" 2>&1
   $cli devices --json >"$out/devices.json"
 }
 step_test() {
@@ -149,6 +159,26 @@ step_mpi-scaling() {
   REPROCL_MPI=$build/reprocl-mpi REPROCL_DATA_PREFIX=/tmp/ocl scripts/bench_mpi_scaling.sh --full --device pocl \
     --cores-per-rank --out "$out/mpi-scaling-pocl-xeon.json" 2>"$out/mpi-scaling.log" || { tail -20 "$out/mpi-scaling.log"; return 1; }
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r["matches_reference"]) for b in ("cg","stencil") for r in d[b]["runs"]]' "$out/mpi-scaling-pocl-xeon.json"
+}
+step_multigpu() {
+  # Issue 21: CG (poisson3d:245, 102.6M non-zeros, f64, 200 iterations), the 9-point stencil on 32768^2 and MD
+  # with 4M atoms on every GPU of the host alone, PoCL alone, the GPUs as one split, and one MPI rank per GPU
+  # (K = 1..G); digests must all agree (docs/performance.md "Several GPUs of one host").
+  local g
+  g=$(nvidia-smi -L | wc -l)
+  REPROCL=$cli REPROCL_MPI=$build/reprocl-mpi REPROCL_DATA_PREFIX=/tmp/ocl scripts/bench_multigpu.sh --gpus "$g" \
+    ${MG_FAMILIES:+--families "$MG_FAMILIES"} --out "$out/multigpu-$g.json" 2>"$out/multigpu-$g.log"
+  local rc=$?
+  grep -vE "^---|^Primary|^a non-zero|^mpirun detected|^the job|^  Process|^  Exit|^$" "$out/multigpu-$g.log" | tail -40
+  return $rc
+}
+step_mpi-scaling-16() {
+  # Issue 17's CPU scaling on 16 cores of a larger host: the whole job pinned to cores 0-15 (taskset), the
+  # ranks not bound further, each rank's PoCL on 16 / K compute units.
+  MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none" REPROCL_MPI=$build/reprocl-mpi \
+    REPROCL_DATA_PREFIX=/tmp/ocl taskset -c 0-15 scripts/bench_mpi_scaling.sh --full --device pocl --cores-per-rank \
+    --ks "${KS:-1 2 4 8}" --out "$out/mpi-scaling-pocl-16.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r["matches_reference"]) for b in ("cg","stencil") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16.json"
 }
 step_tune() {
   # Tuned vs default speed and the time spent tuning, per kernel family, on the H100 and PoCL
