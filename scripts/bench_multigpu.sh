@@ -6,18 +6,23 @@
 #   and one MPI rank per GPU for K = 1..G (`mpirun -n K reprocl-mpi CMD --device-map rank:nvidia:#0,...`)
 # — each printing its digests; one JSON document with every run's digest and time, the speedup T1 / TK and the
 # parallel efficiency T1 / (K TK), T1 = the first GPU alone. Digests must all be equal: the script exits 1 if not.
-#   scripts/bench_multigpu.sh [--gpus G] [--out FILE] [--families "cg stencil md"]
+#   scripts/bench_multigpu.sh [--gpus G] [--out FILE] [--families "cg stencil md"] [--one DEVICES] [--keep DIR]
+# --one: the devices of the one-device runs (default all: every GPU and PoCL; e.g. "nvidia:#0" to save time);
+# --keep: each command's JSON is written there as it ends (default: a temporary folder), so a run cut short
+# keeps what it measured. Each command is limited to CMD_TIMEOUT seconds (default 300).
 # Environment: CG_N (poisson3d:N, default 245: 102.6M non-zeros), CG_MAXIT (200), GRID (32768), STENCIL_ITERS
 # (20), MD_CELLS (fcc N^3 cells, 100: 4M atoms), MD_STEPS (200), GPU (the platform part of the GPU specs,
-# default nvidia), REPROCL (build/reprocl), REPROCL_MPI (build/reprocl-mpi), MPIRUN (mpirun; as root with
+# default nvidia), MPI_ARGS (more options of the reprocl-mpi commands, e.g. --no-reference), REPROCL (build/reprocl), REPROCL_MPI (build/reprocl-mpi), MPIRUN (mpirun; as root with
 # --allow-run-as-root --oversubscribe; always --bind-to none: each rank's host threads are not pinned).
 set -euo pipefail
-gpus=2 out="" families="cg stencil md"
+gpus=2 out="" families="cg stencil md" one_dev=all keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
   --gpus) gpus=$2; shift ;;
   --out) out=$2; shift ;;
   --families) families=$2; shift ;;
+  --one) one_dev=$2; shift ;;
+  --keep) keep=$2; shift ;;
   *) echo "bench_multigpu.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
@@ -28,8 +33,14 @@ mpirun_cmd=${MPIRUN:-mpirun}
 specs=() weights=()
 for ((g = 0; g < gpus; g++)); do specs+=("$gpu:#$g"); weights+=(1); done
 split=$(IFS=,; echo "${specs[*]}") sw=$(IFS=:; echo "${weights[*]}")
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "$keep" ]; then
+  tmp=$keep
+  mkdir -p "$tmp"
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
+limit=(timeout --signal=INT --kill-after=20 "${CMD_TIMEOUT:-300}")
 cg=(--gen "poisson3d:${CG_N:-245}" --dtype f64 --tol 0 --maxit "${CG_MAXIT:-200}")
 st=(--kind nine --grid "${GRID:-32768}x${GRID:-32768}" --iters "${STENCIL_ITERS:-20}" --dtype f32)
 md=(--lattice fcc --cells "${MD_CELLS:-100}" --density 0.8442 --temp 3 --steps "${MD_STEPS:-200}" --dtype f32)
@@ -40,11 +51,11 @@ for fam in $families; do
   md) args=("${md[@]}") one=(md "${md[@]}") ;;
   esac
   echo "$fam: every device alone$([ $fam = md ] || echo ' and the in-process split')" >&2
-  $cli "${one[@]}" --device all --json >"$tmp/$fam-one.json" || echo "  exit status $?" >&2
+  "${limit[@]}" $cli "${one[@]}" --device "$one_dev" --json >"$tmp/$fam-one.json" || echo "  exit status $?" >&2
   for ((k = 1; k <= gpus; k++)); do
     map=$(IFS=,; echo "${specs[*]:0:k}")
     echo "$fam: $k MPI rank(s), one GPU each" >&2
-    $mpirun_cmd --bind-to none -n $k "$tool" $fam "${args[@]}" --device-map "rank:$map" --json \
+    "${limit[@]}" $mpirun_cmd --bind-to none -n $k "$tool" $fam "${args[@]}" --device-map "rank:$map" ${MPI_ARGS:-} --json \
       >"$tmp/$fam-mpi-$k.json" || echo "  exit status $?" >&2
   done
 done

@@ -167,7 +167,8 @@ step_multigpu() {
   local g
   g=$(nvidia-smi -L | wc -l)
   REPROCL=$cli REPROCL_MPI=$build/reprocl-mpi REPROCL_DATA_PREFIX=/tmp/ocl scripts/bench_multigpu.sh --gpus "$g" \
-    ${MG_FAMILIES:+--families "$MG_FAMILIES"} --out "$out/multigpu-$g.json" 2>"$out/multigpu-$g.log"
+    ${MG_FAMILIES:+--families "$MG_FAMILIES"} ${MG_ONE:+--one "$MG_ONE"} --keep "$out/multigpu-$g" \
+    --out "$out/multigpu-$g.json" 2>"$out/multigpu-$g.log"
   local rc=$?
   grep -vE "^---|^Primary|^a non-zero|^mpirun detected|^the job|^  Process|^  Exit|^$" "$out/multigpu-$g.log" | tail -40
   return $rc

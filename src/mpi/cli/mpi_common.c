@@ -96,16 +96,18 @@ int mpi_cli_write_out(const char *path, const void *data, size_t bytes) {
   return 0;
 }
 
-/* Rank 0's byte counts and displacements of every rank's piece (NULL elsewhere), agreed. */
-static int piece_layout(int **counts, int **displs, size_t first, size_t count, size_t es) {
+/* Rank 0's counts and displacements of every rank's piece in elements (NULL elsewhere), agreed: pieces travel
+ * as elements of es bytes (an MPI type of its own), so a vector may hold up to INT_MAX elements — a 32768^2 grid
+ * of f64 is 8 GiB. */
+static int piece_layout(int **counts, int **displs, size_t first, size_t count) {
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  uint64_t mine[2] = {first * es, count * es}, *all = rank == 0 ? calloc(2 * (size_t)size, sizeof *all) : NULL;
+  uint64_t mine[2] = {first, count}, *all = rank == 0 ? calloc(2 * (size_t)size, sizeof *all) : NULL;
   *counts = rank == 0 ? calloc((size_t)size, sizeof **counts) : NULL;
   *displs = rank == 0 ? calloc((size_t)size, sizeof **displs) : NULL;
   const char *why = rank == 0 && (!all || !*counts || !*displs) ? "out of memory" : NULL;
-  if (!why && (first + count) * es > INT_MAX) why = "a vector of more bytes than MPI's count limit (INT_MAX)";
+  if (!why && first + count > INT_MAX) why = "a vector of more elements than MPI's count limit (INT_MAX)";
   int rc = rcl_mpi_agree(MPI_COMM_WORLD, why ? RCL_ERR_OVERFLOW : 0, why);
   if (!rc) MPI_Gather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   for (int r = 0; !rc && rank == 0 && r < size; r++) {
@@ -116,20 +118,30 @@ static int piece_layout(int **counts, int **displs, size_t first, size_t count, 
   return rc ? cli_fail("laying out a vector over the ranks") : 0;
 }
 
-int mpi_cli_scatter(void *mine, const void *all, size_t first, size_t count, size_t es) {
-  int *counts = NULL, *displs = NULL, rc = piece_layout(&counts, &displs, first, count, es);
-  if (!rc) MPI_Scatterv(all, counts, displs, MPI_BYTE, mine, (int)(count * es), MPI_BYTE, 0, MPI_COMM_WORLD);
+/* Rank 0's vector all [first + count of every rank] scattered (to_ranks) or gathered, elements of es bytes. */
+static int pieces(int to_ranks, void *all, void *mine, size_t first, size_t count, size_t es) {
+  int *counts = NULL, *displs = NULL, rc = piece_layout(&counts, &displs, first, count);
+  MPI_Datatype el;
+  if (!rc) {
+    MPI_Type_contiguous((int)es, MPI_BYTE, &el);
+    MPI_Type_commit(&el);
+    if (to_ranks)
+      MPI_Scatterv(all, counts, displs, el, mine, (int)count, el, 0, MPI_COMM_WORLD);
+    else
+      MPI_Gatherv(mine, (int)count, el, all, counts, displs, el, 0, MPI_COMM_WORLD);
+    MPI_Type_free(&el);
+  }
   free(counts);
   free(displs);
   return rc;
 }
 
+int mpi_cli_scatter(void *mine, const void *all, size_t first, size_t count, size_t es) {
+  return pieces(1, (void *)all, mine, first, count, es);
+}
+
 int mpi_cli_gather(void *all, const void *mine, size_t first, size_t count, size_t es) {
-  int *counts = NULL, *displs = NULL, rc = piece_layout(&counts, &displs, first, count, es);
-  if (!rc) MPI_Gatherv(mine, (int)(count * es), MPI_BYTE, all, counts, displs, MPI_BYTE, 0, MPI_COMM_WORLD);
-  free(counts);
-  free(displs);
-  return rc;
+  return pieces(0, all, (void *)mine, first, count, es);
 }
 
 int mpi_cli_share_status(int rc) {
