@@ -32,20 +32,6 @@ int main(void) {
   return r == 2.0 ? 0 : 1;
 }
 C
-cat >"$TMP/consumer/CMakeLists.txt" <<'C'
-cmake_minimum_required(VERSION 3.16...4.1)
-project(consumer C)
-find_package(reprocl REQUIRED)
-add_executable(consumer main.c)
-target_link_libraries(consumer PRIVATE reprocl::reprocl)
-C
-# The generator the project itself was configured with (Ninja in CI; make may not be installed).
-gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
-expect 0 "consumer configures with find_package(reprocl)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
-expect 0 "consumer builds" -- cmake --build "$TMP/consumer/build"
-expect 0 "consumer runs (exact sum 1e16+1-1e16+1 = 2)" -- env LD_LIBRARY_PATH="$libdir" "$TMP/consumer/build/consumer"
-expect 0 "pkg-config --cflags --libs reprocl" -- env PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --cflags --libs reprocl
-flags=$(PKG_CONFIG_PATH="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}" pkg-config --cflags --libs reprocl)
-expect 0 "consumer builds with pkg-config" -- sh -c "cc -std=c11 -o '$TMP/pc' '$TMP/consumer/main.c' $flags"
-expect 0 "pkg-config consumer runs" -- env LD_LIBRARY_PATH="$libdir" "$TMP/pc"
+consumer_builds reprocl reprocl::reprocl reprocl "$TMP/consumer/main.c"
+grep -qx 2 "$TMP/out" && pass "the consumer prints the exact sum 1e16+1-1e16+1 = 2" || fail "the consumer printed $(cat "$TMP/out")"
 finish

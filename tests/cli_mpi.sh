@@ -358,20 +358,6 @@ int main(int argc, char **argv) {
   return rc || got != want;
 }
 C
-cat >"$TMP/consumer/CMakeLists.txt" <<'C'
-cmake_minimum_required(VERSION 3.16...4.1)
-project(consumer C)
-find_package(reprocl_mpi REQUIRED)
-add_executable(consumer main.c)
-target_link_libraries(consumer PRIVATE reprocl::reprocl_mpi)
-C
-gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
-expect 0 "consumer configures with find_package(reprocl_mpi)" -- cmake -S "$TMP/consumer" -B "$TMP/consumer/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
-expect 0 "consumer builds" -- cmake --build "$TMP/consumer/build"
-expect 0 "consumer runs on 3 ranks (exact sum)" -- mpi 3 env LD_LIBRARY_PATH="$libdir" "$TMP/consumer/build/consumer"
-contains "$TMP/out" "sum 4 (want 4)" "the consumer's sum (rank 2 empty)"
-pc="PKG_CONFIG_PATH=$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
-flags=$(env "$pc" pkg-config --cflags --libs reprocl-mpi) && pass "pkg-config reprocl-mpi: $flags" || fail "pkg-config reprocl-mpi"
-expect 0 "consumer builds with pkg-config" -- sh -c "cc -std=c11 -o '$TMP/pc' '$TMP/consumer/main.c' $flags"
-expect 0 "pkg-config consumer runs on 3 ranks" -- mpi 3 env LD_LIBRARY_PATH="$libdir" "$TMP/pc"
+consumer_builds reprocl_mpi reprocl::reprocl_mpi reprocl-mpi "$TMP/consumer/main.c" mpi 3
+contains "$TMP/out" "sum 4 (want 4)" "the consumer's sum on 3 ranks (rank 2 empty)"
 finish

@@ -23,3 +23,23 @@ json_ok() { python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$1" && p
 finish() { [ "$fails" = 0 ] && echo "all passed" || echo "$fails failed"; [ "$fails" = 0 ]; }
 # split_agrees FILE ROWS DESCRIPTION: the "split" object of --json output FILE agrees (tests/split_agrees.py).
 split_agrees() { python3 "$SRC/tests/split_agrees.py" "$1" "$2" && pass "$3" || fail "$3"; }
+# consumer_builds PACKAGE TARGET PCMODULE SRC [RUNNER ...]: the C file SRC built against the installed $prefix
+# (libraries in $libdir) twice — a CMake project with find_package(PACKAGE) linking TARGET, and cc with
+# `pkg-config --cflags --libs PCMODULE` — and each build run (under RUNNER, e.g. `mpi 3`). The last run's
+# output is in $TMP/out.
+consumer_builds() {
+  local pkg=$1 target=$2 module=$3 src=$4 dir gen flags pcpath
+  shift 4
+  dir=$(dirname "$src")
+  printf 'cmake_minimum_required(VERSION 3.16...4.1)\nproject(consumer C)\nfind_package(%s REQUIRED)\nadd_executable(consumer %s)\ntarget_link_libraries(consumer PRIVATE %s)\n' \
+    "$pkg" "$(basename "$src")" "$target" >"$dir/CMakeLists.txt"
+  # The generator the project itself was configured with (Ninja in CI; make may not be installed).
+  gen=$(sed -n 's/^CMAKE_GENERATOR:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+  expect 0 "consumer configures with find_package($pkg)" -- cmake -S "$dir" -B "$dir/build" -G "${gen:-Unix Makefiles}" -DCMAKE_PREFIX_PATH="$prefix"
+  expect 0 "consumer builds" -- cmake --build "$dir/build"
+  expect 0 "consumer runs${1:+ (under $*)}" -- "$@" env LD_LIBRARY_PATH="$libdir" "$dir/build/consumer"
+  pcpath="$libdir/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
+  flags=$(PKG_CONFIG_PATH="$pcpath" pkg-config --cflags --libs "$module") && pass "pkg-config --cflags --libs $module: $flags" || fail "pkg-config $module"
+  expect 0 "consumer builds with pkg-config" -- sh -c "cc -std=c11 -o '$dir/pc' '$src' $flags"
+  expect 0 "pkg-config consumer runs${1:+ (under $*)}" -- "$@" env LD_LIBRARY_PATH="$libdir" "$dir/pc"
+}
