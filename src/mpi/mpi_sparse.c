@@ -14,6 +14,37 @@
 
 enum { HALO_TAG = 0x4a10 };
 
+/* ---- the phases' clock ------------------------------------------------------------------------------------ */
+
+static _Thread_local rcl_mpi_phases *tl_phases; /* this thread's collector (rcl_mpi_phases_collect) */
+
+int rcl_mpi_phases_collect(rcl_mpi_phases *p) {
+  if (p && p->version != RCL_MPI_PHASES_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_phases.version is %u, expected %u (use RCL_MPI_PHASES_INIT)",
+                     p->version, RCL_MPI_PHASES_VERSION);
+  tl_phases = p;
+  return 0;
+}
+
+void rcl__mpi_clock_start(rcl__mpi_clock *c) {
+  c->p = tl_phases;
+  c->t = c->t0 = c->p ? MPI_Wtime() : 0;
+}
+
+double rcl__mpi_clock_lap(rcl__mpi_clock *c) {
+  double now = MPI_Wtime(), d = now - c->t;
+  c->t = now;
+  return d;
+}
+
+void rcl__mpi_clock_stop(rcl__mpi_clock *c) {
+  if (!c->p) return;
+  c->p->calls++;
+  c->p->total_s += MPI_Wtime() - c->t0;
+}
+
+/* ---- the halo exchange ------------------------------------------------------------------------------------ */
+
 int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own) {
   size_t es = M->es;
   unsigned char *out = M->sbuf + M->nsend * es;
@@ -54,10 +85,15 @@ static int check_spmv(rcl_mpi_matrix *A, const void *y, const void *alpha, const
 int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
                  const rcl_spmv_options *opts) {
   if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_spmv: NULL matrix");
+  rcl__mpi_clock c;
+  rcl__mpi_clock_start(&c);
   int rc = rcl_mpi_agree(A->comm, check_spmv(A, y, alpha, x, beta, opts), NULL);
   if (rc) return rc;
   size_t es = A->es, ne = A->L.A->ncols, nb = A->L.nbefore;
+  RCL_MPI_LAP(&c, setup_s);
   rc = rcl__mpi_halo_exchange(A, x);
+  RCL_MPI_LAP(&c, halo_mpi_s);
+  if (c.p) c.p->exchanges++;
   unsigned char *xe = rcl__malloc((ne ? ne : 1) * es), *h = A->sbuf + A->nsend * es;
   if (!rc && !xe) rc = RCL_ERR_OUT_OF_MEMORY;
   if (!rc && own_rows(A)) {
@@ -67,7 +103,11 @@ int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, c
     rc = rcl_spmv_host(y, A->M, alpha, xe, beta, opts);
   }
   rcl__free(xe);
-  return rcl_mpi_agree(A->comm, rc, NULL);
+  RCL_MPI_LAP(&c, kernels_s);
+  rc = rcl_mpi_agree(A->comm, rc, NULL);
+  RCL_MPI_LAP(&c, setup_s);
+  rcl__mpi_clock_stop(&c);
+  return rc;
 }
 
 /* ---- CG: the ops of cg.c's driver on this rank's device -------------------------------------------------- */
@@ -83,6 +123,7 @@ typedef struct {
   rcl_spmv_options so;
   int err; /* this rank's first failure not yet agreed (0: none) */
   unsigned char slots[3 * 8];
+  rcl__mpi_clock clk; /* the phases (collecting or not) */
 } mcg;
 
 /* A local step's status: kept (the step returns 0, the rank goes on taking part) until the next agreement. */
@@ -91,24 +132,30 @@ static int keep(mcg *g, int rc) {
   return 0;
 }
 
+/* A vector op enqueued: its status kept, its time the kernels'. */
+static int enqueued(mcg *g, int rc) {
+  RCL_MPI_LAP(&g->clk, kernels_s);
+  return keep(g, rc);
+}
+
 static int mcg_copy(void *st, int dst, int src) {
   mcg *g = st;
   if (g->err || !g->n) return 0;
   size_t off = g->off * g->es;
   cl_int e = clEnqueueCopyBuffer(g->q, g->v[src], g->v[dst], off, off, g->n * g->es, 0, NULL, NULL);
-  return keep(g, e ? rcl__fail_cl(e, "CG: clEnqueueCopyBuffer") : 0);
+  return enqueued(g, e ? rcl__fail_cl(e, "CG: clEnqueueCopyBuffer") : 0);
 }
 
 static int mcg_axpy(void *st, int dst, const void *alpha, int src) {
   mcg *g = st;
   if (g->err || !g->n) return 0;
-  return keep(g, rcl_axpy_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, g->v[src], g->off, 0, NULL));
+  return enqueued(g, rcl_axpy_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, g->v[src], g->off, 0, NULL));
 }
 
 static int mcg_scal(void *st, int dst, const void *alpha) {
   mcg *g = st;
   if (g->err || !g->n) return 0;
-  return keep(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
+  return enqueued(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
 }
 
 enum { MAX_RUNS = 64 }; /* more runs of rows to send than this: all own rows are read back */
@@ -165,14 +212,19 @@ static int mcg_halo(mcg *g, int src) {
   size_t es = g->es, nb = L->nbefore, na = L->nafter;
   cl_int e = 0;
   if (!g->err && g->n) e = clFinish(g->q); /* a wrapped out-of-order queue: the blocking read waits for itself only */
+  RCL_MPI_LAP(&g->clk, kernels_s);
   if (!e && !g->err && g->n) e = read_sent(g, src);
   keep(g, e ? rcl__fail_cl(e, "CG: reading the rows for the halo") : 0);
+  RCL_MPI_LAP(&g->clk, halo_read_s);
   int rc = rcl__mpi_halo_exchange(g->A, g->host); /* every rank, whatever failed */
+  RCL_MPI_LAP(&g->clk, halo_mpi_s);
+  if (g->clk.p) g->clk.p->exchanges++;
   if (rc || g->err || !g->n) return keep(g, rc);
   const unsigned char *h = g->A->sbuf + g->A->nsend * es;
   if (nb) e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, 0, nb * es, h, 0, NULL, NULL);
   if (!e && na)
     e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, (nb + g->n) * es, na * es, h + nb * es, 0, NULL, NULL);
+  RCL_MPI_LAP(&g->clk, halo_write_s);
   return keep(g, e ? rcl__fail_cl(e, "CG: writing the halo") : 0);
 }
 
@@ -180,8 +232,8 @@ static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, cons
   mcg *g = st;
   if (!jac) mcg_halo(g, src);
   if (g->err || !g->n) return 0;
-  return keep(g, rcl_spmv_enqueue(g->v[dst], g->off, jac ? g->A->D : g->A->M, alpha, g->v[src], jac ? g->off : 0, beta,
-                                  &g->so, NULL));
+  return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, jac ? g->A->D : g->A->M, alpha, g->v[src], jac ? g->off : 0,
+                                      beta, &g->so, NULL));
 }
 
 /* A dot or norm: this rank's part (an empty one without rows), joined over the ranks with every rank's
@@ -191,14 +243,22 @@ static int mcg_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
   rcl_mpi_matrix *A = g->A;
   rcl_partial *part = NULL;
   int rc = g->err, dot = op == RCL_OP_DOT;
+  if (g->clk.p && !rc && g->n) { /* timing: the kernels before the part are the kernels' time */
+    cl_int e = clFinish(g->q);
+    if (e) rc = rcl__fail_cl(e, "CG: clFinish");
+    RCL_MPI_LAP(&g->clk, kernels_s);
+  }
   if (!rc && g->n)
     rc = rcl_reduce_partial_enqueue(&part, A->ctx, op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a], g->off,
                                     dot ? g->v[b] : NULL, dot ? g->off : 0, &g->ro, NULL);
   else if (!rc)
     rc = rcl_ref_reduce_partial(&part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
   g->err = 0;
+  RCL_MPI_LAP(&g->clk, reduce_part_s);
   rc = rcl__mpi_partial_allreduce_status(g->slots + (size_t)slot * g->es, A->comm, part, rc);
   rcl_partial_free(part);
+  RCL_MPI_LAP(&g->clk, reduce_allreduce_s);
+  if (g->clk.p) g->clk.p->reductions++;
   return rc;
 }
 
@@ -233,6 +293,7 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
   rcl_mpi_matrix *A = g->A;
   int rc = rcl_mpi_agree(A->comm, mcg_setup(g, x, b, opts->jacobi), NULL);
   rcl_cg_ops o = {g, mcg_copy, mcg_spmv, mcg_reduce, mcg_axpy, mcg_scal, mcg_fetch};
+  RCL_MPI_LAP(&g->clk, setup_s);
   if (!rc) rc = rcl__cg_run(&o, A->dt, A->nrows, opts, res); /* its status is every rank's */
   if (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN) {
     char msg[512];
@@ -253,6 +314,8 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
     if (g->v[k]) clReleaseMemObject(g->v[k]);
   rcl__free(g->host);
   rcl__free(g->runs);
+  RCL_MPI_LAP(&g->clk, setup_s);
+  rcl__mpi_clock_stop(&g->clk);
   return rc;
 }
 
@@ -272,6 +335,7 @@ int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, co
   if (opts->jacobi && A->jacobi_rc) return rcl__cg_finish(res, A->dt, rcl__fail(A->jacobi_rc, "%s", A->jacobi_msg));
   mcg g;
   memset(&g, 0, sizeof g);
+  rcl__mpi_clock_start(&g.clk);
   g.A = A;
   g.es = A->es;
   g.n = own_rows(A);

@@ -34,4 +34,20 @@ struct rcl_mpi_matrix {
  * that share entries). */
 RCL_INTERNAL int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own);
 
+/* ---- the phases' clock (rcl_mpi_phases_collect; mpi_sparse.c, used by mpi_stencil.c too) ---------------------
+ * A clock of one call: p is this thread's collector (NULL: not collecting, and every lap is free), t the time
+ * of the last lap. RCL_MPI_LAP(c, field) adds the time since the last lap to p->field. */
+typedef struct {
+  rcl_mpi_phases *p;
+  double t, t0;
+} rcl__mpi_clock;
+RCL_INTERNAL void rcl__mpi_clock_start(rcl__mpi_clock *c);
+RCL_INTERNAL double rcl__mpi_clock_lap(rcl__mpi_clock *c);
+/* The call's end: its calls count and total time. */
+RCL_INTERNAL void rcl__mpi_clock_stop(rcl__mpi_clock *c);
+#define RCL_MPI_LAP(c, field)                                                                                          \
+  do {                                                                                                                 \
+    if ((c)->p) (c)->p->field += rcl__mpi_clock_lap(c);                                                                \
+  } while (0)
+
 #endif
