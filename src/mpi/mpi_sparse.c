@@ -45,9 +45,9 @@ void rcl__mpi_clock_stop(rcl__mpi_clock *c) {
 
 /* ---- the halo exchange ------------------------------------------------------------------------------------ */
 
-int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own) {
+int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own, void *halo) {
   size_t es = M->es;
-  unsigned char *out = M->sbuf + M->nsend * es;
+  unsigned char *out = halo ? halo : M->sbuf + M->nsend * es;
   MPI_Datatype t = M->dt == RCL_F32 ? MPI_FLOAT : MPI_DOUBLE;
   for (size_t k = 0; k < M->nsend; k++) memcpy(M->sbuf + k * es, (const unsigned char *)own + M->sidx[k] * es, es);
   MPI_Request *req = rcl__malloc(2 * (size_t)M->size * sizeof *req);
@@ -91,7 +91,7 @@ int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, c
   if (rc) return rc;
   size_t es = A->es, ne = A->L.A->ncols, nb = A->L.nbefore;
   RCL_MPI_LAP(&c, setup_s);
-  rc = rcl__mpi_halo_exchange(A, x);
+  rc = rcl__mpi_halo_exchange(A, x, NULL);
   RCL_MPI_LAP(&c, halo_mpi_s);
   if (c.p) c.p->exchanges++;
   unsigned char *xe = rcl__malloc((ne ? ne : 1) * es), *h = A->sbuf + A->nsend * es;
@@ -116,8 +116,11 @@ typedef struct {
   rcl_mpi_matrix *A;
   size_t es, n, off; /* own rows, and where they start in every vector (the halo before) */
   cl_command_queue q;
+  int in_order;        /* q runs its commands in order */
   cl_mem v[RCL_CG_NV]; /* each halo before + own rows + halo after (as L's columns) */
+  cl_mem stage;        /* pinned host memory (CL_MEM_ALLOC_HOST_PTR), mapped for the whole solve: host, halo */
   unsigned char *host; /* the own rows of a vector, read back for the exchange */
+  unsigned char *halo; /* the halo received (L's halo order), written to the device */
   size_t *runs, nruns; /* the runs [start, start + count) of own rows that other ranks need (pairs), or none */
   rcl_reduce_options ro;
   rcl_spmv_options so;
@@ -206,24 +209,26 @@ static cl_int read_sent(mcg *g, int src) {
 }
 
 /* The halo of vector src: the own rows other ranks need read back, exchanged, the halo written before and after
- * them. */
+ * them. One wait per exchange (the reads'): on an in-order queue they follow the kernels, and the halo's writes
+ * do not block (the next exchange's wait, or the solve's end, finds them done before g->halo changes). */
 static int mcg_halo(mcg *g, int src) {
   const rcl_csr_local *L = &g->A->L;
   size_t es = g->es, nb = L->nbefore, na = L->nafter;
   cl_int e = 0;
-  if (!g->err && g->n) e = clFinish(g->q); /* a wrapped out-of-order queue: the blocking read waits for itself only */
+  /* a wrapped out-of-order queue: the reads wait for themselves only; timing: the kernels are the kernels' */
+  if (!g->err && g->n && (!g->in_order || g->clk.p)) e = clFinish(g->q);
   RCL_MPI_LAP(&g->clk, kernels_s);
   if (!e && !g->err && g->n) e = read_sent(g, src);
   keep(g, e ? rcl__fail_cl(e, "CG: reading the rows for the halo") : 0);
   RCL_MPI_LAP(&g->clk, halo_read_s);
-  int rc = rcl__mpi_halo_exchange(g->A, g->host); /* every rank, whatever failed */
+  int rc = rcl__mpi_halo_exchange(g->A, g->host, g->halo); /* every rank, whatever failed */
   RCL_MPI_LAP(&g->clk, halo_mpi_s);
   if (g->clk.p) g->clk.p->exchanges++;
   if (rc || g->err || !g->n) return keep(g, rc);
-  const unsigned char *h = g->A->sbuf + g->A->nsend * es;
-  if (nb) e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, 0, nb * es, h, 0, NULL, NULL);
+  cl_bool block = g->in_order && !g->clk.p ? CL_FALSE : CL_TRUE; /* timing: the writes' time is theirs */
+  if (nb) e = clEnqueueWriteBuffer(g->q, g->v[src], block, 0, nb * es, g->halo, 0, NULL, NULL);
   if (!e && na)
-    e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, (nb + g->n) * es, na * es, h + nb * es, 0, NULL, NULL);
+    e = clEnqueueWriteBuffer(g->q, g->v[src], block, (nb + g->n) * es, na * es, g->halo + nb * es, 0, NULL, NULL);
   RCL_MPI_LAP(&g->clk, halo_write_s);
   return keep(g, e ? rcl__fail_cl(e, "CG: writing the halo") : 0);
 }
@@ -268,16 +273,29 @@ static int mcg_fetch(void *st, void *slots) {
   return 0;
 }
 
+/* The staging memory of the exchanges: own rows, then the halo; pinned (mapped once) where the driver can. */
+static cl_int stage_create(mcg *g, cl_context c) {
+  size_t bytes = (g->A->L.A->ncols ? g->A->L.A->ncols : 1) * g->es;
+  cl_command_queue_properties props = 0;
+  cl_int e = clGetCommandQueueInfo(g->q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+  g->in_order = !e && !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  if (!e) g->stage = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &e);
+  if (!e)
+    g->host = clEnqueueMapBuffer(g->q, g->stage, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &e);
+  if (!e) g->halo = g->host + g->n * g->es;
+  return e;
+}
+
 /* The vectors on the device, with this rank's rows of x and b. */
 static int mcg_setup(mcg *g, const void *x, const void *b, int jacobi) {
   rcl_context *ctx = g->A->ctx;
   cl_context c = rcl_context_cl_context(ctx);
   size_t bytes = (g->A->L.A->ncols ? g->A->L.A->ncols : 1) * g->es;
-  if (!(g->host = rcl__malloc((g->n ? g->n : 1) * g->es))) return RCL_ERR_OUT_OF_MEMORY;
   if (!g->n) return 0;
   int rc = send_runs(g);
   if (rc) return rc;
-  cl_int e = 0;
+  cl_int e = stage_create(g, c);
+  if (e) return rcl__fail_cl(e, "CG: the staging memory of the halo exchange (%zu bytes)", bytes);
   for (int k = 0; !e && k < RCL_CG_NV; k++)
     if (k != RCL_CG_Z || jacobi) g->v[k] = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &e);
   if (e) return rcl__fail_cl(e, "CG: clCreateBuffer (a vector of %zu bytes)", bytes);
@@ -310,9 +328,11 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
       rcl__fail(rc, "%s", msg); /* the solver's message, not the agreement's */
     }
   }
+  if (g->n && g->stage) clFinish(g->q); /* the last halo writes may still read the staging memory */
+  if (g->host) clEnqueueUnmapMemObject(g->q, g->stage, g->host, 0, NULL, NULL);
+  if (g->stage) clFinish(g->q), clReleaseMemObject(g->stage);
   for (int k = 0; k < RCL_CG_NV; k++)
     if (g->v[k]) clReleaseMemObject(g->v[k]);
-  rcl__free(g->host);
   rcl__free(g->runs);
   RCL_MPI_LAP(&g->clk, setup_s);
   rcl__mpi_clock_stop(&g->clk);

@@ -30,9 +30,9 @@ struct rcl_mpi_matrix {
 };
 
 /* The halo exchange of a vector: this rank's entries own (its columns) in, the halo's values out (L's
- * halo order: nbefore, then nafter) in M->sbuf + nsend values. Collective (point to point with the ranks
- * that share entries). */
-RCL_INTERNAL int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own);
+ * halo order: nbefore, then nafter) in halo (NULL: M->sbuf + nsend values). Collective (point to point with
+ * the ranks that share entries). */
+RCL_INTERNAL int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own, void *halo);
 
 /* ---- the phases' clock (rcl_mpi_phases_collect; mpi_sparse.c, used by mpi_stencil.c too) ---------------------
  * A clock of one call: p is this thread's collector (NULL: not collecting, and every lap is free), t the time
