@@ -39,8 +39,9 @@ double rcl__mpi_clock_lap(rcl__mpi_clock *c) {
 
 void rcl__mpi_clock_stop(rcl__mpi_clock *c) {
   if (!c->p) return;
+  c->p->setup_s += rcl__mpi_clock_lap(c);
   c->p->calls++;
-  c->p->total_s += MPI_Wtime() - c->t0;
+  c->p->total_s += c->t - c->t0;
 }
 
 /* ---- the halo exchange ------------------------------------------------------------------------------------ */
@@ -82,18 +83,16 @@ static int check_spmv(rcl_mpi_matrix *A, const void *y, const void *alpha, const
   return 0;
 }
 
-int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
-                 const rcl_spmv_options *opts) {
+static int spmv_timed(rcl__mpi_clock *c, void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
+                      const rcl_spmv_options *opts) {
   if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_spmv: NULL matrix");
-  rcl__mpi_clock c;
-  rcl__mpi_clock_start(&c);
   int rc = rcl_mpi_agree(A->comm, check_spmv(A, y, alpha, x, beta, opts), NULL);
   if (rc) return rc;
   size_t es = A->es, ne = A->L.A->ncols, nb = A->L.nbefore;
-  RCL_MPI_LAP(&c, setup_s);
+  RCL_MPI_LAP(c, setup_s);
   rc = rcl__mpi_halo_exchange(A, x, NULL);
-  RCL_MPI_LAP(&c, halo_mpi_s);
-  if (c.p) c.p->exchanges++;
+  RCL_MPI_LAP(c, halo_mpi_s);
+  if (c->p) c->p->exchanges++;
   unsigned char *xe = rcl__malloc((ne ? ne : 1) * es), *h = A->sbuf + A->nsend * es;
   if (!rc && !xe) rc = RCL_ERR_OUT_OF_MEMORY;
   if (!rc && own_rows(A)) {
@@ -103,9 +102,15 @@ int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, c
     rc = rcl_spmv_host(y, A->M, alpha, xe, beta, opts);
   }
   rcl__free(xe);
-  RCL_MPI_LAP(&c, kernels_s);
-  rc = rcl_mpi_agree(A->comm, rc, NULL);
-  RCL_MPI_LAP(&c, setup_s);
+  RCL_MPI_LAP(c, kernels_s);
+  return rcl_mpi_agree(A->comm, rc, NULL);
+}
+
+int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
+                 const rcl_spmv_options *opts) {
+  rcl__mpi_clock c;
+  rcl__mpi_clock_start(&c);
+  int rc = spmv_timed(&c, y, A, alpha, x, beta, opts);
   rcl__mpi_clock_stop(&c);
   return rc;
 }
@@ -334,8 +339,6 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
   for (int k = 0; k < RCL_CG_NV; k++)
     if (g->v[k]) clReleaseMemObject(g->v[k]);
   rcl__free(g->runs);
-  RCL_MPI_LAP(&g->clk, setup_s);
-  rcl__mpi_clock_stop(&g->clk);
   return rc;
 }
 
@@ -345,7 +348,7 @@ static int check_cg(rcl_mpi_matrix *A, void *x, const void *b, rcl_cg_result *re
   return rc;
 }
 
-int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts) {
+static int cg_timed(mcg *g, void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts) {
   static const rcl_cg_options defaults = RCL_CG_OPTIONS_INIT;
   if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_cg: NULL matrix");
   int rc = rcl_mpi_agree(A->comm, check_cg(A, x, b, res, opts), NULL);
@@ -353,16 +356,22 @@ int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, co
   if (!opts) opts = &defaults;
   if (A->nrows == 0) return rcl__cg_empty(res, A->dt);
   if (opts->jacobi && A->jacobi_rc) return rcl__cg_finish(res, A->dt, rcl__fail(A->jacobi_rc, "%s", A->jacobi_msg));
+  g->A = A;
+  g->es = A->es;
+  g->n = own_rows(A);
+  g->off = A->L.nbefore;
+  g->q = rcl_context_cl_queue(A->ctx);
+  g->ro = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
+  g->ro.mode = opts->dot_mode;
+  g->so = opts->spmv;
+  return rcl__cg_finish(res, A->dt, mcg_solve(g, x, b, res, opts));
+}
+
+int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts) {
   mcg g;
   memset(&g, 0, sizeof g);
   rcl__mpi_clock_start(&g.clk);
-  g.A = A;
-  g.es = A->es;
-  g.n = own_rows(A);
-  g.off = A->L.nbefore;
-  g.q = rcl_context_cl_queue(A->ctx);
-  g.ro = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
-  g.ro.mode = opts->dot_mode;
-  g.so = opts->spmv;
-  return rcl__cg_finish(res, A->dt, mcg_solve(&g, x, b, res, opts));
+  int rc = cg_timed(&g, x, res, A, b, opts);
+  rcl__mpi_clock_stop(&g.clk);
+  return rc;
 }

@@ -43,7 +43,7 @@ typedef struct {
 } rcl__mpi_clock;
 RCL_INTERNAL void rcl__mpi_clock_start(rcl__mpi_clock *c);
 RCL_INTERNAL double rcl__mpi_clock_lap(rcl__mpi_clock *c);
-/* The call's end: its calls count and total time. */
+/* The call's end: the time since the last lap is setup_s's; the call counted, its total time added. */
 RCL_INTERNAL void rcl__mpi_clock_stop(rcl__mpi_clock *c);
 #define RCL_MPI_LAP(c, field)                                                                                          \
   do {                                                                                                                 \

@@ -262,9 +262,7 @@ static int run(mgrid *m, void *out, void *residual) {
   }
   if (!rc && residual) rc = residual_norm(m, residual);
   if (!rc && !m->err && m->blk) m->err = rcl__stencil_block_read(out, m->blk, m->g.above, own(m));
-  rc = rc ? rc : rcl_mpi_agree(m->comm, m->err, NULL);
-  RCL_MPI_LAP(&m->clk, setup_s);
-  return rc;
+  return rc ? rc : rcl_mpi_agree(m->comm, m->err, NULL);
 }
 
 /* Whether the ranks agree on which optional arrays they pass (rhs: the ranks with rows; residual: all). */
@@ -288,9 +286,8 @@ static int check_args(mgrid *m, const void *in, const void *out, size_t count, c
   return rc;
 }
 
-static int grid_run(mgrid *m, void *out, void *residual, const void *in, const void *rhs) {
+static int grid_timed(mgrid *m, void *out, void *residual, const void *in, const void *rhs) {
   const char *fn = m->sor ? "rcl_mpi_sor" : "rcl_mpi_stencil";
-  rcl__mpi_clock_start(&m->clk);
   int rc = rcl__mpi_shape(&m->size, &m->rank, m->comm);
   if (rc) return rc;
   m->es = rcl_dtype_size(m->dt);
@@ -307,6 +304,12 @@ static int grid_run(mgrid *m, void *out, void *residual, const void *in, const v
   RCL_MPI_LAP(&m->clk, setup_s);
   if (!rc) rc = run(m, out, residual);
   grid_free(m);
+  return rc;
+}
+
+static int grid_run(mgrid *m, void *out, void *residual, const void *in, const void *rhs) {
+  rcl__mpi_clock_start(&m->clk);
+  int rc = grid_timed(m, out, residual, in, rhs);
   rcl__mpi_clock_stop(&m->clk);
   return rc;
 }
