@@ -99,7 +99,9 @@ static int spmv_timed(rcl__mpi_clock *c, void *y, rcl_mpi_matrix *A, const void 
     memcpy(xe, h, nb * es);
     if (own_cols(A)) memcpy(xe + nb * es, x, own_cols(A) * es);
     memcpy(xe + (nb + own_cols(A)) * es, h + nb * es, A->L.nafter * es);
-    rc = rcl_spmv_host(y, A->M, alpha, xe, beta, opts);
+    for (int i = 0; !rc && i < 4; i++) /* A whole (M), or its pieces */
+      if (i == 0 ? A->M != NULL : A->P[i - 1] != NULL)
+        rc = rcl_spmv_host((char *)y + (i ? A->pr[i - 1] : 0) * es, i ? A->P[i - 1] : A->M, alpha, xe, beta, opts);
   }
   rcl__free(xe);
   RCL_MPI_LAP(c, kernels_s);
@@ -201,49 +203,69 @@ static int send_runs(mcg *g) {
   return 0;
 }
 
-/* The own rows of src that other ranks need into g->host (all of them where they are in too many runs). */
-static cl_int read_sent(mcg *g, int src) {
-  size_t es = g->es;
-  if (g->nruns > MAX_RUNS)
-    return clEnqueueReadBuffer(g->q, g->v[src], CL_TRUE, g->off * es, g->n * es, g->host, 0, NULL, NULL);
+/* The own rows of src that other ranks need into g->host (all of them where they are in too many runs), not
+ * blocking: the last read's event in *ev (none without reads), or, ev NULL, waited for (clFinish). */
+static cl_int read_sent(mcg *g, int src, cl_event *ev) {
+  size_t es = g->es, all = g->nruns > MAX_RUNS, m = all ? 1 : g->nruns;
   cl_int e = 0;
-  for (size_t i = 0; i < g->nruns && !e; i++)
-    e = clEnqueueReadBuffer(g->q, g->v[src], CL_FALSE, (g->off + g->runs[2 * i]) * es, g->runs[2 * i + 1] * es,
-                            g->host + g->runs[2 * i] * es, 0, NULL, NULL);
-  return e ? e : clFinish(g->q);
+  for (size_t i = 0; i < m && !e; i++) {
+    size_t at = all ? 0 : g->runs[2 * i], len = all ? g->n : g->runs[2 * i + 1];
+    e = clEnqueueReadBuffer(g->q, g->v[src], CL_FALSE, (g->off + at) * es, len * es, g->host + at * es, 0, NULL,
+                            ev && i + 1 == m ? ev : NULL);
+  }
+  return e || ev ? e : clFinish(g->q);
 }
 
-/* The halo of vector src: the own rows other ranks need read back, exchanged, the halo written before and after
- * them. One wait per exchange (the reads'): on an in-order queue they follow the kernels, and the halo's writes
- * do not block (the next exchange's wait, or the solve's end, finds them done before g->halo changes). */
-static int mcg_halo(mcg *g, int src) {
+/* dst = alpha A src + beta dst over the rows of piece i of A (mpi_sparse.h; the whole of A for piece -1). */
+static void spmv_piece(mcg *g, int i, int dst, int src, const void *alpha, const void *beta) {
+  const rcl_mpi_matrix *A = g->A;
+  if (i < 0 || A->P[i])
+    enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off + (i < 0 ? 0 : A->pr[i]), i < 0 ? A->M : A->P[i], alpha, g->v[src],
+                                 0, beta, &g->so, NULL));
+}
+
+/* The halo of vector src (the own rows other ranks need read back, exchanged, the halo written before and
+ * after them) and dst = alpha A src + beta dst. One wait per exchange, the reads': on an in-order queue they
+ * follow the kernels, and the halo's writes do not block (the next exchange's wait, or the solve's end, finds
+ * them done before g->halo changes). Where A is in pieces (an in-order queue) the interior rows' product is
+ * enqueued after the reads and runs while the messages travel; the boundary rows' follow the halo. */
+static void mcg_spmv_halo(mcg *g, int dst, int src, const void *alpha, const void *beta) {
   const rcl_csr_local *L = &g->A->L;
   size_t es = g->es, nb = L->nbefore, na = L->nafter;
+  int overlap = g->in_order && g->A->P[1], ok = !g->err && g->n;
+  cl_event ev = NULL;
   cl_int e = 0;
   /* a wrapped out-of-order queue: the reads wait for themselves only; timing: the kernels are the kernels' */
-  if (!g->err && g->n && (!g->in_order || g->clk.p)) e = clFinish(g->q);
+  if (ok && (!g->in_order || g->clk.p)) e = clFinish(g->q);
   RCL_MPI_LAP(&g->clk, kernels_s);
-  if (!e && !g->err && g->n) e = read_sent(g, src);
+  if (!e && ok) e = read_sent(g, src, overlap ? &ev : NULL);
+  if (!e && ok && overlap) spmv_piece(g, 1, dst, src, alpha, beta); /* the interior, while the halo travels */
+  if (!e && ev) e = clFlush(g->q);
+  if (!e && ev) e = clWaitForEvents(1, &ev);
+  if (ev) clReleaseEvent(ev);
   keep(g, e ? rcl__fail_cl(e, "CG: reading the rows for the halo") : 0);
   RCL_MPI_LAP(&g->clk, halo_read_s);
-  int rc = rcl__mpi_halo_exchange(g->A, g->host, g->halo); /* every rank, whatever failed */
+  keep(g, rcl__mpi_halo_exchange(g->A, g->host, g->halo)); /* every rank, whatever failed */
   RCL_MPI_LAP(&g->clk, halo_mpi_s);
   if (g->clk.p) g->clk.p->exchanges++;
-  if (rc || g->err || !g->n) return keep(g, rc);
-  cl_bool block = g->in_order && !g->clk.p ? CL_FALSE : CL_TRUE; /* timing: the writes' time is theirs */
+  if (g->err || !g->n) return;
+  /* timing without the overlap: the writes' time is theirs */
+  cl_bool block = g->in_order && (overlap || !g->clk.p) ? CL_FALSE : CL_TRUE;
   if (nb) e = clEnqueueWriteBuffer(g->q, g->v[src], block, 0, nb * es, g->halo, 0, NULL, NULL);
   if (!e && na)
     e = clEnqueueWriteBuffer(g->q, g->v[src], block, (nb + g->n) * es, na * es, g->halo + nb * es, 0, NULL, NULL);
+  keep(g, e ? rcl__fail_cl(e, "CG: writing the halo") : 0);
   RCL_MPI_LAP(&g->clk, halo_write_s);
-  return keep(g, e ? rcl__fail_cl(e, "CG: writing the halo") : 0);
+  if (g->err) return;
+  if (!overlap) spmv_piece(g, -1, dst, src, alpha, beta);
+  for (int i = 0; overlap && i < 3; i += 2) spmv_piece(g, i, dst, src, alpha, beta);
 }
 
 static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, const void *beta) {
   mcg *g = st;
-  if (!jac) mcg_halo(g, src);
+  if (!jac) return mcg_spmv_halo(g, dst, src, alpha, beta), 0;
   if (g->err || !g->n) return 0;
-  return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, jac ? g->A->D : g->A->M, alpha, g->v[src], jac ? g->off : 0,
-                                      beta, &g->so, NULL));
+  return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, g->A->D, alpha, g->v[src], g->off, beta, &g->so, NULL));
 }
 
 /* A dot or norm: this rank's part (an empty one without rows), joined over the ranks with every rank's
