@@ -4,19 +4,32 @@
 # for one value and 2^20 values per rank), collected into one JSON document with speedup and parallel efficiency
 # per K (T1 / TK and T1 / (K TK)). Every run also checks its bits against the one-device host reference
 # (matches_reference), so a scaling record is a reproducibility record too. CG and the stencil: the least time
-# of two runs per K (the first also builds or loads the kernels).
-#   scripts/bench_mpi_scaling.sh [--full] [--ks "1 2 4 8"] [--device D] [--cores-per-rank] [--out FILE]
+# of two runs per K (the first also builds or loads the kernels); a third run with --phases gives each family's
+# "phases" per K (seconds in halo exchange, reductions, kernels: the slowest rank's and the mean; docs/scaleout.md).
+#   scripts/bench_mpi_scaling.sh [--full] [--ks "1 2 4 8"] [--device D | --device-map MAP] [--cg SPEC]
+#       [--grid WxH] [--iters N] [--maxit N] [--mpirun-args "..."] [--cores-per-rank] [--out FILE]
 # --full: CG on poisson3d:115 (1.52M rows, 10.5M non-zeros), the stencil on 8192^2; default: small sizes.
+# --cg SPEC, --maxit N: CG's --gen matrix and iterations; --grid WxH, --iters N: the stencil's (over --full's or the
+# defaults). --device-map MAP: passed to every command instead of --device (e.g. rank:nvidia:#0,nvidia:#1).
+# (bench allreduce, which takes no map, times its parts on the map's first spec.)
+# --mpirun-args "...": extra mpirun arguments (e.g. --bind-to none).
 # --cores-per-rank: each rank's PoCL uses its share of the machine's cores (POCL_CPU_MAX_CU_COUNT = cores / K).
 # Environment: MPIRUN (default: mpirun, with --allow-run-as-root --oversubscribe as root), REPROCL_MPI (the tool,
 # default build/reprocl-mpi).
 set -euo pipefail
-full=0 ks="1 2 4 8" device=${REPROCL_DEVICE:-0} share=0 out=""
+full=0 ks="1 2 4 8" device=${REPROCL_DEVICE:-0} map="" share=0 out="" margs=""
+o_cg="" o_grid="" o_iters="" o_maxit=""
 while [ $# -gt 0 ]; do
   case "$1" in
   --full) full=1 ;;
   --ks) ks=$2; shift ;;
   --device) device=$2; shift ;;
+  --device-map) map=$2; shift ;;
+  --cg) o_cg=$2; shift ;;
+  --grid) o_grid=$2; shift ;;
+  --iters) o_iters=$2; shift ;;
+  --maxit) o_maxit=$2; shift ;;
+  --mpirun-args) margs=$2; shift ;;
   --cores-per-rank) share=1 ;;
   --out) out=$2; shift ;;
   *) echo "bench_mpi_scaling.sh: unknown argument $1" >&2; exit 2 ;;
@@ -28,32 +41,43 @@ mpirun_cmd=${MPIRUN:-mpirun}
 [ "$(id -u)" = 0 ] && [ -z "${MPIRUN:-}" ] && mpirun_cmd="mpirun --allow-run-as-root --oversubscribe"
 cores=$(nproc)
 if [ $full = 1 ]; then
-  cg="--gen poisson3d:115 --maxit 200" grid=8192x8192 iters=100
+  gen=poisson3d:115 maxit=200 grid=8192x8192 iters=100
 else
-  cg="--gen poisson3d:30 --maxit 100" grid=1024x1024 iters=50
+  gen=poisson3d:30 maxit=100 grid=1024x1024 iters=50
 fi
+gen=${o_cg:-$gen} maxit=${o_maxit:-$maxit} grid=${o_grid:-$grid} iters=${o_iters:-$iters}
+cg=(--gen "$gen" --maxit "$maxit")
+dev=(--device "$device")
+[ -n "$map" ] && dev=(--device-map "$map")
+bdevice=$device # bench allreduce takes --device only: with a map, its first spec
+if [ -n "$map" ]; then bdevice=${map#*:} bdevice=${bdevice%%,*}; fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for k in $ks; do
   env=()
   [ $share = 1 ] && env=(-x POCL_CPU_MAX_CU_COUNT=$((cores / k > 0 ? cores / k : 1)))
-  run() { $mpirun_cmd -n "$k" ${env[@]+"${env[@]}"} "$tool" "$@"; }
-  for r in 1 2; do # the first run of a K also builds (or loads) the kernels: the least of two
+  # shellcheck disable=SC2086 # --mpirun-args is split into words on purpose
+  run() { $mpirun_cmd $margs -n "$k" ${env[@]+"${env[@]}"} "$tool" "$@"; }
+  for r in 1 2 phases; do # the first run of a K also builds (or loads) the kernels: the least of two; then phases
+    ph=()
+    [ $r = phases ] && ph=(--phases)
     echo "K = $k: cg ($r)" >&2
-    run cg $cg --dtype f64 --device "$device" --json >"$tmp/cg-$k-$r.json"
+    run cg "${cg[@]}" --dtype f64 "${dev[@]}" ${ph[@]+"${ph[@]}"} --json >"$tmp/cg-$k-$r.json"
     echo "K = $k: stencil ($r)" >&2
-    run stencil --kind nine --grid $grid --iters $iters --dtype f32 --device "$device" --json >"$tmp/stencil-$k-$r.json"
+    run stencil --kind nine --grid "$grid" --iters "$iters" --dtype f32 "${dev[@]}" ${ph[@]+"${ph[@]}"} --json \
+      >"$tmp/stencil-$k-$r.json"
   done
   for mode in ordered exact; do
     echo "K = $k: allreduce $mode" >&2
     run bench allreduce --mode $mode --n 1 --json >"$tmp/allreduce-$mode-1-$k.json"
-    run bench allreduce --mode $mode --n $((k * 1048576)) --reps 5000 --device "$device" --json \
+    run bench allreduce --mode $mode --n $((k * 1048576)) --reps 5000 --device "$bdevice" --json \
       >"$tmp/allreduce-$mode-2^20-$k.json"
   done
 done
-python3 - "$tmp" "$full" "$cores" "$share" "$ks" >"${out:-/dev/stdout}" <<'PY'
+python3 - "$tmp" "$full" "$cores" "$share" "$ks" "$map" "$margs" >"${out:-/dev/stdout}" <<'PY'
 import json, os, platform, sys
 tmp, full, cores, share, ks = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5].split()
+device_map, mpirun_args = sys.argv[6], sys.argv[7]
 def load(name):
     with open(os.path.join(tmp, name)) as f:
         return json.load(f)
@@ -63,8 +87,10 @@ def scaling(kind):
         j = min((load(f"{kind}-{k}-{r}.json") for r in (1, 2)), key=lambda j: j["time_s"])
         t = j["time_s"]
         t1 = t if t1 is None else t1
+        ph = load(f"{kind}-{k}-phases.json")
         row = {"ranks": int(k), "time_s": t, "speedup": t1 / t, "efficiency": t1 / (int(k) * t),
-               "matches_reference": j["matches_reference"]}
+               "matches_reference": j["matches_reference"] and ph["matches_reference"],
+               "devices": [r["device"] for r in j["ranks"]], "phases": ph["phases"]}
         for key in ("iterations", "history_sha256", "solution_sha256", "sha256"):
             if key in j:
                 row[key] = j[key]
@@ -84,7 +110,8 @@ for mode in ("ordered", "exact"):
                               "part_host_s": j["part_host_s"], "part_device_s": j["part_device_s"]})
 doc = {"command": "bench mpi-scaling", "host": platform.node(), "cores": cores, "full": full,
        "cores_per_rank": (f"POCL_CPU_MAX_CU_COUNT = {cores} / K" if share else "not limited"),
-       "device": load(f"cg-{ks[0]}-1.json")["ranks"][0]["device"],
+       "device": load(f"cg-{ks[0]}-1.json")["ranks"][0]["device"], "device_map": device_map or None,
+       "mpirun_args": mpirun_args,
        "cg": scaling("cg"), "stencil": scaling("stencil"), "allreduce": allreduce}
 json.dump(doc, sys.stdout, indent=2)
 print()

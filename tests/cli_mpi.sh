@@ -239,6 +239,31 @@ for cmd in "spmv --matrix $mtx --x random:2" "cg --matrix $mtx" "stencil --kind 
 done
 [ "$(ls -A "$TMP/so2" | tr '\n' ' ')" = "cg.bin spmv.bin stencil.bin " ] && pass "--out: no temporary left" ||
   fail "--out left: $(ls -A "$TMP/so2")"
+# --phases: every rank's per-phase times in the JSON ("phases": slowest rank, max, mean, per rank) and as text; the
+# same digests as without it (the timed path waits for the queue more often, never with other bits).
+for cmd in "cg --gen poisson2d:40" "spmv --gen poisson2d:40" "stencil --kind sor --grid 40x30 --iters 6" \
+  "stencil --kind nine --grid 64x40 --iters 9"; do
+  mpi 3 "$MPI_CLI" $cmd --device pocl --json >"$TMP/ph0.json" 2>/dev/null
+  mpi 3 "$MPI_CLI" $cmd --device pocl --json --phases >"$TMP/ph1.json" 2>"$TMP/mpi.err"
+  why=$(python3 -c '
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:3])
+p, keys = b.get("phases"), ("total_s", "halo_read_s", "halo_mpi_s", "halo_write_s", "reduce_part_s",
+                            "reduce_allreduce_s", "kernels_s", "setup_s")
+same = all(a.get(k) == b.get(k) for k in ("sha256", "history_sha256", "solution_sha256", "residual"))
+if "phases" in a: print("phases without --phases")
+elif not p or not same or not b["matches_reference"]: print("no phases, or other digests")
+elif len(p["ranks"]) != 3 or p["calls"] != 1 or not 0 <= p["slowest_rank"] < 3 or p["exchanges"] < 1: print(p)
+elif sys.argv[3] == "cg" and p["reductions"] < 3: print("cg without reductions")
+elif any(not 0 <= p[k]["mean"] <= p[k]["max"] or p[k]["slowest"] > p[k]["max"] or
+         p[k]["max"] != max(r[k] for r in p["ranks"]) for k in keys): print("inconsistent", p)
+elif abs(sum(p["ranks"][p["slowest_rank"]][k] for k in keys[1:]) - p["total_s"]["slowest"]) > 1e-3: print("sum", p)' \
+    "$TMP/ph0.json" "$TMP/ph1.json" "${cmd%% *}" 2>&1)
+  [ -z "$why" ] && pass "${cmd%% *} --phases: the phases of 3 ranks, the same digests" || fail "$cmd --phases: $why"
+done
+expect 0 "cg --phases text, 2 ranks" -- mpi 2 "$MPI_CLI" cg --gen poisson2d:30 --device pocl --phases
+contains "$TMP/out" "phases (seconds; slowest rank " "the phases' line"
+contains "$TMP/out" "reduce parts " "the reductions' phases"
 # Faults: only rank 0 reads the file: its failure fails every rank (exit 2), rank 0 naming the file.
 expect 2 "cg, a matrix file rank 0 cannot read: exit 2 on every rank" -- mpi 3 "$MPI_CLI" cg --matrix "$TMP/none.mtx" --device pocl
 contains "$TMP/err" "none.mtx" "the message names the file"

@@ -134,8 +134,30 @@ static void cg_options(rcl_cg_options *o, rcl_dtype dt, int combo, size_t m) {
   if (m == 5) o->max_iterations = 4;
 }
 
-/* CG against the reference: status, message, iterations, history (on every rank) and this rank's rows of x. */
-static void cg_compare(rcl_mpi_matrix *M, const rcl_csr *A, const void *b, const rcl_cg_options *o, const char *what) {
+/* The phases of one timed call (rcl_mpi_phases_collect): one call; the counts of a CG of `iters` iterations (an
+ * exchange per SpMV of A, three reductions per iteration and three before; a breakdown at p'Ap one more each;
+ * none where the solve never started, iters (size_t)-1: a Jacobi CG without the preconditioner);
+ * no time negative; the phases cover the call (they are laps of one clock). */
+static void check_phases(const rcl_mpi_phases *p, size_t iters, const char *what) {
+  const double t[] = {p->halo_read_s,        p->halo_mpi_s, p->halo_write_s, p->reduce_part_s,
+                      p->reduce_allreduce_s, p->kernels_s,  p->setup_s};
+  double sum = 0;
+  int neg = p->total_s < 0;
+  for (size_t k = 0; k < sizeof t / sizeof *t; k++) sum += t[k], neg |= t[k] < 0;
+  if (p->calls != 1 || neg || sum > p->total_s + 1e-6 || sum < p->total_s - 1e-3 - 0.01 * p->total_s)
+    mt_fail("rank %d: %s: phases of %zu call(s), total %g s, phases summing to %g s", mt_rank, what, p->calls,
+            p->total_s, sum);
+  if (iters == (size_t)-1 ? p->exchanges || p->reductions
+                          : p->exchanges < iters + 1 || p->exchanges > iters + 2 || p->reductions < 3 * iters + 3 ||
+                                p->reductions > 3 * iters + 4)
+    mt_fail("rank %d: %s: %zu exchange(s) and %zu reduction(s) for %zu iterations", mt_rank, what, p->exchanges,
+            p->reductions, iters);
+}
+
+/* CG against the reference: status, message, iterations, history (on every rank) and this rank's rows of x;
+ * timed (rcl_mpi_phases_collect) where `timed`: the same bits, and its phases checked. */
+static void cg_compare(rcl_mpi_matrix *M, const rcl_csr *A, const void *b, const rcl_cg_options *o, int timed,
+                       const char *what) {
   rcl_dtype dt = A->dtype;
   size_t n = A->nrows, es = rcl_dtype_size(dt), r0, nr;
   rcl_mpi_matrix_rows(M, &r0, &nr, NULL);
@@ -144,7 +166,12 @@ static void cg_compare(rcl_mpi_matrix *M, const rcl_csr *A, const void *b, const
   void *xr = calloc(n + 1, es), *xd = calloc(n + 1, es);
   int rc1 = rcl_ref_cg(xr, &rr, A, b, o);
   snprintf(msg1, sizeof msg1, "%s", rcl_error_last());
+  rcl_mpi_phases ph = RCL_MPI_PHASES_INIT;
+  if (timed) rt_ok(rcl_mpi_phases_collect(&ph));
   int rc2 = rcl_mpi_cg((char *)xd + r0 * es, &rd, M, (const char *)b + r0 * es, o);
+  rt_ok(rcl_mpi_phases_collect(NULL));
+  if (timed && (!rc2 || rc2 == RCL_ERR_NO_CONVERGENCE || rc2 == RCL_ERR_BREAKDOWN))
+    check_phases(&ph, rd.history_len ? rd.iterations : (size_t)-1, what);
   if (rc2 != rc1 || (rc1 && strcmp(rcl_error_last(), msg1)))
     mt_fail("rank %d: %s: returned %s (%s), the reference %s (%s)", mt_rank, what, rcl_status_name(rc2),
             rcl_error_last(), rcl_status_name(rc1), msg1);
@@ -173,7 +200,7 @@ static void cg_case(rcl_context *c, rcl_dtype dt, size_t m, int w, int all_combo
     snprintf(what, sizeof what, "%s: CG matrix %zu %s jacobi=%d dots=%s spmv=%s weights %d", where, m,
              rcl_dtype_name(dt), o.jacobi, rcl_reduce_mode_name(o.dot_mode), rcl_spmv_contract_name(o.spmv.contract),
              w);
-    cg_compare(M, A, b, &o, what);
+    cg_compare(M, A, b, &o, w == 2 || combo == 7, what);
   }
   rcl_mpi_matrix_free(M);
   rcl_csr_free(A);
@@ -221,6 +248,10 @@ START_TEST(mpi_sparse_errors) {
   if (M && (rc != RCL_ERR_INVALID_ARG || !strstr(rcl_error_last(), want)))
     mt_fail("rank %d: a NULL x on rank %d gave %s: %s", mt_rank, bad, rcl_status_name(rc), rcl_error_last());
   rcl_mpi_matrix_free(M);
+  rcl_mpi_phases ph = RCL_MPI_PHASES_INIT;
+  ph.version = 99;
+  if (rcl_mpi_phases_collect(&ph) != RCL_ERR_INVALID_ARG || !strstr(rcl_error_last(), "version"))
+    mt_fail("rank %d: rcl_mpi_phases_collect took version 99: %s", mt_rank, rcl_error_last());
   rc = rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, mt_size, A, 1.0, c);
   if (rc != RCL_ERR_INVALID_ARG || !strstr(rcl_error_last(), "root"))
     mt_fail("rank %d: a bad root gave %s", mt_rank, rcl_error_last());

@@ -30,7 +30,21 @@ static rcl_stencil_desc make_desc(int kind, rcl_boundary bc) {
   return st;
 }
 
-/* One stencil problem: this rank's rows against the reference's. */
+/* The phases of one timed grid call: one call, at most one exchange per step and SOR's one reduction; no time
+ * negative; the phases (laps of one clock) cover the call. */
+static void grid_phases(const rcl_mpi_phases *p, size_t steps, int sor, const char *what) {
+  double parts = p->halo_read_s + p->halo_mpi_s + p->halo_write_s + p->reduce_part_s + p->reduce_allreduce_s;
+  parts += p->kernels_s + p->setup_s;
+  int neg = p->halo_read_s < 0 || p->halo_mpi_s < 0 || p->halo_write_s < 0 || p->reduce_part_s < 0 ||
+            p->reduce_allreduce_s < 0 || p->kernels_s < 0 || p->setup_s < 0;
+  if (p->calls != 1 || neg || p->exchanges > steps + (size_t)sor || p->reductions != (size_t)sor ||
+      parts > p->total_s + 1e-6 || parts < p->total_s - 1e-3 - 0.01 * p->total_s)
+    mt_fail("rank %d: %s: %zu call(s), %zu exchange(s), %zu reduction(s), %g s in the phases of %g s", mt_rank, what,
+            p->calls, p->exchanges, p->reductions, parts, p->total_s);
+}
+
+/* One stencil problem: this rank's rows against the reference's (timed, rcl_mpi_phases_collect, for the
+ * first kind: the same bits, and its phases checked). */
 static void stencil_case(rcl_context *c, rcl_dtype dt, int kind, rcl_boundary bc, size_t s, size_t iters,
                          const char *where) {
   size_t W = sizes[s][0], H = sizes[s][1], es = rcl_dtype_size(dt), first = 0, count = 0;
@@ -39,11 +53,15 @@ static void stencil_case(rcl_context *c, rcl_dtype dt, int kind, rcl_boundary bc
   unsigned char *out = mt_vec(dt, W * H, "uniform", 2);
   rt_ok(rcl_ref_stencil(ref, &st, dt, W, H, iters, in));
   mt_expect(rcl_mpi_grid_rows(&first, &count, MPI_COMM_WORLD, H, 1), 0, "rcl_mpi_grid_rows");
+  rcl_mpi_phases ph = RCL_MPI_PHASES_INIT;
+  if (kind == 0) rt_ok(rcl_mpi_phases_collect(&ph));
   int rc = rcl_mpi_stencil(out + first * W * es, MPI_COMM_WORLD, c, &st, dt, W, H, iters, in + first * W * es);
+  rt_ok(rcl_mpi_phases_collect(NULL));
   char what[300];
   snprintf(what, sizeof what, "%s: stencil %d %s %s %zux%zu, %zu iterations, rows [%zu, %zu)", where, kind,
            rcl_dtype_name(dt), rcl_boundary_name(bc), W, H, iters, first, first + count);
   mt_expect(rc, 0, what);
+  if (!rc && kind == 0) grid_phases(&ph, iters, 0, what);
   if (!rc) mt_same(out + first * W * es, ref + first * W * es, count * W, dt, what);
   free(in), free(ref), free(out);
 }
@@ -61,11 +79,15 @@ static void sor_case(rcl_context *c, rcl_dtype dt, rcl_boundary bc, size_t s, si
   rt_ok(rcl_ref_sor(ref, rres, &d, dt, W, H, sweeps, b));
   mt_expect(rcl_mpi_grid_rows(&first, &count, MPI_COMM_WORLD, H, 2), 0, "rcl_mpi_grid_rows");
   size_t off = first * W * es;
+  rcl_mpi_phases ph = RCL_MPI_PHASES_INIT;
+  if (with_b) rt_ok(rcl_mpi_phases_collect(&ph));
   int rc = rcl_mpi_sor(grid + off, res, MPI_COMM_WORLD, c, &d, dt, W, H, sweeps, b ? b + off : NULL);
+  rt_ok(rcl_mpi_phases_collect(NULL));
   char what[300];
   snprintf(what, sizeof what, "%s: SOR %s %s %zux%zu, %zu sweeps, rhs %d, rows [%zu, %zu)", where, rcl_dtype_name(dt),
            rcl_boundary_name(bc), W, H, sweeps, with_b, first, first + count);
   mt_expect(rc, 0, what);
+  if (!rc && with_b) grid_phases(&ph, sweeps, 1, what);
   if (!rc) mt_same(grid + off, ref + off, count * W, dt, what);
   if (!rc) mt_same(res, rres, 1, dt, "residual norm");
   free(ref), free(grid), free(b);

@@ -88,6 +88,35 @@ RCL_API int rcl_mpi_stencil(void *out, MPI_Comm comm, rcl_context *ctx, const rc
                             size_t width, size_t height, size_t iters, const void *in);
 RCL_API int rcl_mpi_sor(void *grid, void *residual, MPI_Comm comm, rcl_context *ctx, const rcl_sor_desc *d,
                         rcl_dtype dtype, size_t width, size_t height, size_t sweeps, const void *rhs);
+/* ---- where the time goes: per-phase wall times of this rank ------------------------------------------------ */
+/* Seconds this rank spent in each phase of rcl_mpi_spmv, rcl_mpi_cg, rcl_mpi_stencil and rcl_mpi_sor, host wall
+ * clocks (MPI_Wtime) around the phases, summed over the calls made while collecting. Kernels run asynchronously:
+ * while collecting, CG waits for its queue (clFinish) before each reduction's part and before reading the
+ * halo rows, so the kernels' time lands in kernels_s rather than in the phase that would wait for them (not
+ * collecting, nothing is timed and nothing waits). The bits never depend on it. */
+#define RCL_MPI_PHASES_VERSION 1
+typedef struct {
+  unsigned int version;      /* RCL_MPI_PHASES_VERSION */
+  size_t calls;              /* calls timed */
+  size_t exchanges;          /* halo exchanges (CG: one per SpMV of A; stencils: one per round of steps) */
+  size_t reductions;         /* global reductions (CG's dots and norms, SOR's residual) */
+  double total_s;            /* wall time inside the timed calls */
+  double halo_read_s;        /* halo exchange: the rows other ranks need, device -> host */
+  double halo_mpi_s;         /* halo exchange: the messages (waiting for the neighbours included) */
+  double halo_write_s;       /* halo exchange: the halo received, host -> device */
+  double reduce_part_s;      /* global reductions: this rank's part (its reduction on the device, read back) */
+  double reduce_allreduce_s; /* global reductions: rcl_mpi_partial_allreduce (waiting for the others included) */
+  double kernels_s;          /* kernels and queue waits: SpMVs, vector updates, stencil steps, clFinish */
+  double setup_s; /* the rest: arguments agreed, vectors and blocks created and uploaded, the result read back */
+} rcl_mpi_phases;
+#define RCL_MPI_PHASES_INIT                                                                                            \
+  { RCL_MPI_PHASES_VERSION, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0 }
+/* Starts collecting into *p (initialised with RCL_MPI_PHASES_INIT; times are added to it) the phases of the
+ * calls above that this thread makes, or stops with p NULL. Not collective (each rank decides; a rank that
+ * collects waits for its queue more often, and only its own time changes). RCL_ERR_INVALID_ARG for a wrong
+ * version. */
+RCL_API int rcl_mpi_phases_collect(rcl_mpi_phases *p);
+
 /* Molecular dynamics over the ranks (contracts §10.4): the box cut into one slab per rank along its longest
  * axis (equal lengths; a rank whose slab holds no atom idles), each rank holding only its owned atoms and their
  * ghosts (atoms of other slabs within cutoff + skin, from one or several ranks), running rcl_md's kernels on its

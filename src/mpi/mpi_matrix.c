@@ -14,6 +14,7 @@ void rcl_mpi_matrix_free(rcl_mpi_matrix *M) {
   if (!M) return;
   rcl_spmv_matrix_free(M->M);
   rcl_spmv_matrix_free(M->D);
+  for (int i = 0; i < 3; i++) rcl_spmv_matrix_free(M->P[i]);
   rcl__csr_local_free(&M->L);
   rcl__csr_local_free(&M->J);
   rcl__free(M->bounds);
@@ -172,12 +173,52 @@ static int halo_plan(rcl_mpi_matrix *M) {
   return rc;
 }
 
+/* The longest run [pr[1], pr[2]) of rows of L that reference own entries of x only (L's columns [nbefore,
+ * ncols - nafter)); pr[0] = 0, pr[3] = the rows. */
+static void interior_rows(size_t *pr, const rcl_csr_local *L) {
+  const rcl_csr *A = L->A;
+  size_t lo = L->nbefore, hi = A->ncols - L->nafter, start = 0;
+  pr[0] = pr[1] = pr[2] = 0, pr[3] = A->nrows;
+  for (size_t i = 0; i <= A->nrows; i++) {
+    int inner = i < A->nrows;
+    for (uint64_t k = inner ? A->row_ptr[i] : 0; inner && k < A->row_ptr[i + 1]; k++)
+      inner = A->col_idx[k] >= lo && A->col_idx[k] < hi;
+    if (inner) continue;
+    if (i - start > pr[2] - pr[1]) pr[1] = start, pr[2] = i;
+    start = i + 1;
+  }
+}
+
+/* Rows [r0, r1) of A as a matrix of their own on ctx (*out NULL for no rows). */
+static int piece(rcl_spmv_matrix **out, rcl_context *ctx, const rcl_csr *A, size_t r0, size_t r1) {
+  rcl_csr *P = NULL;
+  size_t k0 = A->row_ptr[r0], nnz = A->row_ptr[r1] - k0, es = rcl_dtype_size(A->dtype);
+  int rc = r0 < r1 ? rcl_csr_alloc(&P, A->dtype, r1 - r0, A->ncols, nnz) : 0;
+  if (rc || r0 == r1) return rc;
+  for (size_t i = 0; i <= r1 - r0; i++) P->row_ptr[i] = A->row_ptr[r0 + i] - k0;
+  if (nnz) memcpy(P->col_idx, A->col_idx + k0, nnz * sizeof *P->col_idx);
+  if (nnz) memcpy(P->values, (const char *)A->values + k0 * es, nnz * es);
+  rc = rcl_spmv_matrix_create(out, ctx, P);
+  rcl_csr_free(P);
+  return rc;
+}
+
+/* L.A on the context: in pieces where it has a halo and at least half its rows are interior, else whole. */
+static int upload_rows(rcl_mpi_matrix *M) {
+  interior_rows(M->pr, &M->L);
+  if (M->L.nbefore + M->L.nafter == 0 || 2 * (M->pr[2] - M->pr[1]) < M->pr[3])
+    return rcl_spmv_matrix_create(&M->M, M->ctx, M->L.A);
+  int rc = 0;
+  for (int i = 0; !rc && i < 3; i++) rc = piece(&M->P[i], M->ctx, M->L.A, M->pr[i], M->pr[i + 1]);
+  return rc;
+}
+
 /* This rank's part: its rows (and the preconditioner's) as local matrices, uploaded; the halo plan. */
 static int build_local(rcl_mpi_matrix *M, rcl_csr *rows, rcl_csr *drows) {
   size_t nloc = M->bounds[M->rank + 1] - M->bounds[M->rank], c0 = M->cbounds[M->rank], c1 = M->cbounds[M->rank + 1];
   int rc = rcl__csr_local(&M->L, rows, 0, nloc, c0, c1);
   if (!rc && drows) rc = rcl__csr_local(&M->J, drows, 0, nloc, c0, c1);
-  if (!rc && nloc) rc = rcl_spmv_matrix_create(&M->M, M->ctx, M->L.A);
+  if (!rc && nloc) rc = upload_rows(M);
   if (!rc && nloc && drows) rc = rcl_spmv_matrix_create(&M->D, M->ctx, M->J.A);
   if ((rc = rcl_mpi_agree(M->comm, rc, NULL)) != 0) return rc;
   return halo_plan(M);

@@ -14,9 +14,41 @@
 
 enum { HALO_TAG = 0x4a10 };
 
-int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own) {
+/* ---- the phases' clock ------------------------------------------------------------------------------------ */
+
+static _Thread_local rcl_mpi_phases *tl_phases; /* this thread's collector (rcl_mpi_phases_collect) */
+
+int rcl_mpi_phases_collect(rcl_mpi_phases *p) {
+  if (p && p->version != RCL_MPI_PHASES_VERSION)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_phases.version is %u, expected %u (use RCL_MPI_PHASES_INIT)",
+                     p->version, RCL_MPI_PHASES_VERSION);
+  tl_phases = p;
+  return 0;
+}
+
+void rcl__mpi_clock_start(rcl__mpi_clock *c) {
+  c->p = tl_phases;
+  c->t = c->t0 = c->p ? MPI_Wtime() : 0;
+}
+
+double rcl__mpi_clock_lap(rcl__mpi_clock *c) {
+  double now = MPI_Wtime(), d = now - c->t;
+  c->t = now;
+  return d;
+}
+
+void rcl__mpi_clock_stop(rcl__mpi_clock *c) {
+  if (!c->p) return;
+  c->p->setup_s += rcl__mpi_clock_lap(c);
+  c->p->calls++;
+  c->p->total_s += c->t - c->t0;
+}
+
+/* ---- the halo exchange ------------------------------------------------------------------------------------ */
+
+int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own, void *halo) {
   size_t es = M->es;
-  unsigned char *out = M->sbuf + M->nsend * es;
+  unsigned char *out = halo ? halo : M->sbuf + M->nsend * es;
   MPI_Datatype t = M->dt == RCL_F32 ? MPI_FLOAT : MPI_DOUBLE;
   for (size_t k = 0; k < M->nsend; k++) memcpy(M->sbuf + k * es, (const unsigned char *)own + M->sidx[k] * es, es);
   MPI_Request *req = rcl__malloc(2 * (size_t)M->size * sizeof *req);
@@ -51,23 +83,38 @@ static int check_spmv(rcl_mpi_matrix *A, const void *y, const void *alpha, const
   return 0;
 }
 
-int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
-                 const rcl_spmv_options *opts) {
+static int spmv_timed(rcl__mpi_clock *c, void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
+                      const rcl_spmv_options *opts) {
   if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_spmv: NULL matrix");
   int rc = rcl_mpi_agree(A->comm, check_spmv(A, y, alpha, x, beta, opts), NULL);
   if (rc) return rc;
   size_t es = A->es, ne = A->L.A->ncols, nb = A->L.nbefore;
-  rc = rcl__mpi_halo_exchange(A, x);
+  RCL_MPI_LAP(c, setup_s);
+  rc = rcl__mpi_halo_exchange(A, x, NULL);
+  RCL_MPI_LAP(c, halo_mpi_s);
+  if (c->p) c->p->exchanges++;
   unsigned char *xe = rcl__malloc((ne ? ne : 1) * es), *h = A->sbuf + A->nsend * es;
   if (!rc && !xe) rc = RCL_ERR_OUT_OF_MEMORY;
   if (!rc && own_rows(A)) {
     memcpy(xe, h, nb * es);
     if (own_cols(A)) memcpy(xe + nb * es, x, own_cols(A) * es);
     memcpy(xe + (nb + own_cols(A)) * es, h + nb * es, A->L.nafter * es);
-    rc = rcl_spmv_host(y, A->M, alpha, xe, beta, opts);
+    for (int i = 0; !rc && i < 4; i++) /* A whole (M), or its pieces */
+      if (i == 0 ? A->M != NULL : A->P[i - 1] != NULL)
+        rc = rcl_spmv_host((char *)y + (i ? A->pr[i - 1] : 0) * es, i ? A->P[i - 1] : A->M, alpha, xe, beta, opts);
   }
   rcl__free(xe);
+  RCL_MPI_LAP(c, kernels_s);
   return rcl_mpi_agree(A->comm, rc, NULL);
+}
+
+int rcl_mpi_spmv(void *y, rcl_mpi_matrix *A, const void *alpha, const void *x, const void *beta,
+                 const rcl_spmv_options *opts) {
+  rcl__mpi_clock c;
+  rcl__mpi_clock_start(&c);
+  int rc = spmv_timed(&c, y, A, alpha, x, beta, opts);
+  rcl__mpi_clock_stop(&c);
+  return rc;
 }
 
 /* ---- CG: the ops of cg.c's driver on this rank's device -------------------------------------------------- */
@@ -76,13 +123,17 @@ typedef struct {
   rcl_mpi_matrix *A;
   size_t es, n, off; /* own rows, and where they start in every vector (the halo before) */
   cl_command_queue q;
+  int in_order;        /* q runs its commands in order */
   cl_mem v[RCL_CG_NV]; /* each halo before + own rows + halo after (as L's columns) */
+  cl_mem stage;        /* pinned host memory (CL_MEM_ALLOC_HOST_PTR), mapped for the whole solve: host, halo */
   unsigned char *host; /* the own rows of a vector, read back for the exchange */
+  unsigned char *halo; /* the halo received (L's halo order), written to the device */
   size_t *runs, nruns; /* the runs [start, start + count) of own rows that other ranks need (pairs), or none */
   rcl_reduce_options ro;
   rcl_spmv_options so;
   int err; /* this rank's first failure not yet agreed (0: none) */
   unsigned char slots[3 * 8];
+  rcl__mpi_clock clk; /* the phases (collecting or not) */
 } mcg;
 
 /* A local step's status: kept (the step returns 0, the rank goes on taking part) until the next agreement. */
@@ -91,24 +142,30 @@ static int keep(mcg *g, int rc) {
   return 0;
 }
 
+/* A vector op enqueued: its status kept, its time the kernels'. */
+static int enqueued(mcg *g, int rc) {
+  RCL_MPI_LAP(&g->clk, kernels_s);
+  return keep(g, rc);
+}
+
 static int mcg_copy(void *st, int dst, int src) {
   mcg *g = st;
   if (g->err || !g->n) return 0;
   size_t off = g->off * g->es;
   cl_int e = clEnqueueCopyBuffer(g->q, g->v[src], g->v[dst], off, off, g->n * g->es, 0, NULL, NULL);
-  return keep(g, e ? rcl__fail_cl(e, "CG: clEnqueueCopyBuffer") : 0);
+  return enqueued(g, e ? rcl__fail_cl(e, "CG: clEnqueueCopyBuffer") : 0);
 }
 
 static int mcg_axpy(void *st, int dst, const void *alpha, int src) {
   mcg *g = st;
   if (g->err || !g->n) return 0;
-  return keep(g, rcl_axpy_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, g->v[src], g->off, 0, NULL));
+  return enqueued(g, rcl_axpy_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, g->v[src], g->off, 0, NULL));
 }
 
 static int mcg_scal(void *st, int dst, const void *alpha) {
   mcg *g = st;
   if (g->err || !g->n) return 0;
-  return keep(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
+  return enqueued(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
 }
 
 enum { MAX_RUNS = 64 }; /* more runs of rows to send than this: all own rows are read back */
@@ -146,42 +203,69 @@ static int send_runs(mcg *g) {
   return 0;
 }
 
-/* The own rows of src that other ranks need into g->host (all of them where they are in too many runs). */
-static cl_int read_sent(mcg *g, int src) {
-  size_t es = g->es;
-  if (g->nruns > MAX_RUNS)
-    return clEnqueueReadBuffer(g->q, g->v[src], CL_TRUE, g->off * es, g->n * es, g->host, 0, NULL, NULL);
+/* The own rows of src that other ranks need into g->host (all of them where they are in too many runs), not
+ * blocking: the last read's event in *ev (none without reads), or, ev NULL, waited for (clFinish). */
+static cl_int read_sent(mcg *g, int src, cl_event *ev) {
+  size_t es = g->es, all = g->nruns > MAX_RUNS, m = all ? 1 : g->nruns;
   cl_int e = 0;
-  for (size_t i = 0; i < g->nruns && !e; i++)
-    e = clEnqueueReadBuffer(g->q, g->v[src], CL_FALSE, (g->off + g->runs[2 * i]) * es, g->runs[2 * i + 1] * es,
-                            g->host + g->runs[2 * i] * es, 0, NULL, NULL);
-  return e ? e : clFinish(g->q);
+  for (size_t i = 0; i < m && !e; i++) {
+    size_t at = all ? 0 : g->runs[2 * i], len = all ? g->n : g->runs[2 * i + 1];
+    e = clEnqueueReadBuffer(g->q, g->v[src], CL_FALSE, (g->off + at) * es, len * es, g->host + at * es, 0, NULL,
+                            ev && i + 1 == m ? ev : NULL);
+  }
+  return e || ev ? e : clFinish(g->q);
 }
 
-/* The halo of vector src: the own rows other ranks need read back, exchanged, the halo written before and after
- * them. */
-static int mcg_halo(mcg *g, int src) {
+/* dst = alpha A src + beta dst over the rows of piece i of A (mpi_sparse.h; the whole of A for piece -1). */
+static void spmv_piece(mcg *g, int i, int dst, int src, const void *alpha, const void *beta) {
+  const rcl_mpi_matrix *A = g->A;
+  if (i < 0 || A->P[i])
+    enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off + (i < 0 ? 0 : A->pr[i]), i < 0 ? A->M : A->P[i], alpha, g->v[src],
+                                 0, beta, &g->so, NULL));
+}
+
+/* The halo of vector src (the own rows other ranks need read back, exchanged, the halo written before and
+ * after them) and dst = alpha A src + beta dst. One wait per exchange, the reads': on an in-order queue they
+ * follow the kernels, and the halo's writes do not block (the next exchange's wait, or the solve's end, finds
+ * them done before g->halo changes). Where A is in pieces (an in-order queue) the interior rows' product is
+ * enqueued after the reads and runs while the messages travel; the boundary rows' follow the halo. */
+static void mcg_spmv_halo(mcg *g, int dst, int src, const void *alpha, const void *beta) {
   const rcl_csr_local *L = &g->A->L;
   size_t es = g->es, nb = L->nbefore, na = L->nafter;
+  int overlap = g->in_order && g->A->P[1], ok = !g->err && g->n;
+  cl_event ev = NULL;
   cl_int e = 0;
-  if (!g->err && g->n) e = clFinish(g->q); /* a wrapped out-of-order queue: the blocking read waits for itself only */
-  if (!e && !g->err && g->n) e = read_sent(g, src);
+  /* a wrapped out-of-order queue: the reads wait for themselves only; timing: the kernels are the kernels' */
+  if (ok && (!g->in_order || g->clk.p)) e = clFinish(g->q);
+  RCL_MPI_LAP(&g->clk, kernels_s);
+  if (!e && ok) e = read_sent(g, src, overlap ? &ev : NULL);
+  if (!e && ok && overlap) spmv_piece(g, 1, dst, src, alpha, beta); /* the interior, while the halo travels */
+  if (!e && ev) e = clFlush(g->q);
+  if (!e && ev) e = clWaitForEvents(1, &ev);
+  if (ev) clReleaseEvent(ev);
   keep(g, e ? rcl__fail_cl(e, "CG: reading the rows for the halo") : 0);
-  int rc = rcl__mpi_halo_exchange(g->A, g->host); /* every rank, whatever failed */
-  if (rc || g->err || !g->n) return keep(g, rc);
-  const unsigned char *h = g->A->sbuf + g->A->nsend * es;
-  if (nb) e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, 0, nb * es, h, 0, NULL, NULL);
+  RCL_MPI_LAP(&g->clk, halo_read_s);
+  keep(g, rcl__mpi_halo_exchange(g->A, g->host, g->halo)); /* every rank, whatever failed */
+  RCL_MPI_LAP(&g->clk, halo_mpi_s);
+  if (g->clk.p) g->clk.p->exchanges++;
+  if (g->err || !g->n) return;
+  /* timing without the overlap: the writes' time is theirs */
+  cl_bool block = g->in_order && (overlap || !g->clk.p) ? CL_FALSE : CL_TRUE;
+  if (nb) e = clEnqueueWriteBuffer(g->q, g->v[src], block, 0, nb * es, g->halo, 0, NULL, NULL);
   if (!e && na)
-    e = clEnqueueWriteBuffer(g->q, g->v[src], CL_TRUE, (nb + g->n) * es, na * es, h + nb * es, 0, NULL, NULL);
-  return keep(g, e ? rcl__fail_cl(e, "CG: writing the halo") : 0);
+    e = clEnqueueWriteBuffer(g->q, g->v[src], block, (nb + g->n) * es, na * es, g->halo + nb * es, 0, NULL, NULL);
+  keep(g, e ? rcl__fail_cl(e, "CG: writing the halo") : 0);
+  RCL_MPI_LAP(&g->clk, halo_write_s);
+  if (g->err) return;
+  if (!overlap) spmv_piece(g, -1, dst, src, alpha, beta);
+  for (int i = 0; overlap && i < 3; i += 2) spmv_piece(g, i, dst, src, alpha, beta);
 }
 
 static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, const void *beta) {
   mcg *g = st;
-  if (!jac) mcg_halo(g, src);
+  if (!jac) return mcg_spmv_halo(g, dst, src, alpha, beta), 0;
   if (g->err || !g->n) return 0;
-  return keep(g, rcl_spmv_enqueue(g->v[dst], g->off, jac ? g->A->D : g->A->M, alpha, g->v[src], jac ? g->off : 0, beta,
-                                  &g->so, NULL));
+  return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, g->A->D, alpha, g->v[src], g->off, beta, &g->so, NULL));
 }
 
 /* A dot or norm: this rank's part (an empty one without rows), joined over the ranks with every rank's
@@ -191,14 +275,22 @@ static int mcg_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
   rcl_mpi_matrix *A = g->A;
   rcl_partial *part = NULL;
   int rc = g->err, dot = op == RCL_OP_DOT;
+  if (g->clk.p && !rc && g->n) { /* timing: the kernels before the part are the kernels' time */
+    cl_int e = clFinish(g->q);
+    if (e) rc = rcl__fail_cl(e, "CG: clFinish");
+    RCL_MPI_LAP(&g->clk, kernels_s);
+  }
   if (!rc && g->n)
     rc = rcl_reduce_partial_enqueue(&part, A->ctx, op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a], g->off,
                                     dot ? g->v[b] : NULL, dot ? g->off : 0, &g->ro, NULL);
   else if (!rc)
     rc = rcl_ref_reduce_partial(&part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
   g->err = 0;
+  RCL_MPI_LAP(&g->clk, reduce_part_s);
   rc = rcl__mpi_partial_allreduce_status(g->slots + (size_t)slot * g->es, A->comm, part, rc);
   rcl_partial_free(part);
+  RCL_MPI_LAP(&g->clk, reduce_allreduce_s);
+  if (g->clk.p) g->clk.p->reductions++;
   return rc;
 }
 
@@ -208,16 +300,29 @@ static int mcg_fetch(void *st, void *slots) {
   return 0;
 }
 
+/* The staging memory of the exchanges: own rows, then the halo; pinned (mapped once) where the driver can. */
+static cl_int stage_create(mcg *g, cl_context c) {
+  size_t bytes = (g->A->L.A->ncols ? g->A->L.A->ncols : 1) * g->es;
+  cl_command_queue_properties props = 0;
+  cl_int e = clGetCommandQueueInfo(g->q, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL);
+  g->in_order = !e && !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE);
+  if (!e) g->stage = clCreateBuffer(c, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &e);
+  if (!e)
+    g->host = clEnqueueMapBuffer(g->q, g->stage, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes, 0, NULL, NULL, &e);
+  if (!e) g->halo = g->host + g->n * g->es;
+  return e;
+}
+
 /* The vectors on the device, with this rank's rows of x and b. */
 static int mcg_setup(mcg *g, const void *x, const void *b, int jacobi) {
   rcl_context *ctx = g->A->ctx;
   cl_context c = rcl_context_cl_context(ctx);
   size_t bytes = (g->A->L.A->ncols ? g->A->L.A->ncols : 1) * g->es;
-  if (!(g->host = rcl__malloc((g->n ? g->n : 1) * g->es))) return RCL_ERR_OUT_OF_MEMORY;
   if (!g->n) return 0;
   int rc = send_runs(g);
   if (rc) return rc;
-  cl_int e = 0;
+  cl_int e = stage_create(g, c);
+  if (e) return rcl__fail_cl(e, "CG: the staging memory of the halo exchange (%zu bytes)", bytes);
   for (int k = 0; !e && k < RCL_CG_NV; k++)
     if (k != RCL_CG_Z || jacobi) g->v[k] = clCreateBuffer(c, CL_MEM_READ_WRITE, bytes, NULL, &e);
   if (e) return rcl__fail_cl(e, "CG: clCreateBuffer (a vector of %zu bytes)", bytes);
@@ -233,6 +338,7 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
   rcl_mpi_matrix *A = g->A;
   int rc = rcl_mpi_agree(A->comm, mcg_setup(g, x, b, opts->jacobi), NULL);
   rcl_cg_ops o = {g, mcg_copy, mcg_spmv, mcg_reduce, mcg_axpy, mcg_scal, mcg_fetch};
+  RCL_MPI_LAP(&g->clk, setup_s);
   if (!rc) rc = rcl__cg_run(&o, A->dt, A->nrows, opts, res); /* its status is every rank's */
   if (rc == 0 || rc == RCL_ERR_NO_CONVERGENCE || rc == RCL_ERR_BREAKDOWN) {
     char msg[512];
@@ -249,9 +355,11 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
       rcl__fail(rc, "%s", msg); /* the solver's message, not the agreement's */
     }
   }
+  if (g->n && g->stage) clFinish(g->q); /* the last halo writes may still read the staging memory */
+  if (g->host) clEnqueueUnmapMemObject(g->q, g->stage, g->host, 0, NULL, NULL);
+  if (g->stage) clFinish(g->q), clReleaseMemObject(g->stage);
   for (int k = 0; k < RCL_CG_NV; k++)
     if (g->v[k]) clReleaseMemObject(g->v[k]);
-  rcl__free(g->host);
   rcl__free(g->runs);
   return rc;
 }
@@ -262,7 +370,7 @@ static int check_cg(rcl_mpi_matrix *A, void *x, const void *b, rcl_cg_result *re
   return rc;
 }
 
-int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts) {
+static int cg_timed(mcg *g, void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts) {
   static const rcl_cg_options defaults = RCL_CG_OPTIONS_INIT;
   if (!A) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_cg: NULL matrix");
   int rc = rcl_mpi_agree(A->comm, check_cg(A, x, b, res, opts), NULL);
@@ -270,15 +378,22 @@ int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, co
   if (!opts) opts = &defaults;
   if (A->nrows == 0) return rcl__cg_empty(res, A->dt);
   if (opts->jacobi && A->jacobi_rc) return rcl__cg_finish(res, A->dt, rcl__fail(A->jacobi_rc, "%s", A->jacobi_msg));
+  g->A = A;
+  g->es = A->es;
+  g->n = own_rows(A);
+  g->off = A->L.nbefore;
+  g->q = rcl_context_cl_queue(A->ctx);
+  g->ro = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
+  g->ro.mode = opts->dot_mode;
+  g->so = opts->spmv;
+  return rcl__cg_finish(res, A->dt, mcg_solve(g, x, b, res, opts));
+}
+
+int rcl_mpi_cg(void *x, rcl_cg_result *res, rcl_mpi_matrix *A, const void *b, const rcl_cg_options *opts) {
   mcg g;
   memset(&g, 0, sizeof g);
-  g.A = A;
-  g.es = A->es;
-  g.n = own_rows(A);
-  g.off = A->L.nbefore;
-  g.q = rcl_context_cl_queue(A->ctx);
-  g.ro = (rcl_reduce_options)RCL_REDUCE_OPTIONS_INIT;
-  g.ro.mode = opts->dot_mode;
-  g.so = opts->spmv;
-  return rcl__cg_finish(res, A->dt, mcg_solve(&g, x, b, res, opts));
+  rcl__mpi_clock_start(&g.clk);
+  int rc = cg_timed(&g, x, res, A, b, opts);
+  rcl__mpi_clock_stop(&g.clk);
+  return rc;
 }

@@ -14,7 +14,7 @@
 #include <limits.h>
 #include <string.h>
 
-#include "mpi/mpi_internal.h"
+#include "mpi/mpi_sparse.h"
 #include "reprocl/split.h"
 #include "stencil/stencil_internal.h"
 
@@ -36,7 +36,8 @@ typedef struct {
   size_t *sidx;                           /* the sent rows' indices among this rank's edge rows */
   int *at;                                /* rows taken from each rank's message so far */
   unsigned char *edge, *sbuf, *rbuf, *hrows;
-  int err; /* this rank's first failure not yet agreed */
+  int err;            /* this rank's first failure not yet agreed */
+  rcl__mpi_clock clk; /* the phases (collecting or not) */
 } mgrid;
 
 static int grid_bounds(size_t *bounds, size_t count, size_t height, size_t granule) {
@@ -156,15 +157,20 @@ static int swap_rows(mgrid *m, const unsigned char *src, int from_edge) {
  * skipped after a failure; the messages never are). */
 static int exchange(mgrid *m) {
   size_t e = rcl__block_edge(&m->g, m->halo);
+  RCL_MPI_LAP(&m->clk, kernels_s);
   if (!m->err && m->blk) {
     m->err = rcl__stencil_block_read(m->edge, m->blk, m->g.above, e);
     if (!m->err) m->err = rcl__stencil_block_read(m->edge + e * m->row, m->blk, m->g.above + own(m) - e, e);
   }
+  RCL_MPI_LAP(&m->clk, halo_read_s);
   int rc = swap_rows(m, m->edge, 1);
+  RCL_MPI_LAP(&m->clk, halo_mpi_s);
+  if (m->clk.p) m->clk.p->exchanges++;
   if (rc || m->err || !m->blk) return rc;
   if (m->g.above) m->err = rcl__stencil_block_write(m->blk, 0, m->g.above, m->hrows);
   if (!m->err && m->g.below)
     m->err = rcl__stencil_block_write(m->blk, m->g.above + own(m), m->g.below, m->hrows + m->g.above * m->row);
+  RCL_MPI_LAP(&m->clk, halo_write_s);
   return 0;
 }
 
@@ -237,8 +243,11 @@ static int residual_norm(mgrid *m, void *residual) {
     rc = rcl_ref_reduce_partial(&part, RCL_OP_NRM2, m->dt, RCL_REDUCE_ORDERED, m->width * m->height, m->g.r0 * m->width,
                                 0, NULL, NULL);
   m->err = 0;
+  RCL_MPI_LAP(&m->clk, reduce_part_s);
   rc = rcl__mpi_partial_allreduce_status(residual, m->comm, part, rc);
   rcl_partial_free(part);
+  RCL_MPI_LAP(&m->clk, reduce_allreduce_s);
+  if (m->clk.p) m->clk.p->reductions++;
   return rc;
 }
 
@@ -249,6 +258,7 @@ static int run(mgrid *m, void *out, void *residual) {
     size_t k = m->steps - r * m->per < m->per ? m->steps - r * m->per : m->per;
     if (r > 0 && m->halo) rc = exchange(m);
     if (!rc && !m->err && m->blk) m->err = rcl__stencil_block_step(m->blk, k);
+    RCL_MPI_LAP(&m->clk, kernels_s);
   }
   if (!rc && residual) rc = residual_norm(m, residual);
   if (!rc && !m->err && m->blk) m->err = rcl__stencil_block_read(out, m->blk, m->g.above, own(m));
@@ -276,7 +286,7 @@ static int check_args(mgrid *m, const void *in, const void *out, size_t count, c
   return rc;
 }
 
-static int grid_run(mgrid *m, void *out, void *residual, const void *in, const void *rhs) {
+static int grid_timed(mgrid *m, void *out, void *residual, const void *in, const void *rhs) {
   const char *fn = m->sor ? "rcl_mpi_sor" : "rcl_mpi_stencil";
   int rc = rcl__mpi_shape(&m->size, &m->rank, m->comm);
   if (rc) return rc;
@@ -291,8 +301,16 @@ static int grid_run(mgrid *m, void *out, void *residual, const void *in, const v
   if (!rc) rc = setup(m, in, rhs);
   if (!rc) rc = rcl_mpi_agree(m->comm, m->err, NULL);
   m->err = 0;
+  RCL_MPI_LAP(&m->clk, setup_s);
   if (!rc) rc = run(m, out, residual);
   grid_free(m);
+  return rc;
+}
+
+static int grid_run(mgrid *m, void *out, void *residual, const void *in, const void *rhs) {
+  rcl__mpi_clock_start(&m->clk);
+  int rc = grid_timed(m, out, residual, in, rhs);
+  rcl__mpi_clock_stop(&m->clk);
   return rc;
 }
 

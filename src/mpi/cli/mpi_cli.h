@@ -55,4 +55,13 @@ int mpi_cli_gather(void *all, const void *mine, size_t first, size_t count, size
 /* Rank 0's exit status (after a step only rank 0 took, e.g. reading the inputs) to every rank. */
 int mpi_cli_share_status(int rc);
 
+/* --phases: the library's per-phase wall times (rcl_mpi_phases) of the timed call. mpi_cli_phases_json gathers
+ * every rank's on rank 0 (collective) as the JSON object "phases": per phase the slowest rank's seconds (the
+ * rank of the largest total), the most of any rank and the mean, the counts, and each rank's; NULL on the other
+ * ranks. mpi_cli_phases_print prints it as text (rank 0). */
+#define MPI_CLI_OPT_PHASES(target)                                                                                     \
+  CLI_FLAG("phases", target, "time the phases on every rank (halo exchange, reductions, kernels): JSON \"phases\"")
+json_t *mpi_cli_phases_json(const rcl_mpi_phases *mine);
+void mpi_cli_phases_print(const json_t *phases);
+
 #endif

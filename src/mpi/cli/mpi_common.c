@@ -148,3 +148,71 @@ int mpi_cli_share_status(int rc) {
   MPI_Bcast(&rc, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return rc;
 }
+
+/* ---- --phases ---------------------------------------------------------------------------------------------- */
+
+/* The phases in the order they travel and print: JSON key, text label. */
+static const char *const phase_key[] = {"total_s",       "halo_read_s",        "halo_mpi_s", "halo_write_s",
+                                        "reduce_part_s", "reduce_allreduce_s", "kernels_s",  "setup_s"};
+static const char *const phase_label[] = {"total",        "halo d2h",  "halo mpi", "halo h2d",
+                                          "reduce parts", "allreduce", "kernels",  "setup"};
+enum { NPHASE = 8, NWORD = NPHASE + 3 };
+
+static void phase_words(double *w, const rcl_mpi_phases *p) {
+  const double t[NPHASE] = {p->total_s,       p->halo_read_s,        p->halo_mpi_s, p->halo_write_s,
+                            p->reduce_part_s, p->reduce_allreduce_s, p->kernels_s,  p->setup_s};
+  memcpy(w, t, sizeof t);
+  w[NPHASE] = (double)p->calls, w[NPHASE + 1] = (double)p->exchanges, w[NPHASE + 2] = (double)p->reductions;
+}
+
+/* Rank 0: the object of the gathered words (size ranks of NWORD). */
+static json_t *phases_object(const double *all, int size) {
+  int slow = 0;
+  for (int r = 1; r < size; r++)
+    if (all[r * NWORD] > all[slow * NWORD]) slow = r;
+  json_t *o = json_pack("{s:i,s:I,s:I,s:I}", "slowest_rank", slow, "calls", (json_int_t)all[NPHASE], "exchanges",
+                        (json_int_t)all[NPHASE + 1], "reductions", (json_int_t)all[NPHASE + 2]);
+  json_t *ranks = json_array();
+  for (int r = 0; r < size; r++) {
+    json_t *one = json_object();
+    for (int k = 0; k < NPHASE; k++) json_object_set_new(one, phase_key[k], json_real(all[r * NWORD + k]));
+    json_array_append_new(ranks, one);
+  }
+  for (int k = 0; k < NPHASE; k++) {
+    double mx = 0, sum = 0;
+    for (int r = 0; r < size; r++) mx = all[r * NWORD + k] > mx ? all[r * NWORD + k] : mx, sum += all[r * NWORD + k];
+    json_object_set_new(o, phase_key[k],
+                        json_pack("{s:f,s:f,s:f}", "slowest", all[slow * NWORD + k], "max", mx, "mean", sum / size));
+  }
+  json_object_set_new(o, "ranks", ranks);
+  return o;
+}
+
+json_t *mpi_cli_phases_json(const rcl_mpi_phases *mine) {
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  double w[NWORD], *all = rank == 0 ? calloc((size_t)size * NWORD, sizeof *all) : NULL;
+  phase_words(w, mine);
+  MPI_Gather(w, NWORD, MPI_DOUBLE, all, NWORD, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  json_t *o = all ? phases_object(all, size) : NULL;
+  free(all);
+  return o;
+}
+
+void mpi_cli_phases_print(const json_t *ph) {
+  if (!ph) return;
+  printf("  phases (seconds; slowest rank %d / mean of the ranks; %d call(s), %d exchange(s), %d reduction(s))\n   ",
+         (int)json_integer_value(json_object_get(ph, "slowest_rank")),
+         (int)json_integer_value(json_object_get(ph, "calls")),
+         (int)json_integer_value(json_object_get(ph, "exchanges")),
+         (int)json_integer_value(json_object_get(ph, "reductions")));
+  for (int k = 0; k < NPHASE; k++) {
+    const json_t *p = json_object_get(ph, phase_key[k]);
+    printf(" %s %.4f/%.4f%s", phase_label[k], json_real_value(json_object_get(p, "slowest")),
+           json_real_value(json_object_get(p, "mean")),
+           k == 3           ? "\n   "
+           : k < NPHASE - 1 ? ","
+                            : "\n");
+  }
+}

@@ -22,6 +22,9 @@ typedef struct {
   size_t r0, nr, c0, nc, nrows, ncols, es;
   rank_row *rows;
   double secs;
+  int phases;        /* --phases */
+  rcl_mpi_phases ph; /* this rank's, of the timed call */
+  json_t *phj;       /* rank 0: every rank's (mpi_cli_phases_json) */
 } mpi_sparse;
 
 #define MPI_SPARSE_OPTS(s)                                                                                             \
@@ -33,9 +36,11 @@ typedef struct {
       CLI_STR("device-map", &(s)->map, "MAP",                                                                          \
               "local:SPEC,SPEC,... (local rank r of a node takes the (r mod count)-th) or\n"                           \
               "rank:SPEC,SPEC,... (rank r takes the (r mod count)-th); specs as for --device"),                        \
-      CLI_NOT_HERE("native", "reprocl-mpi runs the reproducible build only"), CLI_OPT_JSON(&(s)->json)
+      CLI_NOT_HERE("native", "reprocl-mpi runs the reproducible build only"), CLI_OPT_JSON(&(s)->json),                \
+      MPI_CLI_OPT_PHASES(&(s)->phases)
 
 static void sparse_free(mpi_sparse *s) {
+  json_decref(s->phj);
   rcl_mpi_matrix_free(s->M);
   rcl_context_free(s->ctx);
   rcl_csr_free(s->A);
@@ -62,6 +67,21 @@ static int sparse_open(mpi_sparse *s, int (*prep)(void *job), void *job) {
 }
 
 static void *zalloc(size_t n, size_t es) { return calloc(n ? n : 1, es); }
+
+/* --phases: collecting from here (on) or no more (off); the JSON of every rank's on rank 0 once off. */
+static void phases(mpi_sparse *s, int on) {
+  if (!s->phases) return;
+  s->ph = on ? (rcl_mpi_phases)RCL_MPI_PHASES_INIT : s->ph;
+  rcl_mpi_phases_collect(on ? &s->ph : NULL);
+  if (!on) s->phj = mpi_cli_phases_json(&s->ph);
+}
+
+/* The result's JSON with the phases (when timed), printed; the text form's phases. */
+static void sparse_json_print(const mpi_sparse *s, json_t *top) {
+  if (s->out) json_object_set_new(top, "out", json_string(s->out));
+  if (s->phj) json_object_set(top, "phases", s->phj);
+  cli_json_print(top);
+}
 
 /* ---- spmv ------------------------------------------------------------------------------------------------ */
 
@@ -142,7 +162,10 @@ static int spmv_run(spmv_job *j) {
   memcpy(j->my, j->my0, s->nr * s->es);
   if (cli_bench_time(&s->secs, &mn, &mx, 3, spmv_once, j)) return cli_fail("spmv over %d ranks", s->size);
   memcpy(j->my, j->my0, s->nr * s->es);
-  if (spmv_once(j)) return cli_fail("spmv over %d ranks", s->size);
+  phases(s, 1);
+  rc = spmv_once(j);
+  phases(s, 0);
+  if (rc) return cli_fail("spmv over %d ranks", s->size);
   if ((rc = mpi_cli_gather(j->y, j->my, s->r0, s->nr, s->es)) != 0) return rc;
   if (s->rank == 0) cli_digest(j->hex, j->y, s->nrows * s->es);
   j->ok = mpi_cli_share_status(s->rank == 0 && !memcmp(j->y, j->ref, s->nrows * s->es));
@@ -159,8 +182,7 @@ static void spmv_print(const spmv_job *j) {
                   cli_sparse_matrix_json(s->A, s->label), "dtype", rcl_dtype_name(s->dt), "contract",
                   rcl_spmv_contract_name(j->so.contract), "reference", "sha256", j->refhex, "ranks",
                   mpi_cli_ranks_json(s->rows, s->size), "sha256", j->hex, "time_s", s->secs, "matches_reference", ok);
-    if (s->out) json_object_set_new(top, "out", json_string(s->out));
-    cli_json_print(top);
+    sparse_json_print(s, top);
     return;
   }
   printf("spmv %s (%zu x %zu, %zu nnz) %s %s alpha=%s beta=%s x=%s\n", s->label, s->nrows, s->ncols, s->A->nnz,
@@ -172,6 +194,7 @@ static void spmv_print(const spmv_job *j) {
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_spmv", s->size);
   printf("  %-44s %-16.16s %.3f ms %s\n", label, j->hex, s->secs * 1e3,
          ok ? "= reference" : "DIFFERS from the reference");
+  mpi_cli_phases_print(s->phj);
   if (s->out) printf("wrote y (%zu bytes, sha256 %s) to %s\n", bytes, j->hex, s->out);
   printf("%s: %d rank(s) ran, %s the reference\n", ok ? "AGREE" : "DISAGREE", s->size,
          ok ? "equal to" : "DIFFERENT from");
@@ -263,9 +286,11 @@ static int cg_run(cg_job *j) {
   if (rc) return cli_fail("vectors");
   if ((rc = mpi_cli_scatter(j->mb, j->b, s->r0, s->nr, s->es)) != 0) return rc;
   mpi_cli_test_die(s->rank);
+  phases(s, 1);
   double t0 = cli_now();
   j->st = rcl_mpi_cg(j->mx, &j->res, s->M, j->mb, &j->co);
   s->secs = cli_now() - t0;
+  phases(s, 0);
   if (j->st && j->st != RCL_ERR_NO_CONVERGENCE && j->st != RCL_ERR_BREAKDOWN)
     return cli_fail("cg over %d ranks", s->size);
   if ((rc = mpi_cli_gather(j->x, j->mx, s->r0, s->nr, s->es)) != 0) return rc;
@@ -288,8 +313,7 @@ static void cg_print(const cg_job *j) {
                   "ranks", mpi_cli_ranks_json(s->rows, s->size), "status", status_word(j->st), "iterations",
                   (json_int_t)j->res.iterations, "residual_norm", j->res.residual_norm, "history_sha256",
                   j->res.history_sha256, "solution_sha256", j->xhex, "time_s", s->secs, "matches_reference", j->ok);
-    if (s->out) json_object_set_new(top, "out", json_string(s->out));
-    cli_json_print(top);
+    sparse_json_print(s, top);
     return;
   }
   printf("cg %s (%zu x %zu, %zu nnz) %s jacobi=%s dots=%s spmv=%s tol=%g maxit=%zu rhs=%s\n", s->label, s->nrows,
@@ -305,6 +329,7 @@ static void cg_print(const cg_job *j) {
   printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", label, j->res.iterations, status_word(j->st),
          j->res.residual_norm, j->res.history_sha256, j->xhex, per * 1e3,
          j->ok ? "= reference" : "DIFFERS from the reference");
+  mpi_cli_phases_print(s->phj);
   if (s->out) printf("wrote x (%zu bytes, sha256 %s) to %s\n", s->nrows * s->es, j->xhex, s->out);
   printf("%s: %d rank(s) ran, %s the reference (%s)\n", j->ok ? "AGREE" : "DISAGREE", s->size,
          j->ok ? "equal to" : "DIFFERENT from", j->res.message);

@@ -26,7 +26,9 @@ typedef struct {
   rcl_context *ctx;
   rank_row *rows;
   double secs;
-  int ok;
+  int ok, phases;    /* phases: --phases */
+  rcl_mpi_phases ph; /* this rank's, of the run */
+  json_t *phj;       /* rank 0: every rank's */
   char refhex[RCL_SHA256_HEX_SIZE], hex[RCL_SHA256_HEX_SIZE];
 } mpi_stencil_job;
 
@@ -52,6 +54,7 @@ static int parse(mpi_stencil_job *j, int argc, char **argv) {
       CLI_NOT_HERE("native", "reprocl-mpi runs the reproducible build only"),
       CLI_OPT_OUT(&j->out, "rank 0 writes the final grid (raw little-endian) to FILE, whole or not at all"),
       CLI_OPT_JSON(&j->json),
+      MPI_CLI_OPT_PHASES(&j->phases),
       CLI_END};
   const cli_cmd_spec spec = {
       "stencil",
@@ -172,10 +175,14 @@ static int run(mpi_stencil_job *j) {
   if ((rc = mpi_cli_scatter(j->mine, j->in.data, j->first, j->count, row)) != 0) return rc;
   if (has_rhs && (rc = mpi_cli_scatter(j->mrhs, j->rhs.data, j->first, j->count, row)) != 0) return rc;
   mpi_cli_test_die(j->rank);
+  j->ph = (rcl_mpi_phases)RCL_MPI_PHASES_INIT;
+  if (j->phases) rcl_mpi_phases_collect(&j->ph);
   double t0 = cli_now();
   rc = j->sor ? rcl_mpi_sor(j->mine, j->res, MPI_COMM_WORLD, j->ctx, &j->sd, j->dt, j->w, j->h, j->iters, j->mrhs)
               : rcl_mpi_stencil(j->mine, MPI_COMM_WORLD, j->ctx, &j->st, j->dt, j->w, j->h, j->iters, j->mine);
   j->secs = cli_now() - t0;
+  rcl_mpi_phases_collect(NULL);
+  if (!rc && j->phases) j->phj = mpi_cli_phases_json(&j->ph);
   if (rc) return cli_fail("%s over %d ranks", j->sor ? "SOR" : "stencil", j->size);
   if ((rc = mpi_cli_gather(j->all, j->mine, j->first, j->count, row)) != 0) return rc;
   if (j->rank == 0) cli_digest(j->hex, j->all, j->w * j->h * j->es);
@@ -195,6 +202,7 @@ static void print(const mpi_stencil_job *j) {
                   "reference", "sha256", j->refhex, "residual", rbuf, "ranks", mpi_cli_ranks_json(j->rows, j->size),
                   "sha256", j->hex, "residual", buf, "time_s", j->secs, "matches_reference", j->ok);
     if (j->out) json_object_set_new(top, "out", json_string(j->out));
+    if (j->phj) json_object_set(top, "phases", j->phj);
     cli_json_print(top);
     return;
   }
@@ -208,6 +216,7 @@ static void print(const mpi_stencil_job *j) {
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_%s", j->size, j->sor ? "sor" : "stencil");
   printf("  %-44s %-16.16s %8.3f ms %s%s%s\n", label, j->hex, j->secs * 1e3, buf, j->sor ? " " : "",
          j->ok ? "= reference" : "DIFFERS from the reference");
+  mpi_cli_phases_print(j->phj);
   if (j->out) printf("wrote the grid (%zu bytes, sha256 %s) to %s\n", j->w * j->h * j->es, j->hex, j->out);
   printf("%s: %d rank(s) ran, %s the reference\n", j->ok ? "AGREE" : "DISAGREE", j->size,
          j->ok ? "equal to" : "DIFFERENT from");
@@ -229,6 +238,7 @@ int mpi_cmd_stencil(int argc, char **argv) {
   rcl_grid_free(&j.in);
   rcl_grid_free(&j.rhs);
   free(j.ref), free(j.all), free(j.mine), free(j.mrhs), free(j.rows);
+  json_decref(j.phj);
   rcl_context_free(j.ctx);
   return rc;
 }
