@@ -392,20 +392,24 @@ int rcl_partial_result(void *out, const rcl_partial *p) {
       return rcl__fail(RCL_ERR_INTERNAL, "rcl_partial_result: %zu nodes in a whole part", p->nnodes);
     r = p->nodes[0].bits;
   }
-  if (p->op == RCL_OP_NRM2 && p->dtype == RCL_F64) {
+  rcl__partial_finish(out, p->op, p->dtype, r);
+  return 0;
+}
+
+void rcl__partial_finish(void *out, rcl_reduce_op op, rcl_dtype dtype, uint64_t r) {
+  if (op == RCL_OP_NRM2 && dtype == RCL_F64) {
     double d;
     memcpy(&d, &r, 8);
     d = sqrt(d);
     r = get_bits(RCL_F64, &d);
-  } else if (p->op == RCL_OP_NRM2) {
+  } else if (op == RCL_OP_NRM2) {
     uint32_t u = (uint32_t)r;
     float f;
     memcpy(&f, &u, 4);
     f = sqrtf(f);
     r = get_bits(RCL_F32, &f);
   }
-  put_bits(p->dtype, out, canon_bits(p->dtype, r));
-  return 0;
+  put_bits(dtype, out, canon_bits(dtype, r));
 }
 
 int rcl_partial_info(const rcl_partial *p, rcl_reduce_op *op, rcl_dtype *dtype, rcl_reduce_mode *mode, size_t *total,
