@@ -187,8 +187,9 @@ static void put_special(unsigned char *x, rcl_dtype dt, size_t i, int which) {
   memcpy(x + i * rcl_dtype_size(dt), dt == RCL_F32 ? (void *)&f : (void *)&v, rcl_dtype_size(dt));
 }
 
-/* The flat forms' sizes (src/mpi/mpi_reduce.c tries the first one by the number of ranks, then 32). */
-static const int flat_sizes[] = {8, 16, RCL_FLAT_MAX};
+/* Flat forms' sizes (src/mpi/mpi_reduce.c: 8 to 32 by 4, the first try's by the number of ranks, then 32). */
+static const int flat_sizes[] = {8, 12, 16, 24, RCL_FLAT_MAX};
+#define NSIZES ((int)(sizeof flat_sizes / sizeof flat_sizes[0]))
 
 /* out = the flat parts [i, j) (each of words words) merged with the grouping that `shape` picks (its bits choose
  * the split points, so every grouping of up to 5 parts is reached by some shape). */
@@ -250,14 +251,14 @@ static unsigned flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, 
   fits &= budget <= RCL_FLAT_MAX - RCL_FLAT_HEAD;
   unsigned seen = 0;
   int big = 0;
-  for (int w = 2; w >= 0; w--) {
+  for (int w = NSIZES - 1; w >= 0; w--) {
     uint64_t want[RCL_FLAT_MAX];
     int words = flat_sizes[w], st = flat_all(want, parts, K, words);
     char what[160];
     snprintf(what, sizeof what, "K %zu %s %s %s %s spec %u, %d words (state %d, at 32: %d)", K, rcl_reduce_op_name(op),
              rcl_dtype_name(dt), rcl_reduce_mode_name(mode), fill, spec, words, st, big);
     seen |= 1u << st;
-    if (w == 2) {
+    if (w == NSIZES - 1) {
       big = st;
       /* exact parts of wide data may not fit the window: then no expectation, but what is held is right */
       ck_assert_msg(st == (fits ? RCL_FLAT_HELD : RCL_FLAT_DEAD) ||
@@ -323,7 +324,7 @@ START_TEST(flat_exact_windows) {
       rt_ok(rcl_ref_reduce(&ref, RCL_OP_SUM, RCL_F64, RCL_REDUCE_EXACT, total, x, NULL));
       for (size_t k = 0; k < K; k++)
         rt_ok(rcl_ref_reduce_partial(&parts[k], RCL_OP_SUM, RCL_F64, RCL_REDUCE_EXACT, total, k, 1, x + k, NULL));
-      for (int w = 0; w < 3; w++) {
+      for (int w = 0; w < NSIZES; w++) {
         uint64_t want[RCL_FLAT_MAX];
         double got;
         int st = flat_all(want, parts, K, flat_sizes[w]);
@@ -381,8 +382,8 @@ END_TEST
 
 /* Through MPI, the flat forms' sizes: every rank's slice sized so that the first try (8 words up to 6 ranks) is
  * held, deferred (the second try, 32 words, holds it) or dead (the gather path), each checked on the flat parts
- * themselves (every rank builds them all), with trap values (big, 1, -big, 1) around every rank boundary and an
- * empty rank; on every rank rcl_ref_reduce's bits. */
+ * themselves (every rank builds them all; up to 5 ranks, where every grouping is tried), with trap values (big, 1,
+ * -big, 1) around every rank boundary and an empty rank; on every rank rcl_ref_reduce's bits. */
 typedef struct {
   rcl_dtype dt;
   rcl_reduce_op op;
@@ -415,7 +416,6 @@ START_TEST(mpi_allreduce_tiers) {
                                     {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, -700, 200, RCL_FLAT_DEFERRED},
                                     {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, -1000, 1000, RCL_FLAT_DEAD},
                                     {RCL_F32, RCL_OP_DOT, RCL_REDUCE_EXACT, 5, 0, 0, RCL_FLAT_HELD}};
-  if (nranks > 6) return; /* the first try is 16 words there: these sizes are for 8 */
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     const tier_case *c = &cases[i];
     size_t n[8], first[8], total = 0, es = rcl_dtype_size(c->dt);
@@ -430,7 +430,7 @@ START_TEST(mpi_allreduce_tiers) {
     for (int r = 0; r < nranks; r++)
       rt_ok(rcl_ref_reduce_partial(&parts[r], c->op, c->dt, c->mode, total, first[r], n[r], x + first[r] * es,
                                    y + first[r] * es));
-    int st = flat_all(flat, parts, (size_t)(nranks < 5 ? nranks : 5), flat_sizes[0]);
+    int st = nranks <= 5 ? flat_all(flat, parts, (size_t)nranks, flat_sizes[0]) : -1;
     int rc = rcl_mpi_partial_allreduce(got, MPI_COMM_WORLD, parts[rank]);
     for (int r = 0; r < nranks; r++) rcl_partial_free(parts[r]);
     free(x);

@@ -13,9 +13,9 @@
  * applies it in rank order; the merge is associative on the canonical form, so any grouping MPI picks gives
  * the same words on every rank). The operation never allocates and every decision in it depends only on the
  * parts, so every rank receives the same words: a held part covering the whole vector gives the result; a
- * deferred one (the parts join but need more words than the first try's 8 or 16) a second MPI_Allreduce of
- * 32 words; anything else (a part that does not fit, a failed rank, parts that do not join) sends every rank
- * down the gather path, which reports the errors. The first try's size depends on the number of ranks alone,
+ * deferred one (the parts join but need more words than the first try's, 8 up to 6 ranks) a second
+ * MPI_Allreduce of 32 words; anything else (a part that does not fit, a failed rank, parts that do not join) sends
+ * every rank down the gather path, which reports the errors. The first try's size depends on the number of ranks alone,
  * so every rank passes the same count even where its part is missing. */
 #include <limits.h>
 #include <stdatomic.h>
@@ -126,12 +126,17 @@ static void flat_op(void *in, void *inout, int *len, MPI_Datatype *type) {
   for (int i = 0; i < *len; i++) rcl__partial_flat_merge(a + (size_t)i * words, b + (size_t)i * words);
 }
 
-/* The flat parts' sizes: the first try's by the number of ranks (each rank's part of a sum of 2^k aligned
- * blocks is one node, so the ordered budget grows with the ranks), then RCL_FLAT_MAX where it said deferred. */
-enum { TIERS = 3 };
-static const int tier_words[TIERS] = {8, 16, RCL_FLAT_MAX};
+/* The flat parts' sizes: 8 to RCL_FLAT_MAX words, by 4. The first try's size depends on the number of ranks
+ * alone (room for a node per rank: each rank's part of a sum of 2^k aligned blocks is one node), then
+ * RCL_FLAT_MAX where it said deferred. */
+enum { TIERS = (RCL_FLAT_MAX - 8) / 4 + 1 };
 
-static int first_tier(int size) { return size <= 6 ? 0 : size <= 14 ? 1 : 2; }
+static int tier_words(int t) { return 8 + 4 * t; }
+
+static int first_tier(int size) {
+  int data = size < 6 ? 6 : size > RCL_FLAT_MAX - RCL_FLAT_HEAD ? RCL_FLAT_MAX - RCL_FLAT_HEAD : size;
+  return (RCL_FLAT_HEAD + data - 8 + 3) / 4;
+}
 
 /* The flat parts' MPI types (one per tier) and operation, made once per process (0 when ready). */
 static int flat_types(MPI_Datatype **types, MPI_Op *op) {
@@ -142,7 +147,7 @@ static int flat_types(MPI_Datatype **types, MPI_Op *op) {
   if (atomic_compare_exchange_strong(&state, &expect, 1)) {
     int ok = MPI_Op_create(flat_op, 0, &o) == MPI_SUCCESS;
     for (int i = 0; i < TIERS && ok; i++)
-      ok = MPI_Type_contiguous(tier_words[i], MPI_UINT64_T, &t[i]) == MPI_SUCCESS &&
+      ok = MPI_Type_contiguous(tier_words(i), MPI_UINT64_T, &t[i]) == MPI_SUCCESS &&
            MPI_Type_commit(&t[i]) == MPI_SUCCESS;
     atomic_store(&state, ok ? 2 : 3);
   }
@@ -164,10 +169,11 @@ static int flat_allreduce(int *done, void *out, MPI_Comm comm, const rcl_partial
   *done = 0;
   int rc = flat_types(&types, &op);
   if (!rc) rc = rcl__mpi_shape(&size, &rank, comm);
-  for (int t = rc ? TIERS : first_tier(size); t < TIERS; t++) {
-    rcl__partial_flatten(f, status || !out ? NULL : mine, tier_words[t]);
+  for (int t = rc ? TIERS : first_tier(size); t < TIERS;) {
+    rcl__partial_flatten(f, status || !out ? NULL : mine, tier_words(t));
     rc = rcl__mpi_check(MPI_Allreduce(f, all, 1, types[t], op, comm), "MPI_Allreduce (flat parts)");
-    if (rc || rcl__partial_flat_state(all) != RCL_FLAT_DEFERRED) break;
+    if (rc || rcl__partial_flat_state(all) != RCL_FLAT_DEFERRED || t == TIERS - 1) break;
+    t = TIERS - 1;
   }
   if (!rc && rcl__partial_flat_state(all) == RCL_FLAT_HELD) *done = rcl__partial_flat_result(out, all) == 0;
   return rc;
