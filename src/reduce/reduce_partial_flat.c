@@ -54,10 +54,14 @@ static void balance(int64_t *d, int *lo, int *hi, const int64_t *s, int nd) {
   int k0 = 0, t = nd - 2;
   int64_t ext = s[nd - 1], carry = 0;
   *lo = *hi = 0;
+  while (k0 + 4 <= nd && !(s[k0] | s[k0 + 1] | s[k0 + 2] | s[k0 + 3])) k0 += 4; /* 4 at a time: no branch */
   while (k0 < nd && !s[k0]) k0++;
   if (k0 == nd) return;
-  if (ext == 0 || ext == -1)
-    while (t >= k0 && s[t] == (ext ? 0xffffffff : 0)) t--;
+  int64_t fill = ext ? 0xffffffff : 0;
+  while ((ext == 0 || ext == -1) && t - 3 >= k0 &&
+         !((s[t] ^ fill) | (s[t - 1] ^ fill) | (s[t - 2] ^ fill) | (s[t - 3] ^ fill)))
+    t -= 4;
+  while ((ext == 0 || ext == -1) && t >= k0 && s[t] == fill) t--;
   *lo = nd;
   for (int k = k0; k <= t + 1; k++) {
     int64_t v = (k <= t ? s[k] : ext) + carry, b = v;
@@ -97,12 +101,12 @@ static void merge_exact(const uint64_t *a, uint64_t *b, int words, int held) {
     hi = blo == bhi || ahi > bhi ? ahi : bhi;
   }
   int st = fit(hi - lo, words, held);
-  if (st == RCL_FLAT_HELD) {
-    uint64_t d[CAP_MAX] = {0};
-    for (uint64_t k = blo; k < bhi; k++) d[k - lo] = b[HEAD + k - blo];
-    for (uint64_t k = alo; k < ahi; k++) d[k - lo] += a[HEAD + k - alo];
-    memcpy(b + HEAD, d, (size_t)(hi - lo) * sizeof *d);
+  uint64_t *d = b + HEAD; /* b's digits from blo; past them 0 (held) */
+  if (st == RCL_FLAT_HELD && blo != bhi && lo < blo) {
+    memmove(d + (blo - lo), d, (size_t)(bhi - blo) * sizeof *d);
+    memset(d, 0, (size_t)(blo - lo) * sizeof *d);
   }
+  for (uint64_t k = alo; k < ahi && st == RCL_FLAT_HELD; k++) d[k - lo] += a[HEAD + k - alo];
   settle(b, words, st, lo, hi, hi - lo);
 }
 
