@@ -225,9 +225,10 @@ static int flat_all(uint64_t *want, rcl_partial *const *parts, size_t K, int wor
 /* K parts of one reduction, slices sized by sizes[] (whole blocks or not); +inf in part 0, -inf in part 1 and
  * NaN in part 2 where spec's bit 0, 1, 2 is set (and the part is not empty). In every size, every grouping of the
  * flat parts gives the words of the left-to-right one; at 32 words they are held exactly when the parts fit
- * (exact, or ordered without a cut block and at most 30 nodes in all), and then give rcl_ref_reduce's bits
- * over the whole vector. Smaller: held where 32 are and the data fit (ordered: the parts' node counts sum to at
- * most words - 2), else deferred where 32 are held, else dead. Returns the states' mask (1 << state, each size). */
+ * (exact, or ordered parts whose cut blocks' terms and nodes take at most 30 words in all), and then give
+ * rcl_ref_reduce's bits over the whole vector. Smaller: held where 32 are and the data fit (ordered: the
+ * parts' words sum to at most words - 2), else deferred where 32 are held, else dead. Returns the states' mask (1 <<
+ * state, each size). */
 static unsigned flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, const size_t *sizes, size_t K,
                           unsigned spec, const char *fill) {
   size_t total = 0, first[6], es = rcl_dtype_size(dt), budget = 0;
@@ -240,15 +241,12 @@ static unsigned flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, 
     if ((spec >> r & 1) && (size_t)r < K && sizes[r]) put_special(x, dt, first[r] + sizes[r] / 2, r);
   rt_ok(rcl_ref_reduce(ref, op, dt, mode, total, x, y));
   rcl_partial *parts[6];
-  int fits = 1;
   for (size_t k = 0; k < K; k++) {
     rt_ok(rcl_ref_reduce_partial(&parts[k], op, dt, mode, total, first[k], sizes[k], x + first[k] * es,
                                  y + first[k] * es));
-    fits &= mode == RCL_REDUCE_EXACT || sizes[k] == 0 ||
-            (first[k] % B == 0 && (sizes[k] % B == 0 || first[k] + sizes[k] == total));
-    budget += parts[k]->nnodes;
+    budget += parts[k]->head.count + parts[k]->nnodes + parts[k]->tail.count; /* ordered: the words it takes */
   }
-  fits &= budget <= RCL_FLAT_MAX - RCL_FLAT_HEAD;
+  int fits = budget <= RCL_FLAT_MAX - RCL_FLAT_HEAD;
   unsigned seen = 0;
   int big = 0;
   for (int w = NSIZES - 1; w >= 0; w--) {
@@ -285,13 +283,15 @@ static unsigned flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, 
   return seen;
 }
 
-/* K = 1..5 parts, whole blocks (fitting), with a cut block (ordered: not held), empty parts, the specials;
- * uniform data (exact: the window fits), wide data (exact: it may not) and cancelling data; slices of many
- * nodes (ordered: deferred in 8 and 16 words, held in 32). */
+/* K = 1..5 parts, whole blocks (fitting), with a cut block of many terms (ordered: not held) or few (the short
+ * last block: held, merged into its node), empty parts, the specials; uniform data (exact: the window fits),
+ * wide data (exact: it may not) and cancelling data; slices of many nodes (ordered: deferred in 8 words, held
+ * in 32). */
 START_TEST(flat_parts_groupings) {
   static const size_t shapes[][5] = {
-      {B, B, B, B, B}, {2 * B, 0, B, 0, 3}, {B, 4 * B, 0, 2 * B, B - 5},         {B + 7, B, 3, B - 1, 9},
-      {1, 0, 0, 0, 0}, {0, B, 0, 0, 1},     {3 * B, 11 * B, 7 * B, 0, 5 * B + 1}};
+      {B, B, B, B, B}, {2 * B, 0, B, 0, 3},    {B, 4 * B, 0, 2 * B, B - 5},          {B + 7, B, 3, B - 1, 9},
+      {1, 0, 0, 0, 0}, {0, B, 0, 0, 1},        {3 * B, 11 * B, 7 * B, 0, 5 * B + 1}, {1, 1, 1, 1, 1},
+      {B, 2, 3, 0, 4}, {2 * B + 1, 2, 0, 3, 1}};
   static const char *const fills[] = {"uniform", "wide", "cancel"};
   unsigned seen[2] = {0, 0};
   for (size_t K = 1; K <= 5; K++)
@@ -390,7 +390,7 @@ typedef struct {
   rcl_reduce_mode mode;
   size_t per_rank;    /* elements per rank (rank 2: none) */
   int lo_exp, hi_exp; /* exact: 2^lo_exp first, 2^hi_exp last (0: uniform data there) */
-  int want_multi;     /* the first try's state with several ranks (one rank: one node, or the exact window) */
+  int want_multi;     /* the first try's state with several ranks (ordered on one rank: one node, held) */
 } tier_case;
 
 static void tier_data(unsigned char *x, const tier_case *c, size_t total, const size_t *first, uint64_t seed) {
@@ -410,8 +410,13 @@ static void tier_data(unsigned char *x, const tier_case *c, size_t total, const 
 
 START_TEST(mpi_allreduce_tiers) {
   static const tier_case cases[] = {{RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, B, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, 1, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F32, RCL_OP_NRM2, RCL_REDUCE_ORDERED, 2, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F64, RCL_OP_DOT, RCL_REDUCE_ORDERED, 7, 0, 0, RCL_FLAT_DEFERRED},
                                     {RCL_F32, RCL_OP_DOT, RCL_REDUCE_ORDERED, 21 * B, 0, 0, RCL_FLAT_DEFERRED},
                                     {RCL_F64, RCL_OP_NRM2, RCL_REDUCE_ORDERED, 21 * B, 0, 0, RCL_FLAT_DEFERRED},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, B + 1000, 0, 0, RCL_FLAT_DEAD},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 1, 0, 0, RCL_FLAT_HELD},
                                     {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, 0, 0, RCL_FLAT_HELD},
                                     {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, -700, 200, RCL_FLAT_DEFERRED},
                                     {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, -1000, 1000, RCL_FLAT_DEAD},

@@ -149,7 +149,7 @@ static uint64_t term_bits(const rcl_partial *p, const void *x, const void *y, si
 
 /* ---- building a part (ordered) ------------------------------------------------------------------------ */
 
-static int frag_complete(const rcl_partial *p, const rcl_pfrag *f) {
+int rcl__partial_frag_complete(const rcl_partial *p, const rcl_pfrag *f) {
   size_t b = f->start / RCL_PART_B;
   return f->start == b * RCL_PART_B && f->start + f->count == min_sz((b + 1) * RCL_PART_B, p->total);
 }
@@ -184,7 +184,7 @@ static int push_node(rcl_partial *p, uint32_t level, uint64_t index, uint64_t bi
 static int settle(rcl_partial *p) {
   rcl_pfrag f = p->tail;
   if (!f.count) return 0;
-  if (frag_complete(p, &f)) {
+  if (rcl__partial_frag_complete(p, &f)) {
     unsigned char v[8];
     int rc = rcl_ref_reduce(v, RCL_OP_SUM, p->dtype, RCL_REDUCE_ORDERED, f.count, f.terms, NULL);
     rcl__free(f.terms);
@@ -223,7 +223,7 @@ static int take_terms(rcl_partial *p, const rcl_pfrag *f) {
   int rc = pending(&dst, p, f->start, f->count);
   if (rc) return rc;
   memcpy(dst, f->terms, f->count * rcl_dtype_size(p->dtype));
-  return frag_complete(p, &p->tail) ? settle(p) : 0;
+  return rcl__partial_frag_complete(p, &p->tail) ? settle(p) : 0;
 }
 
 int rcl__partial_take_elems(rcl_partial *p, size_t start, size_t count, const void *x, const void *y) {
@@ -232,7 +232,7 @@ int rcl__partial_take_elems(rcl_partial *p, size_t start, size_t count, const vo
   int rc = pending(&dst, p, start, count);
   if (rc) return rc;
   for (size_t i = 0; i < count; i++) put_bits(p->dtype, dst + i * rcl_dtype_size(p->dtype), term_bits(p, x, y, i));
-  return frag_complete(p, &p->tail) ? settle(p) : 0;
+  return rcl__partial_frag_complete(p, &p->tail) ? settle(p) : 0;
 }
 
 int rcl__partial_take_node(rcl_partial *p, uint32_t level, uint64_t index, uint64_t bits) {

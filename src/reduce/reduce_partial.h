@@ -59,6 +59,8 @@ RCL_INTERNAL int rcl__partial_new(rcl_partial **out, rcl_reduce_op op, rcl_dtype
 RCL_INTERNAL int rcl__partial_take_elems(rcl_partial *p, size_t start, size_t count, const void *x, const void *y);
 /* Ordered: takes the next node (level, index, value bits), merging siblings and promoting a last node. */
 RCL_INTERNAL int rcl__partial_take_node(rcl_partial *p, uint32_t level, uint64_t index, uint64_t bits);
+/* Whether fragment f of p holds every element of its block. */
+RCL_INTERNAL int rcl__partial_frag_complete(const rcl_partial *p, const rcl_pfrag *f);
 /* Ordered: ends building: a pending fragment stays the tail (or the head of a one-block part); then
  * checks the part against its layout. */
 RCL_INTERNAL int rcl__partial_close(rcl_partial *p);

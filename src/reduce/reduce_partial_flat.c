@@ -73,6 +73,15 @@ static void balance(int64_t *d, int *lo, int *hi, const int64_t *s, int nd) {
   if (*hi == 0) *lo = 0;
 }
 
+/* Term i of fragment fr of p, its bits in a word. */
+static uint64_t term_bits(const rcl_partial *p, const rcl_pfrag *fr, size_t i) {
+  uint64_t u = 0;
+  uint32_t v = 0;
+  if (p->dtype == RCL_F64) memcpy(&u, fr->terms + 8 * i, 8);
+  if (p->dtype == RCL_F32) memcpy(&v, fr->terms + 4 * i, 4), u = v;
+  return u;
+}
+
 void rcl__partial_flatten(uint64_t *f, const rcl_partial *p, int words) {
   kill(f, words);
   if (!p || p->total > 0xffffffffu) return;
@@ -88,9 +97,13 @@ void rcl__partial_flatten(uint64_t *f, const rcl_partial *p, int words) {
     settle(f, words, st, (uint64_t)lo, (uint64_t)hi, (uint64_t)(hi - lo));
     return;
   }
-  int st = p->head.count || p->tail.count ? RCL_FLAT_DEAD : fit(p->nnodes, words, 1);
-  for (size_t i = 0; i < p->nnodes && st == RCL_FLAT_HELD; i++) f[HEAD + i] = p->nodes[i].bits;
-  settle(f, words, st, p->nnodes, p->nnodes, p->nnodes);
+  size_t used = p->head.count + p->nnodes + p->tail.count, h = p->head.count;
+  int st = fit(used, words, 1);
+  for (size_t i = 0; i < used && st == RCL_FLAT_HELD; i++)
+    f[HEAD + i] = i < h               ? term_bits(p, &p->head, i)
+                  : i < h + p->nnodes ? p->nodes[i - h].bits
+                                      : term_bits(p, &p->tail, i - h - p->nnodes);
+  settle(f, words, st, used, used, used);
 }
 
 /* b = a's digits added to b's over the union of their windows (no carries: the sums stay far from overflow). */
@@ -110,47 +123,117 @@ static void merge_exact(const uint64_t *a, uint64_t *b, int words, int held) {
   settle(b, words, st, lo, hi, hi - lo);
 }
 
-/* The nodes of flat part f (levels and indices from its slice's layout, values from f): 0, or nonzero where
- * the layout does not give f's count. */
-static int nodes_of(rcl_pnode *nodes, size_t *m, const uint64_t *f) {
-  rcl_playout lo;
-  rcl__partial_layout(&lo, (size_t)(f[0] >> 32), (size_t)first_of(f), (size_t)(end_of(f) - first_of(f)));
-  rcl__partial_nodes(nodes, m, lo.nb, lo.c0, lo.c1);
-  if (*m != shape_a(f)) return 1;
-  for (size_t i = 0; i < *m; i++) nodes[i].bits = f[HEAD + i];
+/* An ordered part built on the stack, without allocating: p's nodes and fragments (their terms here, not in
+ * p: head's in head, the pending fragment's, p.tail, in pend). Mirrors reduce_partial.c's building, for
+ * fragments of at most CAP_MAX terms. */
+typedef struct {
+  rcl_partial p;
+  uint64_t head[CAP_MAX], pend[CAP_MAX];
+} builder;
+
+/* The value of a complete block of n <= 64 terms: one term per lane, then the pairwise tree (§1.2). */
+static uint64_t block_value(const uint64_t *t, size_t n, rcl_dtype dt) {
+  double d[CAP_MAX];
+  float f[CAP_MAX];
+  for (size_t i = 0; i < n; i++) {
+    uint32_t u = (uint32_t)t[i];
+    memcpy(dt == RCL_F64 ? (void *)&d[i] : (void *)&f[i], dt == RCL_F64 ? (const void *)&t[i] : (const void *)&u,
+           dt == RCL_F64 ? 8 : 4);
+  }
+  for (size_t m = n; m > 1; m = (m + 1) / 2)
+    for (size_t k = 0; k < (m + 1) / 2; k++) {
+      if (dt == RCL_F64) d[k] = 2 * k + 1 < m ? d[2 * k] + d[2 * k + 1] : d[2 * k];
+      if (dt == RCL_F32) f[k] = 2 * k + 1 < m ? f[2 * k] + f[2 * k + 1] : f[2 * k];
+    }
+  uint64_t r = 0;
+  uint32_t u = 0;
+  if (dt == RCL_F64) memcpy(&r, &d[0], 8);
+  if (dt == RCL_F32) memcpy(&u, &f[0], 4), r = u;
+  return r;
+}
+
+/* The pending fragment is followed by something else: a complete block becomes its node, a cut one the head. */
+static int build_settle(builder *b) {
+  rcl_partial *p = &b->p;
+  rcl_pfrag f = p->tail;
+  if (!f.count) return 0;
+  memset(&p->tail, 0, sizeof p->tail);
+  if (rcl__partial_frag_complete(p, &f))
+    return rcl__partial_take_node(p, 0, f.start / RCL_PART_B, block_value(b->pend, f.count, p->dtype));
+  if (p->nnodes || p->head.count) return 1; /* a cut block inside a part */
+  p->head = f;
+  memcpy(b->head, b->pend, f.count * sizeof *b->pend);
   return 0;
 }
 
-/* *p (on the caller's stack) = the held ordered flat parts a and b merged (0), nonzero where they do not. */
-static int join_nodes(rcl_partial *p, const uint64_t *a, const uint64_t *b) {
-  rcl_pnode bn[RCL_PART_MAX_NODES];
+/* Terms of elements [start, start + count) of one block: joined to the pending fragment, or a new one. */
+static int build_terms(builder *b, size_t start, size_t count, const uint64_t *terms) {
+  rcl_pfrag *t = &b->p.tail;
+  int rc = 0;
+  if (!count) return 0;
+  if (!(t->count && t->start / RCL_PART_B == start / RCL_PART_B && t->start + t->count == start)) {
+    rc = build_settle(b);
+    t->start = start;
+  }
+  if (rc || t->count + count > CAP_MAX) return 1;
+  memcpy(b->pend + t->count, terms, count * sizeof *terms);
+  t->count += count;
+  return rcl__partial_frag_complete(&b->p, t) ? build_settle(b) : 0;
+}
+
+/* Feeds held ordered flat part f into b: head terms, nodes (levels and indices from its layout), tail terms. */
+static int build_feed(builder *b, const uint64_t *f) {
+  rcl_playout lo;
+  rcl_pnode nodes[RCL_PART_MAX_NODES];
   size_t m;
-  p->op = (rcl_reduce_op)(a[0] >> 2 & 3);
-  p->dtype = (rcl_dtype)(a[0] >> 4 & 3);
+  rcl__partial_layout(&lo, (size_t)(f[0] >> 32), (size_t)first_of(f), (size_t)(end_of(f) - first_of(f)));
+  rcl__partial_nodes(nodes, &m, lo.nb, lo.c0, lo.c1);
+  if (lo.head_count + m + lo.tail_count != shape_a(f)) return 1;
+  const uint64_t *d = f + HEAD;
+  int rc = build_terms(b, lo.head_start, lo.head_count, d);
+  for (size_t i = 0; i < m && !rc; i++)
+    if (!(rc = build_settle(b)))
+      rc = rcl__partial_take_node(&b->p, nodes[i].level, nodes[i].index, d[lo.head_count + i]);
+  return rc ? rc : build_terms(b, lo.tail_start, lo.tail_count, d + lo.head_count + m);
+}
+
+/* b->p (on the caller's stack) = the held ordered flat parts x and y merged (0), nonzero where they do not. */
+static int build_merge(builder *b, const uint64_t *x, const uint64_t *y) {
+  rcl_partial *p = &b->p;
+  p->op = (rcl_reduce_op)(x[0] >> 2 & 3);
+  p->dtype = (rcl_dtype)(x[0] >> 4 & 3);
   p->mode = RCL_REDUCE_ORDERED;
-  p->total = (size_t)(a[0] >> 32);
-  p->first = (size_t)first_of(a);
-  p->n = (size_t)(end_of(b) - first_of(a));
+  p->total = (size_t)(x[0] >> 32);
+  p->first = (size_t)first_of(x);
+  p->n = (size_t)(end_of(y) - first_of(x));
   memset(&p->head, 0, sizeof p->head);
   memset(&p->tail, 0, sizeof p->tail);
+  p->nnodes = 0;
   p->nd = 0;
   p->flags = 0;
   p->digits = NULL;
-  if (nodes_of(p->nodes, &p->nnodes, a) || nodes_of(bn, &m, b)) return 1;
-  int rc = 0;
-  for (size_t i = 0; i < m && !rc; i++) rc = rcl__partial_take_node(p, bn[i].level, bn[i].index, bn[i].bits);
+  int rc = build_feed(b, x);
+  if (!rc) rc = build_feed(b, y);
+  if (!rc && p->tail.count && !p->nnodes && !p->head.count) rc = build_settle(b); /* a lone cut block: the head */
   return rc ? rc : rcl__partial_close(p);
 }
 
-/* b = a's nodes merged with b's, within a budget of the sum of their node counts. */
+/* b = a's items merged with b's, within a budget of the sum of their word counts. */
 static void merge_ordered(const uint64_t *a, uint64_t *b, int words, int held) {
   uint64_t budget = shape_b(a) + shape_b(b);
   int st = fit(budget, words, held);
-  rcl_partial p;
-  p.nnodes = 0;
-  if (st == RCL_FLAT_HELD && join_nodes(&p, a, b)) st = RCL_FLAT_DEAD;
-  for (size_t i = 0; i < p.nnodes && st == RCL_FLAT_HELD; i++) b[HEAD + i] = p.nodes[i].bits;
-  settle(b, words, st, st == RCL_FLAT_HELD ? p.nnodes : 0, budget, p.nnodes);
+  builder m;
+  rcl_partial *p = &m.p;
+  size_t used = 0;
+  if (st == RCL_FLAT_HELD && build_merge(&m, a, b)) st = RCL_FLAT_DEAD;
+  if (st == RCL_FLAT_HELD) {
+    uint64_t *d = b + HEAD;
+    memcpy(d, m.head, p->head.count * sizeof *d);
+    for (size_t i = 0; i < p->nnodes; i++) d[p->head.count + i] = p->nodes[i].bits;
+    memcpy(d + p->head.count + p->nnodes, m.pend, p->tail.count * sizeof *d);
+    used = p->head.count + p->nnodes + p->tail.count;
+  }
+  settle(b, words, st, used, budget, used);
 }
 
 void rcl__partial_flat_merge(const uint64_t *a, uint64_t *b) {
