@@ -187,27 +187,51 @@ static void put_special(unsigned char *x, rcl_dtype dt, size_t i, int which) {
   memcpy(x + i * rcl_dtype_size(dt), dt == RCL_F32 ? (void *)&f : (void *)&v, rcl_dtype_size(dt));
 }
 
-/* *out = the flat parts [i, j) merged with the grouping that `shape` picks (its bits choose the split points,
- * so every grouping of up to 5 parts is reached by some shape). */
-static void flat_join(rcl_partial_flat *out, const rcl_partial_flat *f, size_t i, size_t j, unsigned shape) {
+/* Flat forms' sizes (src/mpi/mpi_reduce.c: 8 to 32 by 4, the first try's by the number of ranks, then 32). */
+static const int flat_sizes[] = {8, 12, 16, 24, RCL_FLAT_MAX};
+#define NSIZES ((int)(sizeof flat_sizes / sizeof flat_sizes[0]))
+
+/* out = the flat parts [i, j) (each of words words) merged with the grouping that `shape` picks (its bits choose
+ * the split points, so every grouping of up to 5 parts is reached by some shape). */
+static void flat_join(uint64_t *out, uint64_t (*f)[RCL_FLAT_MAX], size_t i, size_t j, unsigned shape, int words) {
   if (j - i == 1) {
-    *out = f[i];
+    memcpy(out, f[i], (size_t)words * sizeof *out);
     return;
   }
   size_t m = i + 1 + shape % (j - i - 1);
-  rcl_partial_flat left;
-  flat_join(&left, f, i, m, shape / 5);
-  flat_join(out, f, m, j, shape / 25);
-  rcl__partial_flat_merge(&left, out);
+  uint64_t left[RCL_FLAT_MAX];
+  flat_join(left, f, i, m, shape / 5, words);
+  flat_join(out, f, m, j, shape / 25, words);
+  rcl__partial_flat_merge(left, out);
+}
+
+/* The flat parts of parts[0 .. K) in words words, merged left to right (every other grouping checked to give the
+ * same words); returns the merged part's state. */
+static int flat_all(uint64_t *want, rcl_partial *const *parts, size_t K, int words) {
+  uint64_t f[6][RCL_FLAT_MAX], g[RCL_FLAT_MAX];
+  for (size_t k = 0; k < K; k++) rcl__partial_flatten(f[k], parts[k], words);
+  flat_join(want, f, 0, K, 0, words);
+  for (unsigned shape = 1; shape < 125; shape++) {
+    flat_join(g, f, 0, K, shape, words);
+    ck_assert_msg(!memcmp(g, want, (size_t)words * sizeof *g),
+                  "K %zu, %d words, shape %u: another grouping gives other "
+                  "words",
+                  K, words, shape);
+  }
+  ck_assert_int_eq(rcl__partial_flat_words(want), words);
+  return rcl__partial_flat_state(want);
 }
 
 /* K parts of one reduction, slices sized by sizes[] (whole blocks or not); +inf in part 0, -inf in part 1 and
- * NaN in part 2 where spec's bit 0, 1, 2 is set (and the part is not empty). Every grouping of the flat parts gives the
- * words of the left-to-right one; they are held exactly when the parts fit (exact, or ordered without a cut block), and
- * then give rcl_ref_reduce's bits over the whole vector. */
-static void flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, const size_t *sizes, size_t K,
-                      unsigned spec, const char *fill) {
-  size_t total = 0, first[6], es = rcl_dtype_size(dt);
+ * NaN in part 2 where spec's bit 0, 1, 2 is set (and the part is not empty). In every size, every grouping of the
+ * flat parts gives the words of the left-to-right one; at 32 words they are held exactly when the parts fit
+ * (exact, or ordered parts whose cut blocks' terms and nodes take at most 30 words in all), and then give
+ * rcl_ref_reduce's bits over the whole vector. Smaller: held where 32 are and the data fit (ordered: the
+ * parts' words sum to at most words - 2), else deferred where 32 are held, else dead. Returns the states' mask (1 <<
+ * state, each size). */
+static unsigned flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, const size_t *sizes, size_t K,
+                          unsigned spec, const char *fill) {
+  size_t total = 0, first[6], es = rcl_dtype_size(dt), budget = 0;
   for (size_t k = 0; k < K; k++) first[k] = total, total += sizes[k];
   unsigned char *x = malloc((total + 1) * es), *y = malloc((total + 1) * es), ref[8], got[8];
   ck_assert(x && y);
@@ -216,45 +240,103 @@ static void flat_case(rcl_dtype dt, rcl_reduce_op op, rcl_reduce_mode mode, cons
   for (int r = 0; r < 3; r++)
     if ((spec >> r & 1) && (size_t)r < K && sizes[r]) put_special(x, dt, first[r] + sizes[r] / 2, r);
   rt_ok(rcl_ref_reduce(ref, op, dt, mode, total, x, y));
-  rcl_partial_flat f[6], want, g;
-  int fits = 1;
+  rcl_partial *parts[6];
   for (size_t k = 0; k < K; k++) {
-    rcl_partial *p = NULL;
-    rt_ok(rcl_ref_reduce_partial(&p, op, dt, mode, total, first[k], sizes[k], x + first[k] * es, y + first[k] * es));
-    rcl__partial_flatten(&f[k], p);
-    fits &= mode == RCL_REDUCE_EXACT || sizes[k] == 0 ||
-            (first[k] % B == 0 && (sizes[k] % B == 0 || first[k] + sizes[k] == total));
-    rcl_partial_free(p);
+    rt_ok(rcl_ref_reduce_partial(&parts[k], op, dt, mode, total, first[k], sizes[k], x + first[k] * es,
+                                 y + first[k] * es));
+    budget += parts[k]->head.count + parts[k]->nnodes + parts[k]->tail.count; /* ordered: the words it takes */
   }
-  flat_join(&want, f, 0, K, 0);
-  /* exact parts of wide data may not fit the window: then no expectation, but what is held is right */
-  int held = (int)(want.w[0] & 1);
-  ck_assert_msg(held == fits || (mode == RCL_REDUCE_EXACT && !held && strcmp(fill, "uniform")),
-                "K %zu %s %s %s: held %d, fits %d", K, rcl_dtype_name(dt), rcl_reduce_mode_name(mode), fill, held,
-                fits);
-  for (unsigned shape = 1; shape < 125; shape++) {
-    flat_join(&g, f, 0, K, shape);
-    ck_assert_msg(!memcmp(&g, &want, sizeof g), "K %zu shape %u: another grouping gives other words", K, shape);
+  int fits = budget <= RCL_FLAT_MAX - RCL_FLAT_HEAD;
+  unsigned seen = 0;
+  int big = 0;
+  for (int w = NSIZES - 1; w >= 0; w--) {
+    uint64_t want[RCL_FLAT_MAX];
+    int words = flat_sizes[w], st = flat_all(want, parts, K, words);
+    char what[160];
+    snprintf(what, sizeof what, "K %zu %s %s %s %s spec %u, %d words (state %d, at 32: %d)", K, rcl_reduce_op_name(op),
+             rcl_dtype_name(dt), rcl_reduce_mode_name(mode), fill, spec, words, st, big);
+    seen |= 1u << st;
+    if (w == NSIZES - 1) {
+      big = st;
+      /* exact parts of wide data may not fit the window: then no expectation, but what is held is right */
+      ck_assert_msg(st == (fits ? RCL_FLAT_HELD : RCL_FLAT_DEAD) ||
+                        (mode == RCL_REDUCE_EXACT && st == RCL_FLAT_DEAD && strcmp(fill, "uniform")),
+                    "%s: fits %d", what, fits);
+    } else if (big != RCL_FLAT_HELD) {
+      ck_assert_msg(st == RCL_FLAT_DEAD, "%s", what);
+    } else {
+      ck_assert_msg(st != RCL_FLAT_DEAD, "%s", what);
+      if (mode == RCL_REDUCE_ORDERED)
+        ck_assert_msg((st == RCL_FLAT_HELD) == (budget <= (size_t)words - RCL_FLAT_HEAD), "%s: budget %zu", what,
+                      budget);
+    }
+    if (st == RCL_FLAT_HELD) {
+      ck_assert_int_eq(rcl__partial_flat_result(got, want), 0);
+      rt_assert_bits_eq(got, ref, 1, dt, "%s", what);
+    } else {
+      ck_assert_int_ne(rcl__partial_flat_result(got, want), 0);
+    }
   }
-  if (held) {
-    ck_assert_int_eq(rcl__partial_flat_result(got, &want), 0);
-    rt_assert_bits_eq(got, ref, 1, dt, "flat K %zu %s %s %s spec %u %s", K, rcl_reduce_op_name(op), rcl_dtype_name(dt),
-                      rcl_reduce_mode_name(mode), spec, fill);
-  }
+  for (size_t k = 0; k < K; k++) rcl_partial_free(parts[k]);
   free(x);
   free(y);
+  return seen;
 }
 
-/* K = 1..5 parts, whole blocks (fitting), with a cut block (ordered: not held), empty parts, the specials;
- * uniform data (exact: the window fits) and wide data (exact: it may not). */
+/* K = 1..5 parts, whole blocks (fitting), with a cut block of many terms (ordered: not held) or few (the short
+ * last block: held, merged into its node), empty parts, the specials; uniform data (exact: the window fits),
+ * wide data (exact: it may not) and cancelling data; slices of many nodes (ordered: deferred in 8 words, held
+ * in 32). */
 START_TEST(flat_parts_groupings) {
-  static const size_t shapes[][5] = {{B, B, B, B, B},         {2 * B, 0, B, 0, 3}, {B, 4 * B, 0, 2 * B, B - 5},
-                                     {B + 7, B, 3, B - 1, 9}, {1, 0, 0, 0, 0},     {0, B, 0, 0, 1}};
+  static const size_t shapes[][5] = {
+      {B, B, B, B, B}, {2 * B, 0, B, 0, 3},    {B, 4 * B, 0, 2 * B, B - 5},          {B + 7, B, 3, B - 1, 9},
+      {1, 0, 0, 0, 0}, {0, B, 0, 0, 1},        {3 * B, 11 * B, 7 * B, 0, 5 * B + 1}, {1, 1, 1, 1, 1},
+      {B, 2, 3, 0, 4}, {2 * B + 1, 2, 0, 3, 1}};
+  static const char *const fills[] = {"uniform", "wide", "cancel"};
+  unsigned seen[2] = {0, 0};
   for (size_t K = 1; K <= 5; K++)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
       for (unsigned spec = 0; spec < 8; spec += 3)
-        for (size_t k = 0; k < 2 * 3 * 2 * 2; k++)
-          flat_case(dtypes[k % 2], ops[k / 2 % 3], modes[k / 6 % 2], shapes[s], K, spec, k / 12 ? "wide" : "uniform");
+        for (size_t k = 0; k < 2 * 3 * 2 * 3; k++)
+          seen[k / 6 % 2] |=
+              flat_case(dtypes[k % 2], ops[k / 2 % 3], modes[k / 6 % 2], shapes[s], K, spec, fills[k / 12]);
+  for (int m = 0; m < 2; m++) /* every state reached in both modes */
+    ck_assert_msg(seen[m] == 7, "%s: states seen 0x%x", rcl_reduce_mode_name(modes[m]), seen[m]);
+}
+END_TEST
+
+/* Exact parts whose windows span chosen widths: each part holds 2^e for the exponents of one row (0: none),
+ * so that the union window is about (emax - emin) / 32 digits: held in 8 words, deferred to 16 or 32, or dead
+ * (wider than 30 digits); the held results are rcl_ref_reduce's bits. Also a part that cancels another's top
+ * digits exactly (the window stays the union). */
+START_TEST(flat_exact_windows) {
+  static const int exps[][4] = {{0, -60, 0, 1},    {300, -100, 0, 2}, {-700, 200, 0, 0},
+                                {900, -900, 5, 0}, {60, 1, -60, 1},   {-1000, 1000, 1, -1000}};
+  static const double sign[] = {1, 1, -1, 1};
+  unsigned seen = 0;
+  for (size_t row = 0; row < sizeof exps / sizeof exps[0]; row++)
+    for (size_t K = 1; K <= 4; K++) {
+      double x[4], ref;
+      size_t total = K;
+      rcl_partial *parts[4];
+      for (size_t k = 0; k < K; k++) x[k] = exps[row][k] ? sign[k] * ldexp(1.0, exps[row][k]) : 1.0 / 3;
+      if (row == 4 && K >= 3) x[2] = -x[0];
+      rt_ok(rcl_ref_reduce(&ref, RCL_OP_SUM, RCL_F64, RCL_REDUCE_EXACT, total, x, NULL));
+      for (size_t k = 0; k < K; k++)
+        rt_ok(rcl_ref_reduce_partial(&parts[k], RCL_OP_SUM, RCL_F64, RCL_REDUCE_EXACT, total, k, 1, x + k, NULL));
+      for (int w = 0; w < NSIZES; w++) {
+        uint64_t want[RCL_FLAT_MAX];
+        double got;
+        int st = flat_all(want, parts, K, flat_sizes[w]);
+        seen |= 1u << st;
+        if (st == RCL_FLAT_HELD) {
+          ck_assert_int_eq(rcl__partial_flat_result(&got, want), 0);
+          rt_assert_bits_eq(&got, &ref, 1, RCL_F64, "row %zu K %zu, %d words", row, K, flat_sizes[w]);
+        }
+      }
+      for (size_t k = 0; k < K; k++) rcl_partial_free(parts[k]);
+    }
+  ck_assert_msg(seen == 7, "states seen 0x%x", seen);
 }
 END_TEST
 
@@ -294,6 +376,75 @@ START_TEST(mpi_allreduce_paths) {
     rt_assert_bits_eq(got, ref, 1, dt, "%s %s %s, %s slices, %s data, specials %u, rank %d of %d",
                       rcl_reduce_op_name(op), rcl_dtype_name(dt), rcl_reduce_mode_name(mode),
                       whole ? "whole-block" : "cut", fill, spec, rank, nranks);
+  }
+}
+END_TEST
+
+/* Through MPI, the flat forms' sizes: every rank's slice sized so that the first try (8 words up to 6 ranks) is
+ * held, deferred (the second try, 32 words, holds it) or dead (the gather path), each checked on the flat parts
+ * themselves (every rank builds them all; up to 5 ranks, where every grouping is tried), with trap values (big, 1,
+ * -big, 1) around every rank boundary and an empty rank; on every rank rcl_ref_reduce's bits. */
+typedef struct {
+  rcl_dtype dt;
+  rcl_reduce_op op;
+  rcl_reduce_mode mode;
+  size_t per_rank;    /* elements per rank (rank 2: none) */
+  int lo_exp, hi_exp; /* exact: 2^lo_exp first, 2^hi_exp last (0: uniform data there) */
+  int want_multi;     /* the first try's state with several ranks (ordered on one rank: one node, held) */
+} tier_case;
+
+static void tier_data(unsigned char *x, const tier_case *c, size_t total, const size_t *first, uint64_t seed) {
+  size_t es = rcl_dtype_size(c->dt);
+  rt_fill(x, c->dt, total, "uniform", seed);
+  for (int k = 1; k < nranks && c->mode == RCL_REDUCE_ORDERED; k++) {
+    double big = c->dt == RCL_F32 ? 0x1p30 : 0x1p60, v[4] = {big, 1.0, -big, 1.0};
+    for (int i = 0; i < 4 && first[k] >= 2 && first[k] + 2 <= total; i++) {
+      float f = (float)v[i];
+      memcpy(x + (first[k] - 2 + (size_t)i) * es, c->dt == RCL_F32 ? (void *)&f : (void *)&v[i], es);
+    }
+  }
+  double lo = ldexp(1.0, c->lo_exp), hi = ldexp(1.0, c->hi_exp);
+  if (c->lo_exp && total) memcpy(x, &lo, es);
+  if (c->hi_exp && total) memcpy(x + (total - 1) * es, &hi, es);
+}
+
+START_TEST(mpi_allreduce_tiers) {
+  static const tier_case cases[] = {{RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, B, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, 1, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F32, RCL_OP_NRM2, RCL_REDUCE_ORDERED, 2, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F64, RCL_OP_DOT, RCL_REDUCE_ORDERED, 7, 0, 0, RCL_FLAT_DEFERRED},
+                                    {RCL_F32, RCL_OP_DOT, RCL_REDUCE_ORDERED, 21 * B, 0, 0, RCL_FLAT_DEFERRED},
+                                    {RCL_F64, RCL_OP_NRM2, RCL_REDUCE_ORDERED, 21 * B, 0, 0, RCL_FLAT_DEFERRED},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, B + 1000, 0, 0, RCL_FLAT_DEAD},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 1, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, 0, 0, RCL_FLAT_HELD},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, -700, 200, RCL_FLAT_DEFERRED},
+                                    {RCL_F64, RCL_OP_SUM, RCL_REDUCE_EXACT, 3, -1000, 1000, RCL_FLAT_DEAD},
+                                    {RCL_F32, RCL_OP_DOT, RCL_REDUCE_EXACT, 5, 0, 0, RCL_FLAT_HELD}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const tier_case *c = &cases[i];
+    size_t n[8], first[8], total = 0, es = rcl_dtype_size(c->dt);
+    for (int r = 0; r < nranks; r++) first[r] = total, total += n[r] = r == 2 ? 0 : c->per_rank;
+    unsigned char *x = malloc((total + 1) * es), *y = malloc((total + 1) * es), ref[8] = {0}, got[8] = {0};
+    ck_assert(x && y);
+    tier_data(x, c, total, first, 40 + i);
+    rt_fill(y, c->dt, total, "uniform", 50 + i);
+    rt_ok(rcl_ref_reduce(ref, c->op, c->dt, c->mode, total, x, y));
+    rcl_partial *parts[8];
+    uint64_t flat[RCL_FLAT_MAX];
+    for (int r = 0; r < nranks; r++)
+      rt_ok(rcl_ref_reduce_partial(&parts[r], c->op, c->dt, c->mode, total, first[r], n[r], x + first[r] * es,
+                                   y + first[r] * es));
+    int st = nranks <= 5 ? flat_all(flat, parts, (size_t)nranks, flat_sizes[0]) : -1;
+    int rc = rcl_mpi_partial_allreduce(got, MPI_COMM_WORLD, parts[rank]);
+    for (int r = 0; r < nranks; r++) rcl_partial_free(parts[r]);
+    free(x);
+    free(y);
+    int want = nranks > 1 || c->mode == RCL_REDUCE_EXACT ? c->want_multi : RCL_FLAT_HELD;
+    ck_assert_msg(nranks > 5 || st == want, "case %zu: state %d in 8 words, expected %d", i, st, want);
+    ck_assert_msg(rc == 0, "case %zu: %s", i, rcl_error_last());
+    rt_assert_bits_eq(got, ref, 1, c->dt, "case %zu (%s %s %s), rank %d of %d", i, rcl_reduce_op_name(c->op),
+                      rcl_dtype_name(c->dt), rcl_reduce_mode_name(c->mode), rank, nranks);
   }
 }
 END_TEST
@@ -366,7 +517,9 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, mpi_partial_allreduce_ref);
   tcase_add_test(tc, mpi_errors_agree);
   tcase_add_test(tc, flat_parts_groupings);
+  tcase_add_test(tc, flat_exact_windows);
   tcase_add_test(tc, mpi_allreduce_paths);
+  tcase_add_test(tc, mpi_allreduce_tiers);
   tcase_add_test(tc, mpi_allreduce_gap);
   suite_add_tcase(s, tc);
   int rc = rt_run(s);

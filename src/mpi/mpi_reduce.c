@@ -12,9 +12,11 @@
  * ordered parts without a cut block) joined by ONE MPI_Allreduce with a non-commutative user operation (MPI
  * applies it in rank order; the merge is associative on the canonical form, so any grouping MPI picks gives
  * the same words on every rank). The operation never allocates and every decision in it depends only on the
- * parts, so every rank receives the same words: a held part covering the whole vector gives the result;
- * anything else (a part that does not fit, a failed rank, parts that do not join) sends every rank down the
- * gather path, which reports the errors. */
+ * parts, so every rank receives the same words: a held part covering the whole vector gives the result; a
+ * deferred one (the parts join but need more words than the first try's, 8 up to 6 ranks) a second
+ * MPI_Allreduce of 32 words; anything else (a part that does not fit, a failed rank, parts that do not join) sends
+ * every rank down the gather path, which reports the errors. The first try's size depends on the number of ranks alone,
+ * so every rank passes the same count even where its part is missing. */
 #include <limits.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -115,43 +117,65 @@ static int any_failed(const gathered *g) {
   return 0;
 }
 
-/* The user operation: inout = in (the lower ranks' parts) merged with inout, for each of len flat parts. */
+/* The user operation: inout = in (the lower ranks' parts) merged with inout, for each of len flat parts (all
+ * of the words their first one says). */
 static void flat_op(void *in, void *inout, int *len, MPI_Datatype *type) {
   (void)type;
-  for (int i = 0; i < *len; i++)
-    rcl__partial_flat_merge((const rcl_partial_flat *)in + i, (rcl_partial_flat *)inout + i);
+  uint64_t *a = in, *b = inout;
+  int words = rcl__partial_flat_words(b);
+  for (int i = 0; i < *len; i++) rcl__partial_flat_merge(a + (size_t)i * words, b + (size_t)i * words);
 }
 
-/* The flat parts' MPI type and operation, made once per process (0 when ready). */
-static int flat_type(MPI_Datatype *type, MPI_Op *op) {
+/* The flat parts' sizes: 8 to RCL_FLAT_MAX words, by 4. The first try's size depends on the number of ranks
+ * alone (room for a node per rank: each rank's part of a sum of 2^k aligned blocks is one node), then
+ * RCL_FLAT_MAX where it said deferred. */
+enum { TIERS = (RCL_FLAT_MAX - 8) / 4 + 1 };
+
+static int tier_words(int t) { return 8 + 4 * t; }
+
+static int first_tier(int size) {
+  int data = size < 6 ? 6 : size > RCL_FLAT_MAX - RCL_FLAT_HEAD ? RCL_FLAT_MAX - RCL_FLAT_HEAD : size;
+  return (RCL_FLAT_HEAD + data - 8 + 3) / 4;
+}
+
+/* The flat parts' MPI types (one per tier) and operation, made once per process (0 when ready). */
+static int flat_types(MPI_Datatype **types, MPI_Op *op) {
   static atomic_int state; /* 0: not made, 1: being made, 2: ready, 3: failed */
-  static MPI_Datatype t;
+  static MPI_Datatype t[TIERS];
   static MPI_Op o;
   int expect = 0;
   if (atomic_compare_exchange_strong(&state, &expect, 1)) {
-    int ok = MPI_Type_contiguous(RCL_FLAT_WORDS, MPI_UINT64_T, &t) == MPI_SUCCESS &&
-             MPI_Type_commit(&t) == MPI_SUCCESS && MPI_Op_create(flat_op, 0, &o) == MPI_SUCCESS;
+    int ok = MPI_Op_create(flat_op, 0, &o) == MPI_SUCCESS;
+    for (int i = 0; i < TIERS && ok; i++)
+      ok = MPI_Type_contiguous(tier_words(i), MPI_UINT64_T, &t[i]) == MPI_SUCCESS &&
+           MPI_Type_commit(&t[i]) == MPI_SUCCESS;
     atomic_store(&state, ok ? 2 : 3);
   }
   while ((expect = atomic_load(&state)) == 1) {
   }
-  *type = t;
+  *types = t;
   *op = o;
-  return expect == 2 ? 0 : rcl__fail(RCL_ERR_IO, "rcl_mpi_partial_allreduce: could not make the flat parts' MPI type");
+  return expect == 2 ? 0 : rcl__fail(RCL_ERR_IO, "rcl_mpi_partial_allreduce: could not make the flat parts' MPI types");
 }
 
 /* The fast path: *done 1 and out set when the flat parts joined; *done 0 when the gather path must run (the
- * same on every rank). */
+ * same on every rank). One MPI_Allreduce of the first tier's size; a second of RCL_FLAT_MAX words only where
+ * the first said the parts join but need more room (the same words on every rank, so the same decision). */
 static int flat_allreduce(int *done, void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
-  MPI_Datatype type;
+  MPI_Datatype *types;
   MPI_Op op;
-  rcl_partial_flat f, all;
+  uint64_t f[RCL_FLAT_MAX], all[RCL_FLAT_MAX];
+  int size, rank;
   *done = 0;
-  int rc = flat_type(&type, &op);
-  if (rc) return rc;
-  rcl__partial_flatten(&f, status || !out ? NULL : mine);
-  rc = rcl__mpi_check(MPI_Allreduce(&f, &all, 1, type, op, comm), "MPI_Allreduce (flat parts)");
-  if (!rc) *done = rcl__partial_flat_result(out, &all) == 0;
+  int rc = flat_types(&types, &op);
+  if (!rc) rc = rcl__mpi_shape(&size, &rank, comm);
+  for (int t = rc ? TIERS : first_tier(size); t < TIERS;) {
+    rcl__partial_flatten(f, status || !out ? NULL : mine, tier_words(t));
+    rc = rcl__mpi_check(MPI_Allreduce(f, all, 1, types[t], op, comm), "MPI_Allreduce (flat parts)");
+    if (rc || rcl__partial_flat_state(all) != RCL_FLAT_DEFERRED || t == TIERS - 1) break;
+    t = TIERS - 1;
+  }
+  if (!rc && rcl__partial_flat_state(all) == RCL_FLAT_HELD) *done = rcl__partial_flat_result(out, all) == 0;
   return rc;
 }
 

@@ -149,7 +149,7 @@ static uint64_t term_bits(const rcl_partial *p, const void *x, const void *y, si
 
 /* ---- building a part (ordered) ------------------------------------------------------------------------ */
 
-static int frag_complete(const rcl_partial *p, const rcl_pfrag *f) {
+int rcl__partial_frag_complete(const rcl_partial *p, const rcl_pfrag *f) {
   size_t b = f->start / RCL_PART_B;
   return f->start == b * RCL_PART_B && f->start + f->count == min_sz((b + 1) * RCL_PART_B, p->total);
 }
@@ -184,7 +184,7 @@ static int push_node(rcl_partial *p, uint32_t level, uint64_t index, uint64_t bi
 static int settle(rcl_partial *p) {
   rcl_pfrag f = p->tail;
   if (!f.count) return 0;
-  if (frag_complete(p, &f)) {
+  if (rcl__partial_frag_complete(p, &f)) {
     unsigned char v[8];
     int rc = rcl_ref_reduce(v, RCL_OP_SUM, p->dtype, RCL_REDUCE_ORDERED, f.count, f.terms, NULL);
     rcl__free(f.terms);
@@ -223,7 +223,7 @@ static int take_terms(rcl_partial *p, const rcl_pfrag *f) {
   int rc = pending(&dst, p, f->start, f->count);
   if (rc) return rc;
   memcpy(dst, f->terms, f->count * rcl_dtype_size(p->dtype));
-  return frag_complete(p, &p->tail) ? settle(p) : 0;
+  return rcl__partial_frag_complete(p, &p->tail) ? settle(p) : 0;
 }
 
 int rcl__partial_take_elems(rcl_partial *p, size_t start, size_t count, const void *x, const void *y) {
@@ -232,7 +232,7 @@ int rcl__partial_take_elems(rcl_partial *p, size_t start, size_t count, const vo
   int rc = pending(&dst, p, start, count);
   if (rc) return rc;
   for (size_t i = 0; i < count; i++) put_bits(p->dtype, dst + i * rcl_dtype_size(p->dtype), term_bits(p, x, y, i));
-  return frag_complete(p, &p->tail) ? settle(p) : 0;
+  return rcl__partial_frag_complete(p, &p->tail) ? settle(p) : 0;
 }
 
 int rcl__partial_take_node(rcl_partial *p, uint32_t level, uint64_t index, uint64_t bits) {
@@ -392,20 +392,24 @@ int rcl_partial_result(void *out, const rcl_partial *p) {
       return rcl__fail(RCL_ERR_INTERNAL, "rcl_partial_result: %zu nodes in a whole part", p->nnodes);
     r = p->nodes[0].bits;
   }
-  if (p->op == RCL_OP_NRM2 && p->dtype == RCL_F64) {
+  rcl__partial_finish(out, p->op, p->dtype, r);
+  return 0;
+}
+
+void rcl__partial_finish(void *out, rcl_reduce_op op, rcl_dtype dtype, uint64_t r) {
+  if (op == RCL_OP_NRM2 && dtype == RCL_F64) {
     double d;
     memcpy(&d, &r, 8);
     d = sqrt(d);
     r = get_bits(RCL_F64, &d);
-  } else if (p->op == RCL_OP_NRM2) {
+  } else if (op == RCL_OP_NRM2) {
     uint32_t u = (uint32_t)r;
     float f;
     memcpy(&f, &u, 4);
     f = sqrtf(f);
     r = get_bits(RCL_F32, &f);
   }
-  put_bits(p->dtype, out, canon_bits(p->dtype, r));
-  return 0;
+  put_bits(dtype, out, canon_bits(dtype, r));
 }
 
 int rcl_partial_info(const rcl_partial *p, rcl_reduce_op *op, rcl_dtype *dtype, rcl_reduce_mode *mode, size_t *total,

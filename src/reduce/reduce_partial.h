@@ -59,29 +59,40 @@ RCL_INTERNAL int rcl__partial_new(rcl_partial **out, rcl_reduce_op op, rcl_dtype
 RCL_INTERNAL int rcl__partial_take_elems(rcl_partial *p, size_t start, size_t count, const void *x, const void *y);
 /* Ordered: takes the next node (level, index, value bits), merging siblings and promoting a last node. */
 RCL_INTERNAL int rcl__partial_take_node(rcl_partial *p, uint32_t level, uint64_t index, uint64_t bits);
+/* Whether fragment f of p holds every element of its block. */
+RCL_INTERNAL int rcl__partial_frag_complete(const rcl_partial *p, const rcl_pfrag *f);
 /* Ordered: ends building: a pending fragment stays the tail (or the head of a one-block part); then
  * checks the part against its layout. */
 RCL_INTERNAL int rcl__partial_close(rcl_partial *p);
 
 /* ---- the flat form (reduce_partial_flat.c), for MPI's reductions (src/mpi/mpi_reduce.c) ------------------- */
-/* A part in RCL_FLAT_WORDS 64-bit words, without pointers, so that MPI_Allreduce can carry it (a contiguous
- * type of MPI_UINT64_T; small, so that it costs about one value's allreduce) and merge two of them with a user
- * operation that never allocates. Exact: the digits of the window [lo, hi) of the superaccumulator where they
- * are not 0, balanced (each in [-2^31, 2^31), the top one signed) and, when merged, only added (the window is
- * the union of the parts'; the carries wait for the result). Ordered: the nodes, when no block is cut; a
- * budget (the sum of the merged parts' node counts, at least the merged count) keeps every merge inside. A part
- * is held (w[0] bit 0) when it fits; a merge holds when both did, they join (same reduction, consecutive
- * slices) and it fits, so whether the merge of all parts is held does not depend on their grouping. */
-enum { RCL_FLAT_HEAD = 5, RCL_FLAT_WORDS = 32 };
-typedef struct {
-  uint64_t w[RCL_FLAT_WORDS];
-} rcl_partial_flat;
-/* *f = p's flat form, or (p NULL, or p does not fit) w[0] = 0. */
-RCL_SIBLING void rcl__partial_flatten(rcl_partial_flat *f, const rcl_partial *p);
-/* *b = a merged with *b (a's slice just before b's), or b->w[0] = 0 where either is not held or they do not
- * join. Deterministic and allocation-free: any grouping of the same flat parts gives the same words. */
-RCL_SIBLING void rcl__partial_flat_merge(const rcl_partial_flat *a, rcl_partial_flat *b);
+/* A part in `words` 64-bit words (8, 16 or 32: RCL_FLAT_HEAD header words, the rest data), without pointers,
+ * so that one MPI_Allreduce can carry it (a contiguous type of MPI_UINT64_T; small, so that it costs about one
+ * value's allreduce) and merge two of them with a user operation that never allocates. Header: the state, the
+ * reduction, the flags, the words, the shape and total (< 2^32), then first | end << 32. Exact data: the
+ * digits of the window [lo, hi) of the superaccumulator where they are not 0, balanced (each in [-2^31, 2^31),
+ * the top one signed) and, when merged, only added (the window is the union of the parts'; the carries wait
+ * for the result, which rounds from the window). Ordered data: the nodes' values in order, when no block is
+ * cut (their levels and indices follow from the slice); a budget (the sum of the merged parts' node counts,
+ * at least the merged count) keeps every merge inside.
+ * States: held (the data are there), deferred (the header is, the data would fit RCL_FLAT_MAX words: the
+ * caller may run again with that many) or dead (nothing; the caller takes another way). A merge is held when
+ * both are, they join (same reduction, consecutive slices) and the union fits; deferred when neither is dead,
+ * they join and the union fits RCL_FLAT_MAX words; else dead. So the state of the merge of all parts, and
+ * its words, do not depend on the grouping. */
+enum { RCL_FLAT_HEAD = 2, RCL_FLAT_MAX = 32 };
+enum { RCL_FLAT_DEAD = 0, RCL_FLAT_HELD = 1, RCL_FLAT_DEFERRED = 2 };
+/* f[0 .. words) = p's flat form in words words (a multiple of 4, 8 to RCL_FLAT_MAX); p NULL: dead. */
+RCL_SIBLING void rcl__partial_flatten(uint64_t *f, const rcl_partial *p, int words);
+/* b = a merged with b (a's slice just before b's), both of b's words. Deterministic and allocation-free: any
+ * grouping of the same flat parts gives the same words. */
+RCL_SIBLING void rcl__partial_flat_merge(const uint64_t *a, uint64_t *b);
+/* The words and the state (RCL_FLAT_*) of a flat part. */
+RCL_SIBLING int rcl__partial_flat_words(const uint64_t *f);
+RCL_SIBLING int rcl__partial_flat_state(const uint64_t *f);
 /* rcl_partial_result of a held flat part (0), or nonzero where it is not held or does not cover [0, total). */
-RCL_SIBLING int rcl__partial_flat_result(void *out, const rcl_partial_flat *f);
+RCL_SIBLING int rcl__partial_flat_result(void *out, const uint64_t *f);
+/* The end of rcl_partial_result: *out = r (the value's bits), after sqrt for nrm2, NaN canonical. */
+RCL_INTERNAL void rcl__partial_finish(void *out, rcl_reduce_op op, rcl_dtype dtype, uint64_t r);
 
 #endif

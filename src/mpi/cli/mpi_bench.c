@@ -13,8 +13,8 @@
 typedef struct {
   rcl_dtype dt;
   rcl_reduce_mode mode;
-  const char *n_text, *device;
-  size_t n, reps;
+  const char *n_text, *per_text, *device;
+  size_t n, per_rank, reps;
   int json;
 } bench_job;
 
@@ -23,13 +23,14 @@ static int parse(bench_job *j, int argc, char **argv) {
       CLI_OPT_DTYPE(&j->dt),
       CLI_VAL("mode", &j->mode, cli_opt_reduce_mode, "ordered|exact", "the parts' contract (default: ordered)"),
       CLI_STR("n", &j->n_text, "N", "values over all ranks (default: 1; k/M/G suffixes and 2^k)"),
+      CLI_STR("per-rank", &j->per_text, "N", "N values on each rank instead (n = N times the ranks)"),
       CLI_VAL("reps", &j->reps, cli_opt_size, "R", "timed calls of each (default: 20000)"),
       CLI_STR("device", &j->device, "D", "also time making the part on device D (every rank; default: host only)"),
       CLI_OPT_JSON(&j->json),
       CLI_END};
   const cli_cmd_spec spec = {
       "bench allreduce",
-      "[--dtype f32|f64] [--mode ordered|exact] [--n N] [--reps R] [--device D] [--json]",
+      "[--dtype f32|f64] [--mode ordered|exact] [--n N | --per-rank N] [--reps R] [--device D] [--json]",
       "Under mpirun: the time of one rcl_mpi_partial_allreduce (every rank's part of a sum of N values, joined\n"
       "so that every rank holds the one-device bits) against one MPI_Allreduce(MPI_SUM) of one value, per call,\n"
       "the slowest rank's mean, timed in turns over 5 rounds, the least round. Also the time of making this\n"
@@ -40,6 +41,9 @@ static int parse(bench_job *j, int argc, char **argv) {
       0};
   int rc = cli_opt_parse(&spec, argc, argv, NULL, NULL);
   if (!rc && j->n_text) rc = cli_parse_size(&j->n, "--n", j->n_text);
+  if (!rc && j->per_text)
+    rc = j->n_text ? cli_error("give --n or --per-rank, not both")
+                   : cli_parse_size(&j->per_rank, "--per-rank", j->per_text);
   if (!rc && j->reps == 0) rc = cli_error("--reps must be at least 1");
   return rc;
 }
@@ -132,6 +136,9 @@ static int bench_allreduce(int argc, char **argv) {
   if (rc) return rc == CLI_OPT_HELP ? 0 : rc;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (j.per_text && j.per_rank > SIZE_MAX / (size_t)size)
+    return cli_error("--per-rank %zu over %d ranks: too many", j.per_rank, size);
+  if (j.per_text) j.n = j.per_rank * (size_t)size;
   bench_arg a = {NULL, j.dt, {0}, {0}};
   double tp[2], t[2];
   if ((rc = make_part(&a, tp, &j, rank, size)) != 0) {
