@@ -324,8 +324,8 @@ END_TEST
 
 /* Every device together and the reference in lock step: positions, velocities and fixed-point forces equal
  * after each of 150 hot steps of the thin-slab lattice (several decompositions; between them the ghosts'
- * positions come from their owners' devices every step), f32 gather and symmetric, f64 gather, where every
- * device can. */
+ * positions come from their owners' devices every step), f32 gather and symmetric, f64 gather, over the
+ * devices that can run each (at least two). */
 START_TEST(step_by_step) {
   size_t nd = rt_ndevices();
   rcl_context **c = calloc(nd, sizeof *c);
@@ -337,10 +337,10 @@ START_TEST(step_by_step) {
   const rcl_dtype dts[3] = {RCL_F32, RCL_F32, RCL_F64};
   const rcl_md_path paths[3] = {RCL_MD_PATH_GATHER, RCL_MD_PATH_SYMMETRIC, RCL_MD_PATH_GATHER};
   for (int k = 0; k < 3; k++) {
-    int all = 1;
-    for (size_t i = 0; i < nd; i++) all &= md_usable(c[i], dts[k], paths[k]);
-    if (!all) {
-      rt_note("step_by_step: not every device runs %s %s", rcl_dtype_name(dts[k]), rcl_md_path_name(paths[k]));
+    size_t usable = 0; /* the others are left out (weight 0) */
+    for (size_t i = 0; i < nd; i++) usable += (size_t)md_usable(c[i], dts[k], paths[k]);
+    if (usable < 2) {
+      rt_note("step_by_step: fewer than 2 devices run %s %s", rcl_dtype_name(dts[k]), rcl_md_path_name(paths[k]));
       continue;
     }
     rcl_md_options o = RCL_MD_OPTIONS_INIT;
