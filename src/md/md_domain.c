@@ -88,8 +88,23 @@ int rcl__md_dom_part_coef(md_dom_part *p, const rcl_md *md) {
   return l->be->set_coef(l);
 }
 
+int rcl__md_dom_part_stats(md_dom_part *p, rcl_md_stats *out) {
+  *out = p->past;
+  rcl_md_stats st;
+  int rc = p->md ? rcl_md_get_stats(p->md, &st) : 0;
+  if (!rc && p->md) {
+    out->neighbor_pairs = st.neighbor_pairs;
+    out->force_seconds += st.force_seconds;
+    out->build_seconds += st.build_seconds;
+    out->integrate_seconds += st.integrate_seconds;
+  }
+  return rc;
+}
+
 int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send, size_t nsend) {
   size_t es = rcl_dtype_size(md->dtype), ng = p->sys.natoms - p->nown;
+  int rc = rcl__md_dom_part_stats(p, &p->past);
+  if (rc) return rc;
   rcl_md_free(p->md);
   p->md = NULL;
   rcl__free(p->sent);
@@ -99,8 +114,8 @@ int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send,
   p->ghost = rcl__malloc((ng ? ng : 1) * 4 * es);
   if (!p->sent || !p->ghost) return RCL_ERR_OUT_OF_MEMORY;
   if (!p->nown) return 0;
-  int rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj,
-                            p->o, NULL);
+  rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj, p->o,
+                        NULL);
   if (!rc) rc = rcl__md_dom_part_coef(p, md);
   if (!rc) rc = rcl__md_dev_link(p->md, send, nsend, p->nown);
   return rc;

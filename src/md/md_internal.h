@@ -234,6 +234,7 @@ typedef struct {
   size_t nown, nsend;
   rcl_md *md;         /* the local simulation; NULL without owned atoms */
   void *sent, *ghost; /* nsend and sys.natoms - nown positions as the kernels hold them (4 reals of the dtype) */
+  rcl_md_stats past;  /* the kernel times of the local simulations before md */
 } md_dom_part;
 /* Room for nloc local atoms (sys.pos, sys.type and zeroed sys.vel, for the caller to fill), nown of them owned. */
 RCL_SIBLING int rcl__md_dom_part_alloc(md_dom_part *p, const rcl_md *md, size_t nown, size_t nloc);
@@ -257,6 +258,9 @@ RCL_SIBLING int rcl__md_dom_part_forces(md_dom_part *p, const rcl_md *md, int ev
 RCL_SIBLING int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]);
 /* The owned atoms' positions, velocities (dtype values) and fixed-point forces in local order (each may be NULL). */
 RCL_SIBLING int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq);
+/* The device's kernel times (rcl_md_stats: force, build, integration) of every local simulation p has had;
+ * neighbour pairs of the current one. */
+RCL_SIBLING int rcl__md_dom_part_stats(md_dom_part *p, rcl_md_stats *out);
 /* The local simulation's errors flagged since the last check. */
 RCL_SIBLING int rcl__md_dom_part_check(md_dom_part *p);
 RCL_SIBLING void rcl__md_dom_part_free(md_dom_part *p);

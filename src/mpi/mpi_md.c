@@ -278,16 +278,17 @@ static int mpi_forces(rcl_md *md, int ev) {
  * rank, the ghost exchange or a new decomposition, the second half. */
 static int mpi_step(rcl_md *md, int ev, int complete) {
   mpi_md *m = md->bs;
-  double t0 = MPI_Wtime(), t1;
+  double t[4] = {MPI_Wtime(), 0, 0, 0};
   int far = 0, any = 0, rc = agree(m, rcl__md_dom_part_half1(&m->p, md, &far));
+  t[1] = MPI_Wtime();
   if (!rc) rc = rcl__mpi_check(MPI_Allreduce(&far, &any, 1, MPI_INT, MPI_MAX, m->comm), "MPI_Allreduce (MD rebuild)");
-  t1 = MPI_Wtime();
-  if (!rc && any) rc = decompose(md, m);
+  if (!rc && any) rc = decompose(md, m); /* timed there */
+  t[2] = MPI_Wtime();
   if (!rc && !any) rc = exchange(m, m->p.sent, m->p.ghost, MPI_BYTE);
-  double t2 = MPI_Wtime();
+  t[3] = MPI_Wtime();
   if (!rc) rc = agree(m, rcl__md_dom_part_half2(&m->p, !any, ev, complete));
-  if (!any) m->seconds[0] += t2 - t1;
-  m->seconds[2] += (t1 - t0) + (MPI_Wtime() - t2);
+  m->seconds[0] += t[3] - t[2] + (any ? 0 : t[2] - t[1]); /* the agreement, the rebuild test, the messages */
+  m->seconds[2] += t[1] - t[0] + MPI_Wtime() - t[3];
   return rc;
 }
 
@@ -387,8 +388,19 @@ static int mpi_check(rcl_md *md) { /* errors the device flagged since its last s
   return agree(m, rcl__md_dom_part_check(&m->p));
 }
 
+static int mpi_stats(rcl_md *md, rcl_md_stats *out) { /* this rank's device: not collective */
+  mpi_md *m = md->bs;
+  rcl_md_stats st;
+  int rc = rcl__md_dom_part_stats(&m->p, &st);
+  out->neighbor_pairs = st.neighbor_pairs;
+  out->force_seconds = st.force_seconds;
+  out->build_seconds = st.build_seconds;
+  out->integrate_seconds = st.integrate_seconds;
+  return rc;
+}
+
 static const md_backend mpi_backend = {mpi_init,      mpi_destroy,    mpi_set_coef, mpi_forces, mpi_step, mpi_sums,
-                                       mpi_get_state, mpi_get_forces, NULL,         mpi_check,  NULL};
+                                       mpi_get_state, mpi_get_forces, NULL,         mpi_check,  mpi_stats};
 
 /* ---- creation and the gathered state -------------------------------------------------------------- */
 
@@ -499,6 +511,14 @@ static int gather_place(rcl_md *md, const state_rec *all, size_t nrec, void *pos
       if (forces) forces[3 * g + d] = all[r].f[d];
     }
   }
+  return 0;
+}
+
+int rcl_mpi_md_times(double t[3], const rcl_md *md) {
+  if (!t || !md || md->be != &mpi_backend)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_times: not a simulation of rcl_mpi_md_create");
+  const mpi_md *m = md->bs;
+  memcpy(t, m->seconds, sizeof m->seconds);
   return 0;
 }
 

@@ -90,6 +90,8 @@ static double coord(const rcl_md *md, const split_md *m, size_t i, int d) {
 
 static void dom_clear(md_dom *d) {
   md_dom_part p = d->p;
+  rcl_md_stats past; /* the kernel times of the local simulations so far */
+  if (rcl__md_dom_part_stats(&p, &past)) past = p.past;
   rcl__md_dom_part_free(&p);
   rcl__free(d->glob);
   rcl__free(d->send);
@@ -98,6 +100,7 @@ static void dom_clear(md_dom *d) {
   d->p.ctx = p.ctx;
   d->p.lj = p.lj;
   d->p.o = p.o;
+  d->p.past = past;
 }
 
 /* The local atoms of slab k: the owned ones (owner[i] == k) in system order, then the ghosts. */
@@ -390,9 +393,24 @@ static int split_check(rcl_md *md) { /* errors the devices flagged since their l
   return rcl__split_each(m->s, m->run, check_fn, m);
 }
 
-static const md_backend split_backend = {split_init, split_destroy,   split_set_coef,   split_forces, split_step,
-                                         split_sums, split_get_state, split_get_forces, NULL,         split_check,
-                                         NULL};
+/* The devices' kernel times added; neighbour pairs of every local simulation (ghosts' pairs too). */
+static int split_stats(rcl_md *md, rcl_md_stats *out) {
+  split_md *m = md->bs;
+  int rc = 0;
+  for (size_t k = 0; k < m->count && !rc; k++) {
+    rcl_md_stats st;
+    if ((rc = rcl__md_dom_part_stats(&m->d[k].p, &st)) != 0) break;
+    out->neighbor_pairs += st.neighbor_pairs;
+    out->force_seconds += st.force_seconds;
+    out->build_seconds += st.build_seconds;
+    out->integrate_seconds += st.integrate_seconds;
+  }
+  return rc;
+}
+
+static const md_backend split_backend = {split_init, split_destroy, split_set_coef,  split_forces,
+                                         split_step, split_sums,    split_get_state, split_get_forces,
+                                         NULL,       split_check,   split_stats};
 
 /* ---- creation ------------------------------------------------------------------------------------- */
 
