@@ -614,13 +614,16 @@ __kernel void md_integrate2(__global const real4 *pos, __global real4 *vel, __gl
 #else
 #define MD_KE_FIXED(v, bad) ((bad) |= !(fabs(v) < MD_KE_LIMIT), convert_long_rte(v))
 #endif
-__kernel void md_thermo_partials(__global const real4 *pos, __global const real4 *vel, __global const acc_t *ev,
-                                 uint n, uint stride, __constant const real_t *coef, __global acc_t *partials,
-                                 __global volatile int *status, __local acc_t *scratch) {
+/* The thermo partial sums of the atoms i < n, and with tag non-NULL only of those with tag[i] < nown (the owned
+ * atoms of a decomposed simulation's local one: owned atoms first, then ghosts). */
+RCL_FN void md_thermo_sums(__global const real4 *pos, __global const real4 *vel, __global const acc_t *ev,
+                           __global const int *tag, uint nown, uint n, uint stride, __constant const real_t *coef,
+                           __global acc_t *partials, __global volatile int *status, __local acc_t *scratch) {
   uint lid = (uint)get_local_id(0), W = (uint)get_local_size(0);
   acc_t s[6] = {0, 0, 0, 0, 0, 0};
   int bad = 0;
   for (uint i = (uint)get_global_id(0); i < n; i += (uint)get_global_size(0)) {
+    if (tag && (uint)tag[i] >= nown) continue;
     real4 v = vel[i];
     real_t m = coef[MD_C_MASS + MD_TYPE_OF(pos[i])];
     real_t mv2 = R_MUL(m, R_ADD(R_ADD(R_MUL(v.x, v.x), R_MUL(v.y, v.y)), R_MUL(v.z, v.z)));
@@ -645,4 +648,39 @@ __kernel void md_thermo_partials(__global const real4 *pos, __global const real4
   barrier(CLK_LOCAL_MEM_FENCE);
   if (lid == 0)
     for (int q = 0; q < 6; q++) partials[get_group_id(0) * 6 + q] = scratch[q * W];
+}
+
+__kernel void md_thermo_partials(__global const real4 *pos, __global const real4 *vel, __global const acc_t *ev,
+                                 uint n, uint stride, __constant const real_t *coef, __global acc_t *partials,
+                                 __global volatile int *status, __local acc_t *scratch) {
+  md_thermo_sums(pos, vel, ev, (__global const int *)0, n, n, stride, coef, partials, status, scratch);
+}
+
+/* ---- a decomposed simulation's ghost exchange (src/md/md_domain.c) ------------------------------------
+ * The local atoms' internal indices of the atoms sent to other devices or ranks, and of the ghosts, are fixed
+ * between decompositions (the local simulation never rebuilds on its own). */
+
+/* The thermo partial sums of the owned atoms only (tag < nown). */
+__kernel void md_thermo_owned(__global const real4 *pos, __global const real4 *vel, __global const acc_t *ev,
+                              __global const int *tag, uint nown, uint n, uint stride, __constant const real_t *coef,
+                              __global acc_t *partials, __global volatile int *status, __local acc_t *scratch) {
+  md_thermo_sums(pos, vel, ev, tag, nown, n, stride, coef, partials, status, scratch);
+}
+
+/* out[j] = pos[idx[j]]: the positions (type tag included) of the atoms sent. */
+__kernel void md_pos_gather(__global const real4 *pos, __global const int *idx, uint m, __global real4 *out) {
+  uint j = (uint)get_global_id(0);
+  if (j < m) out[j] = pos[idx[j]];
+}
+
+/* pos[idx[j]] = in[j], vel[idx[j]] = 0: the ghosts' positions from their owners. A ghost's velocity only ever
+ * carries its incomplete local forces (never read: its position is overwritten before every force computation);
+ * zeroing it keeps it bounded. */
+__kernel void md_pos_scatter(__global real4 *pos, __global real4 *vel, __global const int *idx, uint m,
+                             __global const real4 *in) {
+  uint j = (uint)get_global_id(0);
+  if (j >= m) return;
+  uint i = (uint)idx[j];
+  pos[i] = in[j];
+  vel[i] = (real4)(MD_ZERO, MD_ZERO, MD_ZERO, vel[i].w);
 }

@@ -45,6 +45,35 @@ echo "$out" | grep -q 'host reference: .* identical to the devices' || fail "100
 state=$(echo "$out" | awk '/final state/ {print $4; exit}')
 [ "$state" = "$(golden md.cli.fcc5.f32.step1000.state)" ] || fail "1000-step final state $state is not the golden one"
 
+# 1c. --split: the same run over PoCL as two sub-devices (weights 1:3), and over every device (tuning off),
+# gives the golden digests; JSON: the split object with its shares
+json=$(REPROCL_TUNING=off RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe} "$cli" md --lattice fcc --cells 4 \
+  --density 0.8442 --temp 3.0 --steps 40 --thermo 20 --device pocl --split pocl:/2 --split-weights 1:3 --json 2>/dev/null)
+rc=$?
+if echo "$json" | grep -q '"split"'; then
+  [ $rc -eq 0 ] || fail "md --split pocl:/2 exited $rc"
+  echo "$json" | python3 -c '
+import json, sys
+d = json.load(sys.stdin)["split"]
+assert d["matches_reference"] is True, d
+assert d["count"] == 2 and sum(s["count"] for s in d["shares"]) == 256, d
+print(d["state_sha256"], d["forces_sha256"], "%.3f s" % d["time_s"])' >"$tmp/split.txt" || fail "md --split JSON: $json"
+  read -r sstate sforces _ <"$tmp/split.txt"
+  [ "$sstate" = "$(golden md.cli.fcc4.f32.step40.state)" ] || fail "md --split final state $sstate is not the golden one"
+  [ "$sforces" = "$(golden md.cli.fcc4.f32.step0.forces)" ] || fail "md --split forces $sforces are not the golden ones"
+else
+  echo "note: no split pocl:/2 here (PoCL without 2 compute units?): $json" | head -3
+fi
+out=$(REPROCL_TUNING=off "$cli" md --lattice fcc --cells 4 --density 0.8442 --temp 3.0 --steps 40 --split all 2>&1)
+rc=$?
+echo "$out" | tail -3
+[ $rc -eq 0 ] || fail "md --split all exited $rc"
+echo "$out" | grep -q '^SPLIT AGREES: ' || fail "md --split all: no SPLIT AGREES line"
+echo "$out" | grep -q "state $(golden md.cli.fcc4.f32.step40.state | cut -c1-16)" ||
+  fail "md --split all: not the golden final state"
+out=$("$cli" md --lattice fcc --cells 4 --density 0.8442 --temp 3.0 --steps 4 --split-weights 1:1 2>&1)
+[ $? -eq 2 ] || fail "--split-weights without --split: not exit 2: $out"
+
 # 2. the first frame read back: the same step-0 forces digest
 awk 'NR == 1 {n = $1} NR <= n + 2' "$tmp/traj.xyz" > "$tmp/frame0.xyz"
 out=$("$cli" md --input "$tmp/frame0.xyz" --steps 0 2>&1) || fail "reading the XYZ frame back failed: $out"

@@ -6,7 +6,9 @@
  * 64-bit integer atomics left out, or refused with strict); weights 1:0, 1:1, 3:1, 1:3 and random; jittered
  * hot fcc lattices (atoms crossing slab boundaries and periodic wraps, neighbour rebuilds and migrations),
  * one so small that slabs are thinner than cutoff + skin (ghosts from several slabs, and from the slab's
- * own other side), LAMMPS's melt.data; 0, 1, 50 and 300 steps; and the errors rcl_md gives. */
+ * own other side), LAMMPS's melt.data; 0, 1, 50 and 300 steps; the state and forces after each of many steps
+ * (a ghost's position left stale for one step changes its partners' forces at once); and the errors rcl_md
+ * gives. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +57,20 @@ static void finish(md_out *o, rcl_md *md, size_t steps, size_t every) {
   rt_ok(rcl_md_get_forces(md, NULL, o->f));
   rt_ok(rcl_md_thermo_get(md, &o->th[o->nth++]));
   rcl_md_free(md);
+}
+
+/* The state and fixed-point forces of md now (no thermo records), into o's arrays (allocated once). */
+static void snapshot(md_out *o, rcl_md *md) {
+  o->n = rcl_md_natoms(md);
+  o->dt = rcl_md_dtype(md);
+  size_t es = rcl_dtype_size(o->dt);
+  if (!o->pos) {
+    o->pos = malloc(3 * o->n * es);
+    o->vel = malloc(3 * o->n * es);
+    o->f = malloc(3 * o->n * sizeof *o->f);
+  }
+  rt_ok(rcl_md_get_state(md, o->pos, o->vel));
+  rt_ok(rcl_md_get_forces(md, NULL, o->f));
 }
 
 static void assert_same(const md_out *got, const md_out *want, const char *what) {
@@ -306,6 +322,57 @@ START_TEST(melt_data) {
 }
 END_TEST
 
+/* Every device together and the reference in lock step: positions, velocities and fixed-point forces equal
+ * after each of 150 hot steps of the thin-slab lattice (several decompositions; between them the ghosts'
+ * positions come from their owners' devices every step), f32 gather and symmetric, f64 gather, over the
+ * devices that can run each (at least two). */
+START_TEST(step_by_step) {
+  size_t nd = rt_ndevices();
+  rcl_context **c = calloc(nd, sizeof *c);
+  for (size_t i = 0; i < nd; i++) c[i] = rt_ctx(i);
+  rcl_split *s = NULL;
+  rt_ok(rcl_split_wrap(&s, c, nd, NULL));
+  rcl_md_system *sys = lattice(3, 4.0, 31);
+  rcl_md_lj lj = RCL_MD_LJ_INIT;
+  const rcl_dtype dts[3] = {RCL_F32, RCL_F32, RCL_F64};
+  const rcl_md_path paths[3] = {RCL_MD_PATH_GATHER, RCL_MD_PATH_SYMMETRIC, RCL_MD_PATH_GATHER};
+  for (int k = 0; k < 3; k++) {
+    size_t usable = 0; /* the others are left out (weight 0) */
+    for (size_t i = 0; i < nd; i++) usable += (size_t)md_usable(c[i], dts[k], paths[k]);
+    if (usable < 2) {
+      rt_note("step_by_step: fewer than 2 devices run %s %s", rcl_dtype_name(dts[k]), rcl_md_path_name(paths[k]));
+      continue;
+    }
+    rcl_md_options o = RCL_MD_OPTIONS_INIT;
+    o.path = paths[k];
+    rcl_md *ref = NULL, *md = NULL;
+    rt_ok(rcl_md_create(&ref, NULL, dts[k], sys, &lj, NULL));
+    rt_ok(rcl_split_md_create(&md, s, dts[k], sys, &lj, &o));
+    md_out a = {0}, b = {0};
+    for (size_t step = 1; step <= 150; step++) {
+      rt_ok(rcl_md_run(ref, 1, 0.005, 0, NULL, NULL));
+      rt_ok(rcl_md_run(md, 1, 0.005, 0, NULL, NULL));
+      snapshot(&a, ref);
+      snapshot(&b, md);
+      char what[96];
+      snprintf(what, sizeof what, "all devices, step %zu, %s %s", step, rcl_dtype_name(dts[k]),
+               rcl_md_path_name(paths[k]));
+      assert_same(&b, &a, what);
+    }
+    rcl_md_stats st;
+    rt_ok(rcl_md_get_stats(md, &st));
+    ck_assert_msg(st.neighbor_builds >= 3, "only %zu decompositions in 150 hot steps", st.neighbor_builds);
+    out_free(&a);
+    out_free(&b);
+    rcl_md_free(ref);
+    rcl_md_free(md);
+  }
+  rcl_md_system_free(sys);
+  rcl_split_free(s);
+  free(c);
+}
+END_TEST
+
 /* A split of device _i alone equals rcl_md there. */
 START_TEST(one_device) {
   rcl_context *c = rt_ctx(_i);
@@ -379,8 +446,11 @@ int main(void) {
   const struct {
     const char *name;
     const TTest *test;
-  } whole[] = {
-      {"subdevices", subdevices}, {"all_devices_long", all_devices_long}, {"melt_data", melt_data}, {"errors", errors}};
+  } whole[] = {{"subdevices", subdevices},
+               {"all_devices_long", all_devices_long},
+               {"step_by_step", step_by_step},
+               {"melt_data", melt_data},
+               {"errors", errors}};
   Suite *s = suite_create("split_md");
   rt_add_device_presence(s);
   RT_ADD_DEVICE_CASE(s, one_device);

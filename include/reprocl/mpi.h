@@ -131,6 +131,12 @@ RCL_API int rcl_mpi_md_create(rcl_md **out, MPI_Comm comm, int root, rcl_context
 /* The whole state on root in system order (collective): positions and velocities ([3 natoms] of the dtype) and
  * fixed-point forces ([3 natoms]); any may be NULL, and every one is ignored on the other ranks. */
 RCL_API int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, int root);
+/* This rank's wall-clock seconds in the steps of an rcl_mpi_md_create simulation since its creation (not
+ * collective): t[0] the ghost exchange (the rebuild test's agreement and the ghosts' positions between ranks),
+ * t[1] the decompositions (the owned atoms' state from the device, migration, ghost lists, the new local
+ * simulation), t[2] the rest on the device (integration, forces, the positions sent and received, and the
+ * waits for them). The device's kernel times: rcl_md_get_stats. */
+RCL_API int rcl_mpi_md_times(double t[3], const rcl_md *md);
 
 #ifdef __cplusplus
 }

@@ -97,8 +97,10 @@ static void result_free(run_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-/* One simulation on ctx (NULL: the host reference). Failures are recorded in r->why, not fatal. */
-static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *traj, FILE *logf, int print) {
+/* One simulation on ctx (NULL: the host reference) or with split s non-NULL over its devices. Failures are
+ * recorded in r->why, not fatal. */
+static void run_one(run_result *r, rcl_context *ctx, rcl_split *s, const run_spec *sp, FILE *traj, FILE *logf,
+                    int print) {
   memset(r, 0, sizeof *r);
   size_t n3 = 3 * sp->sys->natoms, es = rcl_dtype_size(sp->dt);
   rcl_md *md = NULL;
@@ -113,7 +115,8 @@ static void run_one(run_result *r, rcl_context *ctx, const run_spec *sp, FILE *t
     free(f);
     return;
   }
-  int st = rcl_md_create(&md, ctx, sp->dt, sp->sys, sp->lj, &sp->opts);
+  int st = s ? rcl_split_md_create(&md, s, sp->dt, sp->sys, sp->lj, &sp->opts)
+             : rcl_md_create(&md, ctx, sp->dt, sp->sys, sp->lj, &sp->opts);
   if (!st) st = native ? rcl_md_get_forces(md, f, NULL) : rcl_md_get_forces(md, NULL, f);
   if (!st) cli_digest(r->forces_hex, f, n3 * (native ? es : 8));
   free(f);
@@ -174,6 +177,8 @@ typedef struct {
   char what[512];
   FILE *traj, *logf;
   run_result *res;      /* per device */
+  cli_split_opts split; /* --split: one more row, the simulation over several devices at once */
+  cli_split_run sr;
   size_t first, failed; /* the first device that ran ((size_t)-1: none); devices that failed */
   int status;           /* the exit status of the first failure */
 } md_cmd;
@@ -183,7 +188,8 @@ static const char md_synopsis[] =
     "                   [--seed S]) [--cutoff 2.5] [--shift] [--mixing geometric|arithmetic] [--skin 0.3]\n"
     "                  [--dt 0.005] [--steps S] [--thermo K] [--dtype f32|f64] [--device D|all]\n"
     "                  [--path auto|gather|symmetric|allpairs|task] [--local L] [--native] [--reference]\n"
-    "                  [--out traj.xyz] [--dump K] [--log thermo.txt] [--json]";
+    "                  [--split DEVICES [--split-weights W1:W2:...]] [--out traj.xyz] [--dump K]\n"
+    "                  [--log thermo.txt] [--json]";
 
 static const char md_about[] =
     "Runs a Lennard-Jones NVE simulation (velocity Verlet, LJ units) on the chosen devices (default:\n"
@@ -194,7 +200,8 @@ static const char md_about[] =
     "runs the same kernels built with the vendor's defaults and float accumulation, and shows how far\n"
     "they drift; --reference also runs the O(N^2) host reference of the contract (small systems).\n"
     "--out writes extended-XYZ frames of the first device every --dump K steps (default: the thermo\n"
-    "interval), --log its thermo log.";
+    "interval), --log its thermo log. --split DEVICES also runs the simulation over several devices at once\n"
+    "(slabs of the box, rcl_split_md_create) and says whether it gives the first device's bits.";
 
 /* Parses the options into m. Returns 0, CLI_OPT_HELP or an exit status. */
 static int md_parse(md_cmd *m, int argc, char **argv) {
@@ -208,6 +215,7 @@ static int md_parse(md_cmd *m, int argc, char **argv) {
       CLI_VAL("local", &m->sp.opts.local_size, cli_opt_size, "L", "work-group size (0: default)"),
       CLI_OPT_NATIVE(&m->native),
       CLI_FLAG("reference", &m->reference, "also run the O(N^2) host reference of the contract (small systems)"),
+      CLI_OPT_SPLIT(&m->split),
       CLI_SECTION("output"),
       CLI_OPT_OUT(&m->outpath, "extended-XYZ frames of the first device"),
       CLI_VAL("dump", &m->dump, cli_opt_size, "K", "a frame every K steps (default: the thermo interval)"),
@@ -246,7 +254,7 @@ static void skipped(cli_run *r, const char *name, const char *why, int json) {
 static void native_row(const md_cmd *m, json_t *jd, const run_result *r, rcl_context *nctx) {
   run_result nr;
   double n = (double)m->sys->natoms;
-  run_one(&nr, nctx, &m->sp, NULL, NULL, 0);
+  run_one(&nr, nctx, NULL, &m->sp, NULL, NULL, 0);
   if (nr.ok) {
     cli_drift d;
     cli_drift_compute(&d, r->state, nr.state, 6 * m->sys->natoms, m->sp.dt);
@@ -293,7 +301,7 @@ static void device_row(md_cmd *m, cli_run *run, size_t i) {
   }
   int lead = m->first == (size_t)-1;
   run_result *r = &m->res[i];
-  run_one(r, devs->ctx[i], &m->sp, lead ? m->traj : NULL, lead ? m->logf : NULL, lead && !m->json);
+  run_one(r, devs->ctx[i], NULL, &m->sp, lead ? m->traj : NULL, lead ? m->logf : NULL, lead && !m->json);
   if (!r->ok && r->status == RCL_ERR_UNSUPPORTED) { /* e.g. the symmetric path without int64 atomics */
     skipped(run, devs->name[i], r->why, m->json);
     return;
@@ -314,7 +322,7 @@ static void device_row(md_cmd *m, cli_run *run, size_t i) {
 static json_t *reference_row(const md_cmd *m, int *agrees, int *status) {
   run_result rr;
   const run_result *f = &m->res[m->first];
-  run_one(&rr, NULL, &m->sp, NULL, NULL, 0);
+  run_one(&rr, NULL, NULL, &m->sp, NULL, NULL, 0);
   *agrees = rr.ok && !strcmp(rr.state_hex, f->state_hex) && !strcmp(rr.forces_hex, f->forces_hex) &&
             thermo_equal(&rr.log, &f->log);
   *status = rr.ok ? (*agrees ? CLI_EXIT_OK : CLI_EXIT_FINDING) : cli_exit_status(rr.status);
@@ -329,6 +337,33 @@ static json_t *reference_row(const md_cmd *m, int *agrees, int *status) {
   return jref;
 }
 
+/* --split: the simulation over the split's devices, against the first device's forces, thermo and state. */
+static int split_row(md_cmd *m) {
+  cli_split_run *sr = &m->sr;
+  if (!sr->s) return 0;
+  run_result r; /* weights: given, else the split's own for MD (rcl_split_tune has no MD problem) */
+  run_one(&r, NULL, sr->s, &m->sp, NULL, NULL, 0);
+  if (!r.ok) {
+    result_free(&r);
+    return cli_split_fail(sr);
+  }
+  const run_result *f = m->first == (size_t)-1 ? NULL : &m->res[m->first];
+  int ok =
+      f && !strcmp(r.state_hex, f->state_hex) && !strcmp(r.forces_hex, f->forces_hex) && thermo_equal(&r.log, &f->log);
+  double sps = r.seconds > 0 ? (double)m->a.steps / r.seconds : 0.0;
+  if (!m->json)
+    printf("%s: forces %.16s..., state %.16s..., %.3f s (%.1f steps/s), %zu decompositions — %s\n", sr->label,
+           r.forces_hex, r.state_hex, r.seconds, sps, r.last.neighbor_builds,
+           ok  ? "identical to the first device"
+           : f ? "DIFFERS from the first device"
+               : "no device to compare with");
+  cli_split_report(sr, r.state_hex, r.seconds, ok, "atoms", m->json,
+                   json_pack("{s:s,s:s,s:f,s:I}", "forces_sha256", r.forces_hex, "state_sha256", r.state_hex,
+                             "steps_per_s", sps, "decompositions", (json_int_t)r.last.neighbor_builds));
+  result_free(&r);
+  return 0;
+}
+
 /* The summary (JSON or the last line). Returns the exit status. */
 static int report(md_cmd *m, const cli_tally *t, json_t *jdevs, json_t *jref, int ref_status, size_t devices) {
   int ok = cli_tally_ok(t) && ref_status == 0 && !m->failed;
@@ -339,16 +374,18 @@ static int report(md_cmd *m, const cli_tally *t, json_t *jdevs, json_t *jref, in
                   "shift", m->a.shift, "dt", m->a.dtime, "steps", (json_int_t)m->a.steps, "devices", jdevs, "ran",
                   (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", ok);
     if (jref) json_object_set(top, "reference", jref);
+    cli_split_json(&m->sr, top);
     cli_json_print(top);
   } else if (m->failed) {
     printf("FAILED: the simulation stopped with an error on %zu device(s)\n", m->failed);
   } else {
     printf("%s: %zu of %zu device(s) ran, %zu agree (forces, thermo, final state)%s\n", ok ? "AGREE" : "DISAGREE",
            t->ran, devices, t->agree, t->unsupported ? "; the others cannot run this configuration" : "");
+    cli_split_summary(&m->sr);
   }
   if (m->failed) return m->status;
   if (!cli_tally_ok(t)) return cli_tally_status(t);
-  return ref_status;
+  return cli_split_status(&m->sr, ref_status);
 }
 
 int cmd_md(int argc, char **argv) {
@@ -364,7 +401,8 @@ int cmd_md(int argc, char **argv) {
   json_t *jref = NULL;
   cli_run r;
   cli_run_init(&r);
-  if ((rc = md_system(&m)) || (rc = cli_run_open(&r, m.device, m.native))) goto out;
+  if ((rc = md_system(&m)) || (rc = cli_run_open(&r, m.device, m.native)) || (rc = cli_split_open(&m.sr, &m.split)))
+    goto out;
   if (!(m.res = calloc(r.devs.count, sizeof *m.res))) {
     rc = cli_error("out of host memory");
     goto out;
@@ -375,12 +413,14 @@ int cmd_md(int argc, char **argv) {
   for (size_t i = 0; i < r.devs.count; i++) device_row(&m, &r, i);
   int ref_status = 0, ref_agrees = 1;
   if (m.reference && m.first != (size_t)-1) jref = reference_row(&m, &ref_agrees, &ref_status);
+  if ((rc = split_row(&m)) != 0) goto out;
   rc = report(&m, &r.tally, r.jdevs, jref, ref_status, r.devs.count);
 out:
   json_decref(jref);
   for (size_t i = 0; m.res && i < r.devs.count; i++) result_free(&m.res[i]);
   free(m.res);
   cli_run_close(&r);
+  cli_split_close(&m.sr);
   if (m.traj && fclose(m.traj) != 0 && !rc) rc = cli_error("writing %s failed", m.outpath);
   if (m.logf && fclose(m.logf) != 0 && !rc) rc = cli_error("writing %s failed", m.logpath);
   rcl_md_system_free(m.sys);

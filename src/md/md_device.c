@@ -10,7 +10,22 @@
 #define MD_STATUS_WORDS 7
 #define ALLPAIRS_MAX_ATOMS 16384
 
-enum { K_FORCE, K_FORCE_EV, K_INT1, K_INT2, K_COUNT, K_SCAN, K_FILL, K_MOVE, K_NEIGH, K_THERMO, K_N };
+enum {
+  K_FORCE,
+  K_FORCE_EV,
+  K_INT1,
+  K_INT2,
+  K_COUNT,
+  K_SCAN,
+  K_FILL,
+  K_MOVE,
+  K_NEIGH,
+  K_THERMO,
+  K_GATHER, /* the kernels of a decomposed simulation's local one (rcl__md_dev_link) */
+  K_SCATTER,
+  K_OWNED,
+  K_N
+};
 
 typedef struct {
   cl_command_queue q;
@@ -42,6 +57,10 @@ typedef struct {
   /* the per-step status, read without blocking while the speculative force kernel runs */
   cl_int st[MD_STATUS_WORDS];
   int spec_ok; /* last step no atom was close to a rebuild: launch the forces before the status arrives */
+  /* a decomposed simulation's local one (rcl__md_dev_link): internal indices of the atoms sent and of the
+   * ghosts, and their positions */
+  cl_mem sidx, gidx, sbuf, gbuf;
+  size_t nsend, nghost, nown;
 } dev_state;
 
 enum { CAT_FORCE, CAT_BUILD, CAT_INTEGRATE, CAT_NONE };
@@ -86,7 +105,10 @@ static const char *const knames[K_N] = {"",
                                         "md_cell_fill",
                                         "md_sort_move",
                                         "md_neigh_build",
-                                        "md_thermo_partials"};
+                                        "md_thermo_partials",
+                                        "md_pos_gather",
+                                        "md_pos_scatter",
+                                        "md_thermo_owned"};
 
 static const char *force_kernel_name(rcl_md_path p) {
   return p == RCL_MD_PATH_SYMMETRIC  ? "md_force_symmetric"
@@ -344,10 +366,10 @@ static int dev_forces(rcl_md *md, int ev) {
  * (speculatively) unless the last step saw an atom close to the rebuild threshold. In the rare case the
  * status then asks for a rebuild, the lists are rebuilt and the forces computed again: scheduling only,
  * the bits are those of the contract either way. */
-static int dev_step(rcl_md *md, int ev, int complete) {
-  dev_state *s = md->bs;
-  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), check = (cl_uint)s->lists,
-          kicks = s->pending_kick ? 2u : 1u;
+/* The first half of a step (md_integrate1): the deferred half kick if any, half kick, drift, with check the
+ * displacement test. */
+static int launch_int1(rcl_md *md, dev_state *s, cl_uint check) {
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), kicks = s->pending_kick ? 2u : 1u;
   md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
          hs2 = arg_real(md, 0.25 * md->skin * md->skin), hc2 = arg_real(md, 0.16 * md->skin * md->skin), elo, ehi;
   escape_bounds(md, &elo, &ehi);
@@ -356,6 +378,24 @@ static int dev_step(rcl_md *md, int ev, int complete) {
                          ARG(elo), ARG(ehi), U32(per), U32(check), ARG(hs2), ARG(hc2), U32(kicks), MEM(s->status));
   if (!rc) rc = launch(s, K_INT1, knames[K_INT1], n, s->WB);
   s->pending_kick = 0;
+  return rc;
+}
+
+/* The second half kick (md_integrate2), or with complete = 0 deferred into the next step's first launch. */
+static int launch_int2(rcl_md *md, dev_state *s, int complete) {
+  if (!complete) {
+    s->pending_kick = 1;
+    return 0;
+  }
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
+  int rc = rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
+                         U32(n), U32(stride), MEM(s->coef), MEM(s->status));
+  return rc ? rc : launch(s, K_INT2, knames[K_INT2], n, s->WB);
+}
+
+static int dev_step(rcl_md *md, int ev, int complete) {
+  dev_state *s = md->bs;
+  int rc = launch_int1(md, s, (cl_uint)s->lists);
   if (rc) return rc;
   if (!s->lists) {
     rc = launch_forces(md, s, ev); /* no lists, no decision: errors surface at the next check */
@@ -379,15 +419,7 @@ static int dev_step(rcl_md *md, int ev, int complete) {
     }
     if (!rc && (s->st[0] || !spec)) rc = launch_forces(md, s, ev);
   }
-  if (rc) return rc;
-  if (!complete) {
-    s->pending_kick = 1;
-    return 0;
-  }
-  rc = rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force), U32(n),
-                     U32(stride), MEM(s->coef), MEM(s->status));
-  if (!rc) rc = launch(s, K_INT2, knames[K_INT2], n, s->WB);
-  return rc;
+  return rc ? rc : launch_int2(md, s, complete);
 }
 
 static int dev_stats(rcl_md *md, rcl_md_stats *out) {
@@ -412,44 +444,27 @@ static int dev_check(rcl_md *md) {
 
 /* ---- thermo sums ------------------------------------------------------------------------------------ */
 
-static int dev_sums(rcl_md *md, md_sums *out) {
-  dev_state *s = md->bs;
-  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
-  memset(out, 0, sizeof *out);
+/* The thermo partials of the last thermo launch (G groups) read and added: in native mode the floating-point
+ * sums into v, else the exact sums into t; the status checked. */
+static int read_partials(rcl_md *md, dev_state *s, md_sum t[3], double v[3]) {
   size_t acc = s->native ? s->es : 8, G = s->thermo_groups;
-  int rc = rcl__set_args(s->k[K_THERMO], knames[K_THERMO], 9, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->ev),
-                         U32(n), U32(stride), MEM(s->coef), MEM(s->partials), MEM(s->status), 6 * s->WT * acc, NULL);
-  if (!rc) rc = launch(s, K_THERMO, knames[K_THERMO], G * s->WT, s->WT);
-  unsigned char *buf = rc ? NULL : rcl__malloc(G * 6 * acc);
-  if (!rc && !buf) rc = RCL_ERR_OUT_OF_MEMORY;
-  if (!rc) rc = rcl__chain_read(&s->ord, s->partials, 0, G * 6 * acc, buf, NULL, "MD thermo partials");
+  unsigned char *buf = rcl__malloc(G * 6 * acc);
+  int rc = buf ? rcl__chain_read(&s->ord, s->partials, 0, G * 6 * acc, buf, NULL, "MD thermo partials")
+               : RCL_ERR_OUT_OF_MEMORY;
   cl_int st[MD_STATUS_WORDS];
   if (!rc) rc = read_status(s, st);
   if (!rc) rc = check_errors(md, st, "in the thermo sums");
-  /* Full lists count every pair from both sides: the energy and virial sums are then exactly even. */
-  int twice = md->path != RCL_MD_PATH_SYMMETRIC;
-  if (!rc && s->native) {
-    double v[3] = {0, 0, 0};
-    for (size_t g = 0; g < G; g++)
-      for (int q = 0; q < 3; q++) {
-        if (acc == 4) {
-          float f;
-          memcpy(&f, buf + (g * 6 + 2 * (size_t)q) * 4, 4);
-          v[q] += f;
-        } else {
-          double d;
-          memcpy(&d, buf + (g * 6 + 2 * (size_t)q) * 8, 8);
-          v[q] += d;
-        }
-      }
-    out->native = 1;
-    out->pe_f = twice ? 0.5 * v[0] : v[0];
-    out->virial_f = twice ? 0.5 * v[1] : v[1];
-    out->mv2_f = v[2];
-  } else if (!rc) {
-    md_sum t[3] = {{0, 0}, {0, 0}, {0, 0}};
-    for (size_t g = 0; g < G; g++)
-      for (int q = 0; q < 3; q++) {
+  for (size_t g = 0; !rc && g < G; g++)
+    for (int q = 0; q < 3; q++) {
+      if (s->native && acc == 4) {
+        float f;
+        memcpy(&f, buf + (g * 6 + 2 * (size_t)q) * 4, 4);
+        v[q] += f;
+      } else if (s->native) {
+        double d;
+        memcpy(&d, buf + (g * 6 + 2 * (size_t)q) * 8, 8);
+        v[q] += d;
+      } else {
         int64_t hi, lo;
         memcpy(&hi, buf + (g * 6 + 2 * (size_t)q) * 8, 8);
         memcpy(&lo, buf + (g * 6 + 2 * (size_t)q + 1) * 8, 8);
@@ -457,14 +472,38 @@ static int dev_sums(rcl_md *md, md_sums *out) {
         t[q].lo += lo;
         md_sum_normalize(&t[q]);
       }
-    if (twice && (!md_sum_halve(&t[0]) || !md_sum_halve(&t[1])))
-      rc = rcl__fail(RCL_ERR_INTERNAL, "MD: a full-list energy or virial sum is odd (a kernel bug; please report)");
-    out->pe = t[0];
-    out->virial = t[1];
-    out->mv2 = t[2];
-  }
+    }
   rcl__free(buf);
   return rc;
+}
+
+static int dev_sums(rcl_md *md, md_sums *out) {
+  dev_state *s = md->bs;
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
+  memset(out, 0, sizeof *out);
+  size_t acc = s->native ? s->es : 8;
+  int rc = rcl__set_args(s->k[K_THERMO], knames[K_THERMO], 9, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->ev),
+                         U32(n), U32(stride), MEM(s->coef), MEM(s->partials), MEM(s->status), 6 * s->WT * acc, NULL);
+  if (!rc) rc = launch(s, K_THERMO, knames[K_THERMO], s->thermo_groups * s->WT, s->WT);
+  md_sum t[3] = {{0, 0}, {0, 0}, {0, 0}};
+  double v[3] = {0, 0, 0};
+  if (!rc) rc = read_partials(md, s, t, v);
+  if (rc) return rc;
+  /* Full lists count every pair from both sides: the energy and virial sums are then exactly even. */
+  int twice = md->path != RCL_MD_PATH_SYMMETRIC;
+  if (s->native) {
+    out->native = 1;
+    out->pe_f = twice ? 0.5 * v[0] : v[0];
+    out->virial_f = twice ? 0.5 * v[1] : v[1];
+    out->mv2_f = v[2];
+    return 0;
+  }
+  if (twice && (!md_sum_halve(&t[0]) || !md_sum_halve(&t[1])))
+    return rcl__fail(RCL_ERR_INTERNAL, "MD: a full-list energy or virial sum is odd (a kernel bug; please report)");
+  out->pe = t[0];
+  out->virial = t[1];
+  out->mv2 = t[2];
+  return 0;
 }
 
 /* ---- state ------------------------------------------------------------------------------------------ */
@@ -531,41 +570,107 @@ static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
 
 /* ---- hooks of a decomposed simulation (md_internal.h) ------------------------------------------------ */
 
-int rcl__md_dev_set_positions(rcl_md *md, const double *pos) {
-  dev_state *s = md->bs;
-  size_t n = md->n, es = s->es;
-  void *tag = NULL, *p4 = NULL;
-  int rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
-  if (!rc) rc = read_new(&p4, s, s->pos[s->cur], n * 4 * es, "positions"); /* keeps each atom's type tag */
-  if (!rc) {
-    const cl_int *t = tag;
-    for (size_t i = 0; i < n; i++)
-      for (size_t d = 0; d < 3; d++) md_put_real(p4, 4 * i + d, md->dtype, pos[3 * (size_t)t[i] + d]);
-    rc = rcl__chain_write(&s->ord, s->pos[s->cur], 0, n * 4 * es, p4, "MD positions");
-  }
-  rcl__free(tag);
-  rcl__free(p4);
+/* A launch of one of the kernels of a decomposed simulation over m items. */
+static int launch_small(dev_state *s, int k, size_t m) {
+  size_t W = rcl__floor_pow2(s->WB < s->wmax[k] ? s->WB : s->wmax[k]);
+  return launch(s, k, knames[k], m, W);
+}
+
+/* A buffer of count ints holding v (one int where count is 0). */
+static int int_buffer(cl_mem *buf, rcl_md *md, dev_state *s, const cl_int *v, size_t count, const char *what) {
+  int rc = rcl__buffer_create(buf, md->ctx, CL_MEM_READ_WRITE, (count ? count : 1) * 4, NULL, what);
+  if (!rc && count) rc = rcl__chain_write(&s->ord, *buf, 0, count * 4, v, what);
   return rc;
 }
 
-int rcl__md_dev_atom_ev(rcl_md *md, int64_t *e, int64_t *w) {
+/* Without lists (allpairs) the displacement test still decides the decompositions: positions at the
+ * creation kept in pos0. */
+static int track_positions(rcl_md *md, dev_state *s) {
+  if (s->lists) return 0;
+  clReleaseMemObject(s->pos0);
+  s->pos0 = NULL;
+  size_t bytes = s->stride * 4 * s->es;
+  int rc = rcl__buffer_create(&s->pos0, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, "positions at the decomposition");
+  if (rc) return rc;
+  rcl_queue_args qa = rcl__chain_args(&s->ord);
+  cl_int err = clEnqueueCopyBuffer(s->q, s->pos[s->cur], s->pos0, 0, 0, bytes, qa.num_events_in_wait_list,
+                                   qa.event_wait_list, qa.event);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueCopyBuffer(positions at the decomposition)");
+  return rcl__chain_adopt(&s->ord, 0);
+}
+
+int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) {
   dev_state *s = md->bs;
-  size_t n = md->n;
-  void *tag = NULL, *ev = NULL;
-  if (s->native) return rcl__fail(RCL_ERR_INVALID_ARG, "a native-mode simulation has no fixed-point energies");
-  int rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
-  if (!rc) rc = read_new(&ev, s, s->ev, 2 * s->stride * 8, "energy and virial");
+  size_t n = md->n, ng = n - nown;
+  cl_int *tag = NULL, *inv = rcl__malloc((n ? n : 1) * sizeof *inv), *idx = rcl__malloc((nsend + ng + 1) * 4);
+  int rc = inv && idx ? read_new((void **)&tag, s, s->tag[s->cur], n * 4, "atom tags") : RCL_ERR_OUT_OF_MEMORY;
   if (!rc) {
-    const cl_int *t = tag;
-    const int64_t *v = ev;
-    for (size_t i = 0; i < n; i++) {
-      if (e) e[t[i]] = v[i];
-      if (w) w[t[i]] = v[s->stride + i];
-    }
+    for (size_t i = 0; i < n; i++) inv[tag[i]] = (cl_int)i; /* the internal index of each local atom */
+    for (size_t j = 0; j < nsend; j++) idx[j] = inv[send[j]];
+    for (size_t j = 0; j < ng; j++) idx[nsend + j] = inv[nown + j];
+    s->nsend = nsend;
+    s->nghost = ng;
+    s->nown = nown;
+    rc = int_buffer(&s->sidx, md, s, idx, nsend, "indices of the atoms sent");
   }
+  if (!rc) rc = int_buffer(&s->gidx, md, s, idx + nsend, ng, "indices of the ghosts");
+  if (!rc)
+    rc = rcl__buffer_create(&s->sbuf, md->ctx, CL_MEM_READ_WRITE, (nsend ? nsend : 1) * 4 * s->es, NULL,
+                            "positions sent");
+  if (!rc)
+    rc = rcl__buffer_create(&s->gbuf, md->ctx, CL_MEM_READ_WRITE, (ng ? ng : 1) * 4 * s->es, NULL, "ghost positions");
+  if (!rc) rc = track_positions(md, s);
   rcl__free(tag);
-  rcl__free(ev);
+  rcl__free(inv);
+  rcl__free(idx);
   return rc;
+}
+
+int rcl__md_dev_half1(rcl_md *md, void *sent, int *far) {
+  dev_state *s = md->bs;
+  cl_uint m = (cl_uint)s->nsend;
+  int rc = launch_int1(md, s, 1);
+  if (!rc && m)
+    rc = rcl__set_args(s->k[K_GATHER], knames[K_GATHER], 4, MEM(s->pos[s->cur]), MEM(s->sidx), U32(m), MEM(s->sbuf));
+  if (!rc && m) rc = launch_small(s, K_GATHER, m);
+  if (!rc && m) rc = rcl__chain_read(&s->ord, s->sbuf, 0, m * 4 * s->es, sent, NULL, "positions sent");
+  if (!rc) rc = read_status(s, s->st);
+  if (!rc) rc = check_errors(md, s->st, "at or before this step");
+  if (!rc && s->st[0]) rc = fill_zero(s, s->status, 0, sizeof(cl_int));
+  if (!rc && s->st[6]) rc = fill_zero(s, s->status, 6 * sizeof(cl_int), sizeof(cl_int));
+  *far = !rc && s->st[0];
+  return rc;
+}
+
+int rcl__md_dev_half2(rcl_md *md, const void *ghosts, int forces, int ev, int complete) {
+  dev_state *s = md->bs;
+  cl_uint m = (cl_uint)s->nghost;
+  int rc = 0;
+  if (ghosts && m) {
+    rc = rcl__chain_write(&s->ord, s->gbuf, 0, m * 4 * s->es, ghosts, "ghost positions");
+    if (!rc)
+      rc = rcl__set_args(s->k[K_SCATTER], knames[K_SCATTER], 5, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->gidx),
+                         U32(m), MEM(s->gbuf));
+    if (!rc) rc = launch_small(s, K_SCATTER, m);
+  }
+  if (!rc && forces) rc = launch_forces(md, s, ev); /* errors surface at the next status read */
+  if (!rc) rc = launch_int2(md, s, complete);
+  clFlush(s->q);
+  return rc;
+}
+
+int rcl__md_dev_owned_sums(rcl_md *md, size_t nown, md_sum out[3]) {
+  dev_state *s = md->bs;
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, no = (cl_uint)nown;
+  size_t W = s->WT <= s->wmax[K_OWNED] ? s->WT : rcl__floor_pow2(s->wmax[K_OWNED]);
+  if (s->native) return rcl__fail(RCL_ERR_INVALID_ARG, "a native-mode simulation has no fixed-point sums");
+  int rc = rcl__set_args(s->k[K_OWNED], knames[K_OWNED], 11, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->ev),
+                         MEM(s->tag[s->cur]), U32(no), U32(n), U32(stride), MEM(s->coef), MEM(s->partials),
+                         MEM(s->status), 6 * W * 8, NULL);
+  if (!rc) rc = launch(s, K_OWNED, knames[K_OWNED], s->thermo_groups * W, W);
+  double v[3] = {0, 0, 0};
+  for (int q = 0; q < 3; q++) out[q] = (md_sum){0, 0};
+  return rc ? rc : read_partials(md, s, out, v);
 }
 
 static int dev_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap) {
@@ -603,9 +708,9 @@ static void dev_destroy(rcl_md *md) {
   if (!s) return;
   if (s->q) clFinish(s->q); /* nothing may still run on buffers about to be released */
   rcl__chain_end(&s->ord, NULL);
-  cl_mem *bufs[] = {&s->pos[0], &s->pos[1],  &s->vel[0],  &s->vel[1], &s->tag[0], &s->tag[1],  &s->pos0,
-                    &s->cellof, &s->cellnew, &s->force,   &s->ev,     &s->status, &s->coef,    &s->ccount,
-                    &s->cstart, &s->cfill,   &s->members, &s->nlist,  &s->ncount, &s->partials};
+  cl_mem *bufs[] = {&s->pos[0],  &s->pos[1], &s->vel[0], &s->vel[1],   &s->tag[0], &s->tag[1], &s->pos0,   &s->cellof,
+                    &s->cellnew, &s->force,  &s->ev,     &s->status,   &s->coef,   &s->ccount, &s->cstart, &s->cfill,
+                    &s->members, &s->nlist,  &s->ncount, &s->partials, &s->sidx,   &s->gidx,   &s->sbuf,   &s->gbuf};
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (*bufs[i]) clReleaseMemObject(*bufs[i]);
   for (int k = 0; k < K_N; k++)
@@ -791,7 +896,8 @@ static int dev_kernels(rcl_md *md, dev_state *s) {
   for (int ev = 0; ev < 2; ev++) md_defines(defs[ev], sizeof defs[ev], md->nt, ev, md->opts.convert);
   for (int k = 0; k < K_N && !rc; k++) {
     const char *name = k <= K_FORCE_EV ? force_kernel_name(md->path) : knames[k];
-    rc = rcl__kernel_get(&s->k[k], md->ctx, "md.cl", md->dtype, defs[k == K_FORCE_EV || k == K_THERMO], name);
+    rc = rcl__kernel_get(&s->k[k], md->ctx, "md.cl", md->dtype, defs[k == K_FORCE_EV || k == K_THERMO || k == K_OWNED],
+                         name);
     if (!rc) rc = rcl__kernel_wg_max(&s->wmax[k], s->k[k], md->ctx, name);
   }
   return rc;

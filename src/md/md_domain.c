@@ -1,10 +1,10 @@
 /* The spatial decomposition of MD that a decomposed simulation shares (contracts §10.4): the in-process split
  * over several devices (src/split/split_md.c) and the MPI layer's (src/mpi/mpi_md.c, through the RCL_SIBLING
  * exports). Slabs along the box's longest axis, the owner of an atom, the ghosts of a slab (the periodic
- * nearest image, within (cutoff + skin) * MD_DOM_GHOST_MARGIN), the rebuild test (any atom moved more than
- * skin/2 since the last decomposition), the local simulation of a slab's owned atoms and ghosts on a device,
- * the per-atom integration of a subset of atoms with the reference's functions, and the exact halving of the
- * full-list energy and virial sums. Why the bits are one device's: split_md.c's header comment. */
+ * nearest image, within (cutoff + skin) * MD_DOM_GHOST_MARGIN), the local simulation of a slab's owned atoms
+ * and ghosts kept on its device between decompositions (md_dom_part: the device-resident step, the owned
+ * atoms' sums and state), and the exact halving of the full-list energy and virial sums. Why the bits are one
+ * device's: split_md.c's header comment. */
 #include <math.h>
 
 #include "md/md_internal.h"
@@ -52,25 +52,6 @@ double rcl__md_dom_coord(const rcl_md *md, const void *pos, size_t i, int d) {
                               : ((const double *)pos)[3 * i + (size_t)d];
 }
 
-int rcl__md_dom_moved_far(const rcl_md *md, size_t n, const void *pos, const double *pos0) {
-  double lim = 0.25 * md->skin * md->skin;
-  for (size_t i = 0; i < n; i++) {
-    double d2 = 0;
-    for (int d = 0; d < 3; d++) {
-      double dx = rcl__md_dom_coord(md, pos, i, d) - pos0[3 * i + (size_t)d];
-      if (md->periodic[d] && dx > 0.5 * md->len[d]) dx -= md->len[d];
-      if (md->periodic[d] && dx < -0.5 * md->len[d]) dx += md->len[d];
-      d2 += dx * dx;
-    }
-    if (!(d2 <= lim)) return 1;
-  }
-  return 0;
-}
-
-void rcl__md_dom_save(const rcl_md *md, size_t n, const void *pos, double *pos0) {
-  for (size_t i = 0; i < 3 * n; i++) pos0[i] = rcl__md_dom_coord(md, pos, i / 3, (int)(i % 3));
-}
-
 void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms) {
   sys->natoms = natoms;
   sys->ntypes = md->nt;
@@ -82,54 +63,144 @@ void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms) {
   for (int t = 0; t < md->nt; t++) sys->mass[t] = md->mass[t];
 }
 
-/* The energy and virial per local atom: the local simulation's own (full lists), or for the symmetric path
- * a gather simulation of the same atoms (its creation computes them). */
-static int dom_ev(rcl_md *local, const md_dom_eval *a, int64_t *e, int64_t *w) {
-  if (a->o.path != RCL_MD_PATH_SYMMETRIC) return rcl__md_dev_atom_ev(local, e, w);
-  rcl_md_options o = a->o;
+/* ---- the device-resident local simulation of a slab ------------------------------------------------ */
+
+int rcl__md_dom_part_alloc(md_dom_part *p, const rcl_md *md, size_t nown, size_t nloc) {
+  size_t k = nloc ? nloc : 1;
+  rcl__free(p->sys.pos);
+  rcl__free(p->sys.vel);
+  rcl__free(p->sys.type);
+  p->sys.pos = rcl__malloc(3 * k * sizeof *p->sys.pos);
+  p->sys.vel = rcl__calloc(3 * k, sizeof *p->sys.vel);
+  p->sys.type = rcl__malloc(k * sizeof *p->sys.type);
+  if (!p->sys.pos || !p->sys.vel || !p->sys.type) return RCL_ERR_OUT_OF_MEMORY;
+  rcl__md_dom_system(&p->sys, md, nloc);
+  p->nown = nown;
+  return 0;
+}
+
+/* The local simulation's half-kick factors: md's (the same binary64 values, rounded alike). */
+int rcl__md_dom_part_coef(md_dom_part *p, const rcl_md *md) {
+  rcl_md *l = p->md;
+  if (!l) return 0;
+  l->dt = md->dt;
+  memcpy(l->coef + MD_C_DTFM(md->nt), md->coef + MD_C_DTFM(md->nt), (size_t)md->nt * sizeof *l->coef);
+  return l->be->set_coef(l);
+}
+
+int rcl__md_dom_part_stats(md_dom_part *p, rcl_md_stats *out) {
+  *out = p->past;
+  rcl_md_stats st;
+  int rc = p->md ? rcl_md_get_stats(p->md, &st) : 0;
+  if (!rc && p->md) {
+    out->neighbor_pairs = st.neighbor_pairs;
+    out->force_seconds += st.force_seconds;
+    out->build_seconds += st.build_seconds;
+    out->integrate_seconds += st.integrate_seconds;
+  }
+  return rc;
+}
+
+int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send, size_t nsend) {
+  size_t es = rcl_dtype_size(md->dtype), ng = p->sys.natoms - p->nown;
+  int rc = rcl__md_dom_part_stats(p, &p->past);
+  if (rc) return rc;
+  rcl_md_free(p->md);
+  p->md = NULL;
+  rcl__free(p->sent);
+  rcl__free(p->ghost);
+  p->nsend = nsend;
+  p->sent = rcl__malloc((nsend ? nsend : 1) * 4 * es);
+  p->ghost = rcl__malloc((ng ? ng : 1) * 4 * es);
+  if (!p->sent || !p->ghost) return RCL_ERR_OUT_OF_MEMORY;
+  if (!p->nown) return 0;
+  rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj, p->o,
+                        NULL);
+  if (!rc) rc = rcl__md_dom_part_coef(p, md);
+  if (!rc) rc = rcl__md_dev_link(p->md, send, nsend, p->nown);
+  return rc;
+}
+
+int rcl__md_dom_part_half1(md_dom_part *p, const rcl_md *md, int *far) {
+  *far = 0;
+  if (!p->md) return 0;
+  p->md->step = md->step;
+  return rcl__md_dev_half1(p->md, p->sent, far);
+}
+
+int rcl__md_dom_part_half2(md_dom_part *p, int exchanged, int ev, int complete) {
+  if (!p->md) return 0;
+  return rcl__md_dev_half2(p->md, exchanged ? p->ghost : NULL, exchanged, ev && p->o.path != RCL_MD_PATH_SYMMETRIC,
+                           complete);
+}
+
+int rcl__md_dom_part_forces(md_dom_part *p, const rcl_md *md, int ev) {
+  if (!p->md) return 0;
+  p->md->step = md->step;
+  return p->md->be->forces(p->md, ev && p->o.path != RCL_MD_PATH_SYMMETRIC);
+}
+
+/* The symmetric path's per-atom sums split each pair by internal index: the full-list energy and virial of
+ * the owned atoms from a gather evaluation of the same local atoms at their current positions. */
+static int symmetric_ev(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
+  size_t n3 = 3 * p->sys.natoms;
+  void *pos = rcl__malloc(n3 * rcl_dtype_size(md->dtype));
+  int rc = pos ? rcl_md_get_state(p->md, pos, NULL) : RCL_ERR_OUT_OF_MEMORY;
+  for (size_t i = 0; !rc && i < n3; i++) p->sys.pos[i] = rcl__md_dom_coord(md, pos, i / 3, (int)(i % 3));
+  rcl__free(pos);
+  rcl_md_options o = p->o;
   o.path = RCL_MD_PATH_GATHER;
   o.local_size = 0;
   rcl_md *g = NULL;
-  int rc = rcl__md_build_be(&g, &rcl__md_device_backend, NULL, a->step, a->ctx, NULL, a->dtype, a->sys, a->lj, o, NULL);
-  if (!rc) rc = rcl__md_dev_atom_ev(g, e, w);
-  rcl_md_free(g);
-  return rc;
-}
-
-int rcl__md_dom_eval(rcl_md **local, const md_dom_eval *a, int64_t *fq, int64_t *e, int64_t *w) {
-  int rc;
-  if (a->rebuilt) { /* a new local simulation: its creation builds the lists and computes the forces */
-    rcl_md_free(*local);
-    *local = NULL;
-    rc = rcl__md_build_be(local, &rcl__md_device_backend, NULL, a->step, a->ctx, NULL, a->dtype, a->sys, a->lj, a->o,
+  md_sum t[3];
+  if (!rc)
+    rc = rcl__md_build_be(&g, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj, o,
                           NULL);
-  } else {
-    (*local)->step = a->step;
-    rc = rcl__md_dev_set_positions(*local, a->sys->pos);
-    if (!rc) rc = (*local)->be->forces(*local, a->ev && a->o.path != RCL_MD_PATH_SYMMETRIC);
-  }
-  if (!rc) rc = rcl_md_get_forces(*local, NULL, fq);
-  if (!rc && a->ev) rc = dom_ev(*local, a, e, w);
+  if (!rc) rc = rcl__md_dev_owned_sums(g, p->nown, t);
+  rcl_md_free(g);
+  s[0] = t[0];
+  s[1] = t[1];
   return rc;
 }
 
-/* The reference's integration of n atoms: md itself with n atoms. */
-int rcl__md_dom_kick(const rcl_md *md, size_t n, void *vel, const void *coef, const int *type, const int64_t *f) {
-  rcl_md c = *md;
-  c.n = n;
-  return rcl__md_host_kick(&c, vel, coef, type, f);
+int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
+  for (int q = 0; q < 3; q++) s[q] = (md_sum){0, 0};
+  if (!p->md) return 0;
+  int rc = rcl__md_dev_owned_sums(p->md, p->nown, s);
+  return !rc && p->o.path == RCL_MD_PATH_SYMMETRIC ? symmetric_ev(p, md, s) : rc;
 }
 
-int rcl__md_dom_drift(const rcl_md *md, size_t n, void *pos, const void *vel) {
-  rcl_md c = *md;
-  c.n = n;
-  return rcl__md_host_drift(&c, pos, vel);
+int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq) {
+  if (!p->md) return 0;
+  size_t n = p->sys.natoms, es = rcl_dtype_size(md->dtype);
+  void *tp = pos ? rcl__malloc(3 * n * es) : NULL, *tv = vel ? rcl__malloc(3 * n * es) : NULL;
+  int64_t *tf = fq ? rcl__malloc(3 * n * sizeof *tf) : NULL;
+  int rc = (pos && !tp) || (vel && !tv) || (fq && !tf) ? RCL_ERR_OUT_OF_MEMORY : 0;
+  if (!rc && (pos || vel)) rc = rcl_md_get_state(p->md, tp, tv);
+  if (!rc && fq) rc = rcl_md_get_forces(p->md, NULL, tf);
+  if (!rc && pos) memcpy(pos, tp, 3 * p->nown * es); /* the owned atoms come first */
+  if (!rc && vel) memcpy(vel, tv, 3 * p->nown * es);
+  if (!rc && fq) memcpy(fq, tf, 3 * p->nown * sizeof *tf);
+  rcl__free(tp);
+  rcl__free(tv);
+  rcl__free(tf);
+  return rc;
 }
 
-int rcl__md_dom_kinetic(const rcl_md *md, size_t n, const void *vel, const void *coef, const int *type, md_sum *out) {
-  rcl_md c = *md;
-  c.n = n;
-  return rcl__md_host_kinetic(&c, vel, coef, type, out);
+int rcl__md_dom_part_check(md_dom_part *p) { return p->md ? p->md->be->check(p->md) : 0; }
+
+void rcl__md_dom_part_free(md_dom_part *p) {
+  rcl_md_free(p->md);
+  rcl__free(p->sys.pos);
+  rcl__free(p->sys.vel);
+  rcl__free(p->sys.type);
+  rcl__free(p->sent);
+  rcl__free(p->ghost);
+  p->md = NULL;
+  p->sys.pos = p->sys.vel = NULL;
+  p->sys.type = NULL;
+  p->sent = p->ghost = NULL;
+  p->nown = p->nsend = 0;
 }
 
 int rcl__md_dom_halve(md_sum *pe, md_sum *virial, const char *who) {

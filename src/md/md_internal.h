@@ -177,16 +177,27 @@ RCL_SIBLING int rcl__md_build_be(rcl_md **out, const md_backend *be, void *be_ar
                                  cl_command_queue q, rcl_dtype dtype, const rcl_md_system *sys, const rcl_md_lj *lj,
                                  rcl_md_options o, const size_t *soft);
 
-/* ---- hooks for a decomposed simulation (src/split/split_md.c; contracts §10.4) -------------------------- */
+/* ---- hooks for a decomposed simulation (md_domain.c; contracts §10.4) ----------------------------------- */
 
-/* Device backend: replaces the positions of every atom (sys->pos order, binary64 values already of the
- * dtype, 3 * md->n of them); the neighbour lists stay those of the last build (the caller decides rebuilds
- * and builds a new simulation for one). */
-RCL_INTERNAL int rcl__md_dev_set_positions(rcl_md *md, const double *pos);
-/* Device backend: each atom's energy and virial sums (system order, md->n each; e or w may be NULL) of the
- * last force computation with energy: gather, task and allpairs paths sum every pair of the atom's full
- * list (each pair then counted from both sides overall); the symmetric path's split pairs by internal index. */
-RCL_INTERNAL int rcl__md_dev_atom_ev(rcl_md *md, int64_t *e, int64_t *w);
+/* Device backend, the local simulation of a decomposed one (md_domain.c; contracts §10.4): its atoms are
+ * the slab's owned ones (system index < nown), then ghosts; it never rebuilds its lists on its own (a rebuild
+ * request is a new decomposition: a new local simulation). rcl__md_dev_link, once after the creation: the
+ * internal indices of the atoms whose positions other devices need (send: nsend local indices, repeats
+ * allowed) and of the ghosts, kept on the device. */
+RCL_INTERNAL int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown);
+/* The first half of a step (the deferred half kick, half kick, drift and the displacement test) on every
+ * local atom, then the positions of the atoms sent (4 reals of the dtype each, the w the type tag) into
+ * sent; *far: some local atom moved more than skin/2 since the creation (the status checked: errors name
+ * md->step). */
+RCL_INTERNAL int rcl__md_dev_half1(rcl_md *md, void *sent, int *far);
+/* The rest of a step: the ghosts' positions (ghosts non-NULL; as half1 sends them) into place — overwriting
+ * what the local integration made of them, before any force uses them — and the ghosts' velocities zeroed;
+ * with forces the forces (and with ev the energy and virial); the second half kick (complete = 0: deferred
+ * into the next half1). Errors surface at the next status read. */
+RCL_INTERNAL int rcl__md_dev_half2(rcl_md *md, const void *ghosts, int forces, int ev, int complete);
+/* The exact thermo sums (energy, virial from the last force computation with energy; m v^2) of the atoms
+ * of system index < nown. */
+RCL_INTERNAL int rcl__md_dev_owned_sums(rcl_md *md, size_t nown, md_sum out[3]);
 /* The host reference's integration and kinetic sum (md_ref.c, contract md.nve / md.thermo) on caller arrays
  * of md->n atoms of the dtype: vel, pos [3n]; coef the tables rounded to the dtype (md_put_real); type
  * 0-based; f [3n] fixed-point forces. Errors name md->step. */
@@ -209,32 +220,50 @@ RCL_SIBLING size_t rcl__md_dom_slab_of(const double *bound, size_t count, double
 RCL_SIBLING int rcl__md_dom_near(const rcl_md *md, int axis, const double *bound, size_t k, double x);
 /* Coordinate d of atom i of pos ([3n] of md's dtype) in binary64. */
 RCL_SIBLING double rcl__md_dom_coord(const rcl_md *md, const void *pos, size_t i, int d);
-/* Whether any of n atoms (pos of the dtype) moved more than skin/2 from pos0 (minimum image, binary64). */
-RCL_SIBLING int rcl__md_dom_moved_far(const rcl_md *md, size_t n, const void *pos, const double *pos0);
-/* pos0 = pos in binary64 (the positions at a decomposition). */
-RCL_SIBLING void rcl__md_dom_save(const rcl_md *md, size_t n, const void *pos, double *pos0);
 /* A local system's box, types and masses (md's) and atom count; pos and type are the caller's. */
 RCL_SIBLING void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms);
-/* One evaluation of a slab's local simulation (owned atoms, then ghosts: sys) on ctx's device at step. */
+/* A slab's local simulation on a device, kept there between decompositions: the owned atoms' and the
+ * ghosts' positions and velocities stay on the device; each step only the sent atoms' positions leave it
+ * (sent) and the ghosts' come in (ghost), exchanged by the caller (a host copy in the split, messages over
+ * MPI); the state comes to the host at a decomposition and when asked for, at thermo steps only the sums. */
 typedef struct {
-  rcl_context *ctx;
-  rcl_dtype dtype;
-  size_t step;
-  const rcl_md_system *sys;
-  const rcl_md_lj *lj;
-  rcl_md_options o; /* prepared (rcl__md_prepare) */
-  int rebuilt;      /* a new decomposition: a new local simulation (lists built); else new positions only */
-  int ev;           /* with each local atom's energy and virial (full lists) into e and w */
-} md_dom_eval;
-/* The local simulation *local (replaced when a->rebuilt) evaluated: fixed-point forces fq [3 nloc], and with
- * a->ev e, w [nloc]. Owned atoms' values are one device's; ghosts' are incomplete. */
-RCL_SIBLING int rcl__md_dom_eval(rcl_md **local, const md_dom_eval *a, int64_t *fq, int64_t *e, int64_t *w);
-/* rcl__md_host_kick, _drift, _kinetic of the first n atoms of caller arrays (md's dtype, tables, step). */
-RCL_SIBLING int rcl__md_dom_kick(const rcl_md *md, size_t n, void *vel, const void *coef, const int *type,
-                                 const int64_t *f);
-RCL_SIBLING int rcl__md_dom_drift(const rcl_md *md, size_t n, void *pos, const void *vel);
-RCL_SIBLING int rcl__md_dom_kinetic(const rcl_md *md, size_t n, const void *vel, const void *coef, const int *type,
-                                    md_sum *out);
+  rcl_context *ctx; /* set by the caller: the device, the coefficients, the prepared options (rcl__md_prepare) */
+  rcl_md_lj lj;
+  rcl_md_options o;
+  rcl_md_system sys; /* the local atoms at the decomposition: owned first (nown), then ghosts; the whole box */
+  size_t nown, nsend;
+  rcl_md *md;         /* the local simulation; NULL without owned atoms */
+  void *sent, *ghost; /* nsend and sys.natoms - nown positions as the kernels hold them (4 reals of the dtype) */
+  rcl_md_stats past;  /* the kernel times of the local simulations before md */
+} md_dom_part;
+/* Room for nloc local atoms (sys.pos, sys.type and zeroed sys.vel, for the caller to fill), nown of them owned. */
+RCL_SIBLING int rcl__md_dom_part_alloc(md_dom_part *p, const rcl_md *md, size_t nown, size_t nloc);
+/* A new local simulation of p->sys at md's step (none without owned atoms) and the exchange buffers: send the
+ * local indices (< nown) of the atoms whose positions go out each step, in the order sent. Its creation
+ * computes the forces, energy and virial. */
+RCL_SIBLING int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send, size_t nsend);
+/* md's half-kick factors into the local simulation (after md's time step changed). */
+RCL_SIBLING int rcl__md_dom_part_coef(md_dom_part *p, const rcl_md *md);
+/* One velocity-Verlet step of md (contract md.nve, the device's kernels) in two halves around the exchange:
+ * half1 fills p->sent and sets *far (this device's rebuild test; OR it over all of them); half2, after
+ * p->ghost was filled (exchanged), or right after a rebuild (exchanged = 0: the creation computed the forces),
+ * finishes the step. Ghost atoms are integrated locally too, but their positions are overwritten by the
+ * exchange before any force uses them. */
+RCL_SIBLING int rcl__md_dom_part_half1(md_dom_part *p, const rcl_md *md, int *far);
+RCL_SIBLING int rcl__md_dom_part_half2(md_dom_part *p, int exchanged, int ev, int complete);
+/* The forces (with ev the energy and virial) at the current positions. */
+RCL_SIBLING int rcl__md_dom_part_forces(md_dom_part *p, const rcl_md *md, int ev);
+/* The owned atoms' exact sums of the last step with energy: s[0] energy, s[1] virial (full lists: each pair
+ * counted from both sides), s[2] m v^2. */
+RCL_SIBLING int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]);
+/* The owned atoms' positions, velocities (dtype values) and fixed-point forces in local order (each may be NULL). */
+RCL_SIBLING int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq);
+/* The device's kernel times (rcl_md_stats: force, build, integration) of every local simulation p has had;
+ * neighbour pairs of the current one. */
+RCL_SIBLING int rcl__md_dom_part_stats(md_dom_part *p, rcl_md_stats *out);
+/* The local simulation's errors flagged since the last check. */
+RCL_SIBLING int rcl__md_dom_part_check(md_dom_part *p);
+RCL_SIBLING void rcl__md_dom_part_free(md_dom_part *p);
 /* The full-list energy and virial totals halved exactly (each pair was counted from both atoms); who names
  * the caller in the error of an odd sum (a bug). */
 RCL_SIBLING int rcl__md_dom_halve(md_sum *pe, md_sum *virial, const char *who);

@@ -5,18 +5,21 @@
  *   - creation: root reads nothing more than the caller's system; it owns every atom until the first
  *     decomposition, which migrates each atom to its slab's rank (one MPI_Alltoallv) — the root holds the whole
  *     system only then; afterwards a rank holds its owned atoms and their ghosts only;
- *   - every step: kick and drift of the owned atoms (the reference's functions), the rebuild test (any atom moved
- *     more than skin/2 since the decomposition: an MPI_Allreduce(MAX) of each rank's test, the same comparison
- *     as the split's), at a rebuild the migration of owned atoms to their new slabs' ranks and new ghost lists
- *     (each owned atom within (cutoff + skin) * 1.001 of another rank's slab, nearest periodic image, is sent to
- *     it: from several ranks when slabs are thin), the ghosts' coordinates from their owners (one
- *     MPI_Alltoallv), the forces of the rank's local simulation on its device, the second kick;
+ *   - every step (md_domain.c's device-resident md_dom_part, as the split's): the first half of the step on
+ *     the rank's device (its owned atoms and ghosts stay there between decompositions), the rebuild test (the
+ *     device's displacement flag: an MPI_Allreduce(MAX) of each rank's), then either the ghosts' positions from
+ *     their owners (gathered on the owner's device, one MPI_Alltoallv of their bytes, scattered on the
+ *     receiver's device) or at a rebuild a new decomposition: the owned atoms' state from the device, their
+ *     migration to their new slabs' ranks and new ghost lists (each owned atom within (cutoff + skin) * 1.001
+ *     of another rank's slab, nearest periodic image, is sent to it: from several ranks when slabs are thin)
+ *     and a new local simulation; then the forces and the second kick on the device;
  *   - thermo: each rank's exact sums (md_sum: normalised int64 pieces, no overflow) gathered to every rank and
  *     added in rank order, then halved exactly: the same values on every rank.
  *
  * Every failure (an allocation, a device error, an overflow naming the step, an atom lost) is agreed with
  * rcl_mpi_agree before the next collective call, so every rank returns the same status and none waits. Records
- * travel as binary64 (exact for f32 and f64 values, types and atom indices below 2^30). */
+ * travel as binary64 (exact for f32 and f64 values, types and atom indices below 2^30); ghost positions as the
+ * kernels hold them (4 reals of the dtype, the type tag in w). */
 #include <limits.h>
 #include <string.h>
 
@@ -25,33 +28,27 @@
 #include "reprocl/split.h"
 
 #define SLAB_UNITS ((size_t)1 << 20) /* the slabs cut the axis on multiples of len / 2^20, as the split's */
-enum { MIG_W = 8, GHOST_W = 4 };     /* doubles per migrating atom (index, type, pos, vel), per ghost (type, pos) */
+enum { MIG_W = 8 };                  /* doubles per migrating atom (index, type, pos, vel) */
 
 typedef struct {
   MPI_Comm comm; /* a duplicate of the caller's, errors returned */
   int size, rank, dup;
-  rcl_context *ctx;
-  rcl_md_lj lj;
-  rcl_md_options o; /* of the local simulation */
   int axis;
   double *bound; /* size + 1 slab boundaries */
-  /* the owned atoms */
+  /* the owned atoms (host copies: current at a decomposition) */
   size_t nown;
-  double *glob;           /* system indices */
-  int *type;              /* 0-based */
-  void *pos, *vel, *coef; /* dtype values; coef: the tables rounded to the dtype */
-  double *pos0;           /* positions at the last decomposition */
-  /* the ghost exchange, fixed between decompositions: per rank, in doubles */
+  double *glob;    /* system indices */
+  int *type;       /* 0-based */
+  void *pos, *vel; /* dtype values */
+  /* the ghost exchange, fixed between decompositions: per rank, in bytes (4 reals of the dtype per atom) */
   int *scount, *sdispl, *rcount, *rdispl;
   size_t nsend, nghost;
-  size_t *send; /* owned atoms sent, grouped by destination rank */
-  double *sbuf, *rbuf;
-  /* the local simulation: owned atoms, then ghosts */
-  rcl_md_system loc;
-  rcl_md *local;
-  int64_t *fq, *e, *w; /* of the local atoms: owned ones first */
-  int64_t *sums;       /* 6 per rank: the thermo sums' pieces */
-  int decomposed, have_ev;
+  size_t *send;      /* owned atoms sent, grouped by destination rank */
+  void *sbuf, *rbuf; /* the ghosts' first exchange at a decomposition */
+  md_dom_part p;     /* the local simulation on the device: owned atoms, then ghosts */
+  int64_t *sums;     /* 6 per rank: the thermo sums' pieces */
+  double seconds[3]; /* in the ghost exchange, in decompositions, in the steps' device work (wall clock) */
+  int decomposed;
 } mpi_md;
 
 typedef struct { /* what rcl_mpi_md_create hands to init */
@@ -71,10 +68,10 @@ static int agree(const mpi_md *m, int rc) { return rcl_mpi_agree(m->comm, rc, NU
 /* Room for n owned atoms (the old contents are not kept). */
 static int own_resize(rcl_md *md, mpi_md *m, size_t n) {
   size_t k = n ? n : 1, es = rcl_dtype_size(md->dtype);
-  void **p[] = {(void **)&m->glob, (void **)&m->type, &m->pos, &m->vel, (void **)&m->pos0};
-  size_t bytes[] = {k * sizeof *m->glob, k * sizeof *m->type, 3 * k * es, 3 * k * es, 3 * k * sizeof *m->pos0};
+  void **p[] = {(void **)&m->glob, (void **)&m->type, &m->pos, &m->vel};
+  size_t bytes[] = {k * sizeof *m->glob, k * sizeof *m->type, 3 * k * es, 3 * k * es};
   int rc = 0;
-  for (int i = 0; i < 5; i++) {
+  for (int i = 0; i < 4; i++) {
     rcl__free(*p[i]);
     if ((*p[i] = rcl__malloc(bytes[i])) == NULL) rc = RCL_ERR_OUT_OF_MEMORY;
   }
@@ -97,9 +94,9 @@ static int own_system(rcl_md *md, mpi_md *m, const rcl_md_system *sys) {
   return 0;
 }
 
-/* The per-rank counts of an exchange of doubles (scount set): every rank's receive counts and displacements,
- * *rbuf allocated for them (*rtotal doubles). Collective; the status agreed. */
-static int exchange_counts(mpi_md *m, double **rbuf, size_t *rtotal) {
+/* The per-rank counts of an exchange of elements of elem bytes (scount set): every rank's receive counts and
+ * displacements, *rbuf allocated for them (*rtotal elements). Collective; the status agreed. */
+static int exchange_counts(mpi_md *m, size_t elem, void **rbuf, size_t *rtotal) {
   int rc = rcl__mpi_check(MPI_Alltoall(m->scount, 1, MPI_INT, m->rcount, 1, MPI_INT, m->comm), "MPI_Alltoall (MD)");
   if (rc) return rc;
   size_t st = 0, rt = 0;
@@ -109,18 +106,17 @@ static int exchange_counts(mpi_md *m, double **rbuf, size_t *rtotal) {
     st += (size_t)m->scount[k];
     rt += (size_t)m->rcount[k];
   }
-  if (rt > INT_MAX) rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu doubles to receive exceed MPI's count limit", rt);
+  if (rt > INT_MAX) rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu items to receive exceed MPI's count limit", rt);
   rcl__free(*rbuf);
-  *rbuf = rcl__malloc((rt ? rt : 1) * sizeof **rbuf);
+  *rbuf = rcl__malloc((rt ? rt : 1) * elem);
   if (!rc && !*rbuf) rc = RCL_ERR_OUT_OF_MEMORY;
   *rtotal = rt;
   return agree(m, rc);
 }
 
-static int exchange(const mpi_md *m, const double *sbuf, double *rbuf) {
-  return rcl__mpi_check(
-      MPI_Alltoallv(sbuf, m->scount, m->sdispl, MPI_DOUBLE, rbuf, m->rcount, m->rdispl, MPI_DOUBLE, m->comm),
-      "MPI_Alltoallv (MD)");
+static int exchange(const mpi_md *m, const void *sbuf, void *rbuf, MPI_Datatype type) {
+  return rcl__mpi_check(MPI_Alltoallv(sbuf, m->scount, m->sdispl, type, rbuf, m->rcount, m->rdispl, type, m->comm),
+                        "MPI_Alltoallv (MD)");
 }
 
 /* The owned atoms packed by the rank of their slab (MIG_W doubles each, in owned order within a rank). */
@@ -164,8 +160,8 @@ static int migrate(rcl_md *md, mpi_md *m) {
   double *sbuf = NULL, *rbuf = NULL;
   size_t rt = 0;
   int rc = agree(m, pack_migrants(md, m, &sbuf));
-  if (!rc) rc = exchange_counts(m, &rbuf, &rt);
-  if (!rc) rc = exchange(m, sbuf, rbuf);
+  if (!rc) rc = exchange_counts(m, sizeof *rbuf, (void **)&rbuf, &rt);
+  if (!rc) rc = exchange(m, sbuf, rbuf, MPI_DOUBLE);
   rcl__free(sbuf);
   if (!rc) rc = agree(m, own_resize(md, m, rt / MIG_W));
   if (!rc) {
@@ -193,6 +189,7 @@ static int migrate(rcl_md *md, mpi_md *m) {
 
 /* The send list: each owned atom near another rank's non-empty slab, for that rank (counts in scount). */
 static int ghost_lists(rcl_md *md, mpi_md *m) {
+  size_t r4 = 4 * rcl_dtype_size(md->dtype);
   memset(m->scount, 0, (size_t)m->size * sizeof *m->scount);
   for (int pass = 0; pass < 2; pass++) {
     size_t ns = 0;
@@ -203,73 +200,66 @@ static int ghost_lists(rcl_md *md, mpi_md *m) {
         if (pass)
           m->send[ns] = i;
         else
-          m->scount[k] += GHOST_W;
+          m->scount[k] += (int)r4;
         ns++;
       }
     }
     if (pass) break;
-    if (ns * GHOST_W > INT_MAX)
+    if (ns * r4 > INT_MAX)
       return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu ghosts from rank %d exceed MPI's count limit", ns, m->rank);
     m->nsend = ns;
     rcl__free(m->send);
     rcl__free(m->sbuf);
     m->send = rcl__malloc((ns ? ns : 1) * sizeof *m->send);
-    m->sbuf = rcl__malloc((ns ? ns : 1) * GHOST_W * sizeof *m->sbuf);
+    m->sbuf = rcl__malloc((ns ? ns : 1) * r4);
     if (!m->send || !m->sbuf) return RCL_ERR_OUT_OF_MEMORY;
   }
   return 0;
 }
 
-/* The local system's arrays for the owned atoms and nghost ghosts. */
-static int local_arrays(rcl_md *md, mpi_md *m) {
-  size_t n = m->nown + m->nghost, k = n ? n : 1;
-  rcl__free(m->loc.pos);
-  rcl__free(m->loc.type);
-  rcl__free(m->fq);
-  rcl__free(m->e);
-  rcl__free(m->w);
-  m->loc.pos = rcl__malloc(3 * k * sizeof *m->loc.pos);
-  m->loc.type = rcl__malloc(k * sizeof *m->loc.type);
-  m->fq = rcl__calloc(3 * k, sizeof *m->fq);
-  m->e = rcl__calloc(k, sizeof *m->e);
-  m->w = rcl__calloc(k, sizeof *m->w);
-  if (!m->loc.pos || !m->loc.type || !m->fq || !m->e || !m->w) return RCL_ERR_OUT_OF_MEMORY;
-  rcl__md_dom_system(&m->loc, md, n);
-  return 0;
-}
-
-/* The ghosts' types and coordinates from their owners (every step), and the owned atoms' into the local
- * system. */
-static int ghost_update(rcl_md *md, mpi_md *m) {
-  for (size_t j = 0; j < m->nsend; j++) {
-    double *p = m->sbuf + GHOST_W * j;
-    p[0] = m->type[m->send[j]] + 1;
-    for (int d = 0; d < 3; d++) p[1 + d] = rcl__md_dom_coord(md, m->pos, m->send[j], d);
-  }
-  int rc = exchange(m, m->sbuf, m->rbuf);
+/* The local system at a decomposition: the owned atoms with their velocities, then the ghosts from their
+ * owners (one MPI_Alltoallv of the positions as the kernels hold them); its local simulation. */
+static int local_system(rcl_md *md, mpi_md *m) {
+  size_t es = rcl_dtype_size(md->dtype), rt = 0;
+  int rc = exchange_counts(m, 1, &m->rbuf, &rt); /* counts in bytes */
   if (rc) return rc;
+  m->nghost = rt / (4 * es);
+  for (size_t j = 0; j < m->nsend; j++) {
+    size_t i = m->send[j];
+    for (size_t d = 0; d < 3; d++) md_put_real(m->sbuf, 4 * j + d, md->dtype, rcl__md_dom_coord(md, m->pos, i, (int)d));
+    uint64_t w64 = md_type_bits64(m->type[i]);
+    uint32_t w32 = md_type_bits32(m->type[i]);
+    memcpy((char *)m->sbuf + (4 * j + 3) * es, es == 4 ? (void *)&w32 : (void *)&w64, es);
+  }
+  if ((rc = exchange(m, m->sbuf, m->rbuf, MPI_BYTE)) != 0) return rc;
+  md_dom_part *p = &m->p;
+  if ((rc = agree(m, rcl__md_dom_part_alloc(p, md, m->nown, m->nown + m->nghost))) != 0) return rc;
   for (size_t i = 0; i < m->nown; i++) {
-    m->loc.type[i] = m->type[i] + 1;
-    for (int d = 0; d < 3; d++) m->loc.pos[3 * i + (size_t)d] = rcl__md_dom_coord(md, m->pos, i, d);
+    p->sys.type[i] = m->type[i] + 1;
+    for (int d = 0; d < 3; d++) {
+      p->sys.pos[3 * i + (size_t)d] = rcl__md_dom_coord(md, m->pos, i, d);
+      p->sys.vel[3 * i + (size_t)d] = rcl__md_dom_coord(md, m->vel, i, d);
+    }
   }
   for (size_t j = 0; j < m->nghost; j++) {
-    const double *p = m->rbuf + GHOST_W * j;
-    m->loc.type[m->nown + j] = (int)p[0];
-    memcpy(m->loc.pos + 3 * (m->nown + j), p + 1, 3 * sizeof *p);
+    unsigned char w = ((const unsigned char *)m->rbuf)[(4 * j + 3) * es]; /* the type's low bits (little end) */
+    p->sys.type[m->nown + j] = (int)w + 1;
+    for (size_t d = 0; d < 3; d++) /* element 4 j + d of the received reals */
+      p->sys.pos[3 * (m->nown + j) + d] = rcl__md_dom_coord(md, m->rbuf, 0, (int)(4 * j + d));
   }
-  return 0;
+  return agree(m, rcl__md_dom_part_build(p, md, m->send, m->nsend));
 }
 
-/* A decomposition at the current positions: migration, ghost lists, the local system's arrays. */
+/* A decomposition at the current positions: the owned atoms' state from the device, migration, ghost lists, the
+ * local simulation (its creation computes the forces). */
 static int decompose(rcl_md *md, mpi_md *m) {
-  int rc = migrate(md, m);
+  double t0 = MPI_Wtime();
+  int rc = agree(m, m->decomposed ? rcl__md_dom_part_state(&m->p, md, m->pos, m->vel, NULL) : 0);
+  if (!rc) rc = migrate(md, m);
   if (!rc) rc = agree(m, ghost_lists(md, m));
-  size_t rt = 0;
-  if (!rc) rc = exchange_counts(m, &m->rbuf, &rt);
+  if (!rc) rc = local_system(md, m);
+  m->seconds[1] += MPI_Wtime() - t0;
   if (rc) return rc;
-  m->nghost = rt / GHOST_W;
-  if ((rc = agree(m, local_arrays(md, m))) != 0) return rc;
-  rcl__md_dom_save(md, m->nown, m->pos, m->pos0);
   m->decomposed = 1;
   md->builds++;
   return 0;
@@ -277,34 +267,28 @@ static int decompose(rcl_md *md, mpi_md *m) {
 
 /* ---- the backend ---------------------------------------------------------------------------------- */
 
+/* The forces at the current positions: the first decomposition, or the local simulation's. */
 static int mpi_forces(rcl_md *md, int ev) {
   mpi_md *m = md->bs;
-  int far = !m->decomposed || rcl__md_dom_moved_far(md, m->nown, m->pos, m->pos0), any = 0;
-  int rc = rcl__mpi_check(MPI_Allreduce(&far, &any, 1, MPI_INT, MPI_MAX, m->comm), "MPI_Allreduce (MD rebuild)");
-  m->have_ev = 0;
-  if (!rc && any) rc = decompose(md, m);
-  if (!rc) rc = ghost_update(md, m);
-  if (rc) return rc;
-  if (m->nown) {
-    md_dom_eval a = {m->ctx, md->dtype, md->step, &m->loc, &m->lj, m->o, any, ev};
-    rc = rcl__md_dom_eval(&m->local, &a, m->fq, m->e, m->w);
-  } else {
-    rcl_md_free(m->local);
-    m->local = NULL;
-  }
-  rc = agree(m, rc);
-  m->have_ev = !rc && ev;
-  return rc;
+  if (!m->decomposed) return decompose(md, m);
+  return agree(m, rcl__md_dom_part_forces(&m->p, md, ev));
 }
 
+/* One velocity-Verlet step (contract md.nve) on the rank's device: the first half, the rebuild test over every
+ * rank, the ghost exchange or a new decomposition, the second half. */
 static int mpi_step(rcl_md *md, int ev, int complete) {
   mpi_md *m = md->bs;
-  (void)complete;
-  int rc = rcl__md_dom_kick(md, m->nown, m->vel, m->coef, m->type, m->fq);
-  if (!rc) rc = rcl__md_dom_drift(md, m->nown, m->pos, m->vel);
-  rc = agree(m, rc);
-  if (!rc) rc = mpi_forces(md, ev);
-  if (!rc) rc = agree(m, rcl__md_dom_kick(md, m->nown, m->vel, m->coef, m->type, m->fq));
+  double t[4] = {MPI_Wtime(), 0, 0, 0};
+  int far = 0, any = 0, rc = agree(m, rcl__md_dom_part_half1(&m->p, md, &far));
+  t[1] = MPI_Wtime();
+  if (!rc) rc = rcl__mpi_check(MPI_Allreduce(&far, &any, 1, MPI_INT, MPI_MAX, m->comm), "MPI_Allreduce (MD rebuild)");
+  if (!rc && any) rc = decompose(md, m); /* timed there */
+  t[2] = MPI_Wtime();
+  if (!rc && !any) rc = exchange(m, m->p.sent, m->p.ghost, MPI_BYTE);
+  t[3] = MPI_Wtime();
+  if (!rc) rc = agree(m, rcl__md_dom_part_half2(&m->p, !any, ev, complete));
+  m->seconds[0] += t[3] - t[2] + (any ? 0 : t[2] - t[1]); /* the agreement, the rebuild test, the messages */
+  m->seconds[2] += t[1] - t[0] + MPI_Wtime() - t[3];
   return rc;
 }
 
@@ -312,14 +296,9 @@ static int mpi_step(rcl_md *md, int ev, int complete) {
 static int mpi_sums(rcl_md *md, md_sums *out) {
   mpi_md *m = md->bs;
   memset(out, 0, sizeof *out);
-  md_sum s[3] = {{0, 0}, {0, 0}, {0, 0}};
-  int rc = m->have_ev ? 0 : rcl__fail(RCL_ERR_INTERNAL, "MPI MD: thermo sums without an energy evaluation");
-  for (size_t i = 0; !rc && i < m->nown; i++) {
-    md_sum_add(&s[0], m->e[i]);
-    md_sum_add(&s[1], m->w[i]);
-  }
-  if (!rc) rc = rcl__md_dom_kinetic(md, m->nown, m->vel, m->coef, m->type, &s[2]);
-  if ((rc = agree(m, rc)) != 0) return rc;
+  md_sum s[3];
+  int rc = agree(m, rcl__md_dom_part_sums(&m->p, md, s));
+  if (rc) return rc;
   int64_t mine[6];
   for (int k = 0; k < 3; k++) {
     md_sum_normalize(&s[k]); /* lo in [0, 2^32): the pieces of every rank add without overflow */
@@ -341,9 +320,9 @@ static int mpi_sums(rcl_md *md, md_sums *out) {
 static void mpi_destroy(rcl_md *md) {
   mpi_md *m = md->bs;
   if (!m) return;
-  rcl_md_free(m->local);
-  void *p[] = {m->bound,  m->glob, m->type, m->pos,  m->vel,     m->coef,     m->pos0, m->scount, m->sdispl, m->rcount,
-               m->rdispl, m->send, m->sbuf, m->rbuf, m->loc.pos, m->loc.type, m->fq,   m->e,      m->w,      m->sums};
+  rcl__md_dom_part_free(&m->p);
+  void *p[] = {m->bound,  m->glob,   m->type, m->pos,  m->vel,  m->scount, m->sdispl,
+               m->rcount, m->rdispl, m->send, m->sbuf, m->rbuf, m->sums};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) rcl__free(p[i]);
   if (m->dup) MPI_Comm_free(&m->comm);
   rcl__free(m);
@@ -352,29 +331,26 @@ static void mpi_destroy(rcl_md *md) {
 
 static int mpi_set_coef(rcl_md *md) {
   mpi_md *m = md->bs;
-  for (int i = 0; i < MD_NCOEF(md->nt); i++) md_put_real(m->coef, (size_t)i, md->dtype, md->coef[i]);
-  return 0;
+  return agree(m, rcl__md_dom_part_coef(&m->p, md));
 }
 
 /* The per-rank arrays and the slab boundaries (equal lengths). */
 static int init_arrays(rcl_md *md, mpi_md *m) {
   size_t c = (size_t)m->size;
   m->bound = rcl__malloc((c + 1) * sizeof *m->bound);
-  m->coef = rcl__malloc((size_t)MD_NCOEF(md->nt) * rcl_dtype_size(md->dtype));
   int **ip[] = {&m->scount, &m->sdispl, &m->rcount, &m->rdispl};
   for (int i = 0; i < 4; i++) *ip[i] = rcl__calloc(c, sizeof(int));
   m->sums = rcl__malloc(6 * c * sizeof *m->sums);
   double *w = rcl__malloc(c * sizeof *w);
   size_t *units = rcl__malloc((c + 1) * sizeof *units);
-  int rc = m->bound && m->coef && m->scount && m->sdispl && m->rcount && m->rdispl && m->sums && w && units
-               ? 0
-               : RCL_ERR_OUT_OF_MEMORY;
+  int rc =
+      m->bound && m->scount && m->sdispl && m->rcount && m->rdispl && m->sums && w && units ? 0 : RCL_ERR_OUT_OF_MEMORY;
   for (size_t k = 0; !rc && k < c; k++) w[k] = 1.0;
   if (!rc) rc = rcl_split_partition(units, w, c, SLAB_UNITS, 1);
   if (!rc) rcl__md_dom_bounds(m->bound, units, c, SLAB_UNITS, md->lo[m->axis], md->hi[m->axis]);
   rcl__free(w);
   rcl__free(units);
-  return rc ? rc : mpi_set_coef(md);
+  return rc;
 }
 
 static int mpi_init(rcl_md *md, const rcl_md_system *sys) {
@@ -383,9 +359,9 @@ static int mpi_init(rcl_md *md, const rcl_md_system *sys) {
   int rc = m ? rcl__mpi_shape(&m->size, &m->rank, a->comm) : RCL_ERR_OUT_OF_MEMORY;
   md->bs = m;
   if (!rc) {
-    m->ctx = a->ctx;
-    m->lj = *a->lj;
-    m->o = a->o;
+    m->p.ctx = a->ctx;
+    m->p.lj = *a->lj;
+    m->p.o = a->o;
     m->axis = rcl__md_dom_axis(md->lo, md->hi);
     rc = init_arrays(md, m);
   }
@@ -407,13 +383,24 @@ static int mpi_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   return mpi_get_state(md, fixed, NULL);
 }
 
-static int mpi_check(rcl_md *md) {
-  (void)md; /* every error is agreed where it happens */
-  return 0;
+static int mpi_check(rcl_md *md) { /* errors the device flagged since its last status read */
+  mpi_md *m = md->bs;
+  return agree(m, rcl__md_dom_part_check(&m->p));
+}
+
+static int mpi_stats(rcl_md *md, rcl_md_stats *out) { /* this rank's device: not collective */
+  mpi_md *m = md->bs;
+  rcl_md_stats st;
+  int rc = rcl__md_dom_part_stats(&m->p, &st);
+  out->neighbor_pairs = st.neighbor_pairs;
+  out->force_seconds = st.force_seconds;
+  out->build_seconds = st.build_seconds;
+  out->integrate_seconds = st.integrate_seconds;
+  return rc;
 }
 
 static const md_backend mpi_backend = {mpi_init,      mpi_destroy,    mpi_set_coef, mpi_forces, mpi_step, mpi_sums,
-                                       mpi_get_state, mpi_get_forces, NULL,         mpi_check,  NULL};
+                                       mpi_get_state, mpi_get_forces, NULL,         mpi_check,  mpi_stats};
 
 /* ---- creation and the gathered state -------------------------------------------------------------- */
 
@@ -527,6 +514,14 @@ static int gather_place(rcl_md *md, const state_rec *all, size_t nrec, void *pos
   return 0;
 }
 
+int rcl_mpi_md_times(double t[3], const rcl_md *md) {
+  if (!t || !md || md->be != &mpi_backend)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_times: not a simulation of rcl_mpi_md_create");
+  const mpi_md *m = md->bs;
+  memcpy(t, m->seconds, sizeof m->seconds);
+  return 0;
+}
+
 int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, int root) {
   if (!md || md->be != &mpi_backend)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_gather_state: not a simulation of rcl_mpi_md_create");
@@ -535,13 +530,15 @@ int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, i
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_gather_state: root %d is not a rank of %d", root, m->size);
   int *count = rcl__calloc(2 * (size_t)m->size, sizeof *count), rc = 0;
   state_rec *mine = rcl__malloc((m->nown ? m->nown : 1) * sizeof *mine), *all = NULL;
-  if (!count || !mine) rc = RCL_ERR_OUT_OF_MEMORY;
+  int64_t *fq = rcl__malloc(3 * (m->nown ? m->nown : 1) * sizeof *fq);
+  if (!count || !mine || !fq) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) rc = rcl__md_dom_part_state(&m->p, md, m->pos, m->vel, fq);
   if (!rc && m->nown * sizeof *mine > INT_MAX)
     rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: the state of %zu atoms exceeds MPI's count limit", m->nown);
   for (size_t i = 0; !rc && i < m->nown; i++) {
     mine[i].glob = (int64_t)m->glob[i];
     for (int d = 0; d < 3; d++) {
-      mine[i].f[d] = m->fq[3 * i + (size_t)d];
+      mine[i].f[d] = fq[3 * i + (size_t)d];
       mine[i].pos[d] = rcl__md_dom_coord(md, m->pos, i, d);
       mine[i].vel[d] = rcl__md_dom_coord(md, m->vel, i, d);
     }
@@ -558,6 +555,7 @@ int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, i
   }
   rcl__free(count);
   rcl__free(mine);
+  rcl__free(fq);
   rcl__free(all);
   return agree(m, rc);
 }

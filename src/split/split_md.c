@@ -19,14 +19,25 @@
  * over its full list (gather, task, allpairs; for the symmetric path a gather evaluation of the same local
  * atoms at the steps that ask for them, since its per-atom sums split each pair by internal index), added
  * over all devices' owned atoms, count every pair exactly twice: the total is halved exactly. Integration
- * (contract md.nve) is per atom, on the host with the reference's functions (md_ref.c), so every position
- * and velocity is the contract's. Atoms migrate at each decomposition. Rebuild times never change a bit.
+ * (contract md.nve) is per atom: each device runs the family's md.nve kernels on its local atoms, so every
+ * owned atom's position and velocity is the contract's. Atoms migrate at each decomposition. Rebuild times
+ * never change a bit.
+ *
+ * Device-resident steps (md_domain.c's md_dom_part). Between decompositions each device keeps its owned
+ * atoms and ghosts, positions and velocities, and runs kick, drift, forces, kick itself; each step only the
+ * positions of the atoms that are ghosts elsewhere leave a device (gathered there by a kernel) and the
+ * ghosts' come in (scattered into the local positions before the forces). Ghosts are integrated locally
+ * too, with their incomplete forces, but their positions are overwritten by the exchange before any force
+ * uses them (and their velocities zeroed). The rebuild test is each device's displacement flag (every local
+ * atom, ghosts too: a superset of the test of the owned atoms, so at most an extra decomposition), OR-ed
+ * over the devices. The whole state comes to the host only at a decomposition and when asked for; at thermo
+ * steps only each device's sums over its owned atoms.
  *
  * The same decomposition runs over MPI ranks (src/mpi/mpi_md.c, one slab per rank): the pieces both use (slab
  * bounds, owner, ghosts, the rebuild test, the local simulation, per-atom integration, the exact halving) are
  * src/md/md_domain.c's. There what the host copies here (ghost coordinates each step, owned atoms at a
  * decomposition, the rebuild test, the integer sums) are messages, and a rank holds its owned atoms and ghosts
- * only. In this in-process form the host keeps the whole state in system order. */
+ * only. In this in-process form the host gathers the whole state in system order at a decomposition. */
 #include <math.h>
 
 #include "md/md_internal.h"
@@ -35,11 +46,13 @@
 #define SLAB_UNITS ((size_t)1 << 20) /* the weights cut the axis on multiples of len / 2^20 */
 
 typedef struct {
-  size_t nown, nloc; /* owned atoms first, then ghosts */
-  size_t *glob;      /* nloc system indices */
-  rcl_md_system sys; /* the local atoms (binary64 copies of the dtype values), the whole box */
-  rcl_md *md;        /* the local simulation on the device; NULL without owned atoms */
-  int64_t *fq, *e, *w;
+  md_dom_part p; /* the local simulation: owned atoms (p.nown) first, then ghosts */
+  size_t nloc;
+  size_t *glob; /* nloc system indices */
+  size_t *send; /* p.nsend local indices of the owned atoms that are ghosts elsewhere */
+  size_t *from; /* per ghost: its owner device and its place in that device's sent positions */
+  int far, ev, complete, exchanged;
+  md_sum sums[3];
 } md_dom;
 
 typedef struct {
@@ -48,14 +61,17 @@ typedef struct {
   rcl_md_options o; /* of the local simulations */
   size_t count;
   int axis;
-  double *bound;          /* count + 1 slab boundaries along axis */
-  void *pos, *vel, *coef; /* the whole state in system order (dtype values); coef rounded to the dtype */
-  int *type;              /* 0-based */
-  int64_t *f, *e, *w;     /* fixed-point forces [3n]; per-atom energy and virial [n] (full lists) */
-  double *pos0;           /* positions at the last decomposition */
-  size_t *run;            /* count + 1: rcl__split_each's shares, non-empty where a device owns atoms */
+  double *bound;   /* count + 1 slab boundaries along axis */
+  void *pos, *vel; /* the whole state in system order (dtype values), current where fresh */
+  int *type;       /* 0-based */
+  int64_t *f;      /* fixed-point forces [3n] (gathered when asked for) */
+  size_t *owner;   /* per atom: its slab, */
+  size_t *lidx;    /* its index among its slab's local atoms, */
+  size_t *spos;    /* its place in its slab's sent positions (SIZE_MAX: a ghost nowhere) */
+  size_t *run;     /* count + 1: rcl__split_each's shares, non-empty where a device owns atoms */
   md_dom *d;
-  int decomposed, have_ev;
+  rcl_md *md;
+  int decomposed, fresh;
 } split_md;
 
 typedef struct { /* what rcl_split_md_create hands to init */
@@ -73,115 +89,193 @@ static double coord(const rcl_md *md, const split_md *m, size_t i, int d) {
 /* ---- the decomposition (md_domain.c's functions of the positions and the slab boundaries) ---------- */
 
 static void dom_clear(md_dom *d) {
-  rcl_md_free(d->md);
+  md_dom_part p = d->p;
+  rcl_md_stats past; /* the kernel times of the local simulations so far */
+  if (rcl__md_dom_part_stats(&p, &past)) past = p.past;
+  rcl__md_dom_part_free(&p);
   rcl__free(d->glob);
-  rcl__free(d->sys.pos);
-  rcl__free(d->sys.type);
-  rcl__free(d->fq);
-  rcl__free(d->e);
-  rcl__free(d->w);
+  rcl__free(d->send);
+  rcl__free(d->from);
   memset(d, 0, sizeof *d);
+  d->p.ctx = p.ctx;
+  d->p.lj = p.lj;
+  d->p.o = p.o;
+  d->p.past = past;
 }
 
 /* The local atoms of slab k: the owned ones (owner[i] == k) in system order, then the ghosts. */
-static int dom_atoms(md_dom *d, const rcl_md *md, const split_md *m, const size_t *owner, size_t k) {
+static void dom_atoms(md_dom *d, const rcl_md *md, split_md *m, size_t k) {
   size_t nloc = 0;
   for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < md->n; i++) {
-      int mine = owner[i] == k;
+      int mine = m->owner[i] == k;
       if (pass == 0 ? !mine : mine || !rcl__md_dom_near(md, m->axis, m->bound, k, coord(md, m, i, m->axis))) continue;
-      d->nown += pass == 0;
-      if (d->glob) d->glob[nloc] = i;
+      d->p.nown += pass == 0;
+      if (d->glob) {
+        d->glob[nloc] = i;
+        if (pass == 0) m->lidx[i] = nloc;
+      }
       nloc++;
     }
   d->nloc = nloc;
-  return 0;
 }
 
-/* Slab k's local system and result arrays (none when it owns no atom). */
-static int dom_build(md_dom *d, const rcl_md *md, const split_md *m, const size_t *owner, size_t k) {
+/* Slab k's local system (none when it owns no atom): owned atoms with their velocities, then ghosts. */
+static int dom_build(md_dom *d, const rcl_md *md, split_md *m, size_t k) {
   dom_clear(d);
-  dom_atoms(d, md, m, owner, k); /* counts */
-  if (d->nown == 0) {
+  dom_atoms(d, md, m, k); /* counts */
+  if (d->p.nown == 0) {
     d->nloc = 0;
     return 0;
   }
-  size_t n = d->nloc;
+  size_t n = d->nloc, nown = d->p.nown;
   d->glob = rcl__malloc(n * sizeof *d->glob);
-  d->sys.pos = rcl__malloc(3 * n * sizeof *d->sys.pos);
-  d->sys.type = rcl__malloc(n * sizeof *d->sys.type);
-  d->fq = rcl__malloc(3 * n * sizeof *d->fq);
-  d->e = rcl__malloc(n * sizeof *d->e);
-  d->w = rcl__malloc(n * sizeof *d->w);
-  if (!d->glob || !d->sys.pos || !d->sys.type || !d->fq || !d->e || !d->w) return RCL_ERR_OUT_OF_MEMORY;
-  d->nown = 0;
-  dom_atoms(d, md, m, owner, k); /* the indices */
-  rcl__md_dom_system(&d->sys, md, n);
-  for (size_t j = 0; j < n; j++) d->sys.type[j] = m->type[d->glob[j]] + 1;
+  d->from = rcl__malloc(2 * (n - nown + 1) * sizeof *d->from);
+  int rc = d->glob && d->from ? rcl__md_dom_part_alloc(&d->p, md, nown, n) : RCL_ERR_OUT_OF_MEMORY;
+  if (rc) return rc;
+  d->p.nown = 0;
+  dom_atoms(d, md, m, k); /* the indices */
+  for (size_t j = 0; j < n; j++) {
+    size_t g = d->glob[j];
+    d->p.sys.type[j] = m->type[g] + 1;
+    for (int a = 0; a < 3; a++) {
+      d->p.sys.pos[3 * j + (size_t)a] = coord(md, m, g, a);
+      if (j < nown) d->p.sys.vel[3 * j + (size_t)a] = rcl__md_dom_coord(md, m->vel, g, a);
+    }
+  }
   return 0;
 }
 
-/* Ownership, ghosts and the local systems at the current positions; the shares rcl_split_share reports
+/* The exchange: each ghost's owner device and place in its sent positions, and each device's send list. */
+static int exchange_plan(rcl_md *md, split_md *m) {
+  for (size_t i = 0; i < md->n; i++) m->spos[i] = SIZE_MAX;
+  for (size_t k = 0; k < m->count; k++) {
+    md_dom *d = &m->d[k];
+    for (size_t j = d->p.nown; j < d->nloc; j++) {
+      size_t g = d->glob[j], o = m->owner[g];
+      if (m->spos[g] == SIZE_MAX) m->spos[g] = m->d[o].p.nsend++;
+      d->from[2 * (j - d->p.nown)] = o;
+      d->from[2 * (j - d->p.nown) + 1] = m->spos[g];
+    }
+  }
+  for (size_t k = 0; k < m->count; k++)
+    if ((m->d[k].send = rcl__malloc((m->d[k].p.nsend + 1) * sizeof *m->d[k].send)) == NULL)
+      return RCL_ERR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < md->n; i++)
+    if (m->spos[i] != SIZE_MAX) m->d[m->owner[i]].send[m->spos[i]] = m->lidx[i];
+  return 0;
+}
+
+/* Device i's part of a step, of a decomposition and of the state's gathering (rcl__split_each). */
+static int pull_fn(void *arg, size_t i) { /* the owned atoms' positions and velocities into system order */
+  split_md *m = arg;
+  md_dom *d = &m->d[i];
+  size_t es = rcl_dtype_size(m->md->dtype), nown = d->p.nown;
+  unsigned char *buf = rcl__malloc(6 * (nown ? nown : 1) * es);
+  int rc = buf ? rcl__md_dom_part_state(&d->p, m->md, buf, buf + 3 * nown * es, NULL) : RCL_ERR_OUT_OF_MEMORY;
+  for (size_t j = 0; !rc && j < nown; j++) {
+    memcpy((char *)m->pos + 3 * d->glob[j] * es, buf + 3 * j * es, 3 * es);
+    memcpy((char *)m->vel + 3 * d->glob[j] * es, buf + 3 * (nown + j) * es, 3 * es);
+  }
+  rcl__free(buf);
+  return rc;
+}
+
+static int build_fn(void *arg, size_t i) {
+  split_md *m = arg;
+  md_dom *d = &m->d[i];
+  return rcl__md_dom_part_build(&d->p, m->md, d->send, d->p.nsend);
+}
+
+/* The host state made current (after steps it lies on the devices). */
+static int pull(rcl_md *md, split_md *m) {
+  if (m->fresh || !m->decomposed) return 0;
+  m->md = md;
+  int rc = rcl__split_each(m->s, m->run, pull_fn, m);
+  m->fresh = !rc;
+  return rc;
+}
+
+/* Ownership, ghosts and the local simulations at the current positions; the shares rcl_split_share reports
  * (device i owns s->size[i] atoms). */
 static int decompose(rcl_md *md, split_md *m) {
-  size_t *owner = rcl__malloc((md->n ? md->n : 1) * sizeof *owner);
-  if (!owner) return RCL_ERR_OUT_OF_MEMORY;
-  for (size_t i = 0; i < md->n; i++) owner[i] = rcl__md_dom_slab_of(m->bound, m->count, coord(md, m, i, m->axis));
-  int rc = 0;
+  int rc = pull(md, m);
+  for (size_t i = 0; !rc && i < md->n; i++)
+    m->owner[i] = rcl__md_dom_slab_of(m->bound, m->count, coord(md, m, i, m->axis));
   size_t first = 0;
   m->run[0] = 0;
   for (size_t k = 0; k < m->count; k++) {
-    if (!rc) rc = dom_build(&m->d[k], md, m, owner, k);
-    m->run[k + 1] = m->run[k] + (rc ? 0 : m->d[k].nown ? m->d[k].nloc : 0);
+    if (!rc) rc = dom_build(&m->d[k], md, m, k);
+    m->run[k + 1] = m->run[k] + (rc ? 0 : m->d[k].p.nown ? m->d[k].nloc : 0);
     m->s->first[k] = first;
-    m->s->size[k] = rc ? 0 : m->d[k].nown;
+    m->s->size[k] = rc ? 0 : m->d[k].p.nown;
     first += m->s->size[k];
   }
-  rcl__free(owner);
+  if (!rc) rc = exchange_plan(md, m);
+  m->md = md;
+  if (!rc) rc = rcl__split_each(m->s, m->run, build_fn, m);
   if (rc) return rc;
-  rcl__md_dom_save(md, md->n, m->pos, m->pos0);
   m->decomposed = 1;
   md->builds++;
   return 0;
 }
 
-/* ---- the forces of every device's owned atoms ----------------------------------------------------- */
+/* ---- the steps ------------------------------------------------------------------------------------ */
 
-typedef struct {
-  rcl_md *md;
-  split_md *m;
-  int ev, rebuilt;
-} force_job;
-
-static int force_fn(void *arg, size_t i) {
-  force_job *j = arg;
-  md_dom *d = &j->m->d[i];
-  md_dom_eval a = {j->m->s->ctx[i], j->md->dtype, j->md->step, &d->sys, &j->m->lj, j->m->o, j->rebuilt, j->ev};
-  int rc = rcl__md_dom_eval(&d->md, &a, d->fq, d->e, d->w);
-  if (rc) return rc;
-  for (size_t k = 0; k < d->nown; k++) { /* owned atoms only: disjoint between devices */
-    size_t g = d->glob[k];
-    memcpy(j->m->f + 3 * g, d->fq + 3 * k, 3 * sizeof *d->fq);
-    if (j->ev) {
-      j->m->e[g] = d->e[k];
-      j->m->w[g] = d->w[k];
-    }
-  }
-  return 0;
+static int half1_fn(void *arg, size_t i) {
+  split_md *m = arg;
+  return rcl__md_dom_part_half1(&m->d[i].p, m->md, &m->d[i].far);
 }
 
+static int half2_fn(void *arg, size_t i) {
+  split_md *m = arg;
+  md_dom *d = &m->d[i];
+  return rcl__md_dom_part_half2(&d->p, d->exchanged, d->ev, d->complete);
+}
+
+/* Each ghost's position from the sent positions of its owner. */
+static void copy_ghosts(const rcl_md *md, split_md *m) {
+  size_t r4 = 4 * rcl_dtype_size(md->dtype);
+  for (size_t k = 0; k < m->count; k++) {
+    md_dom *d = &m->d[k];
+    for (size_t j = 0; j + d->p.nown < d->nloc; j++)
+      memcpy((char *)d->p.ghost + j * r4, (char *)m->d[d->from[2 * j]].p.sent + d->from[2 * j + 1] * r4, r4);
+  }
+}
+
+/* One velocity-Verlet step (contract md.nve) on the devices: the first half, the exchange or at a rebuild a
+ * new decomposition (whose local simulations compute the forces), the second half. */
+static int split_step(rcl_md *md, int ev, int complete) {
+  split_md *m = md->bs;
+  m->md = md;
+  m->fresh = 0;
+  int rc = rcl__split_each(m->s, m->run, half1_fn, m), far = 0;
+  for (size_t k = 0; k < m->count; k++) far |= m->d[k].p.md && m->d[k].far;
+  if (rc) return rc;
+  if (far && (rc = decompose(md, m)) != 0) return rc;
+  if (!far) copy_ghosts(md, m);
+  for (size_t k = 0; k < m->count; k++) {
+    m->d[k].exchanged = !far;
+    m->d[k].ev = ev;
+    m->d[k].complete = complete;
+  }
+  rc = rcl__split_each(m->s, m->run, half2_fn, m);
+  m->fresh = 0; /* the host state (pulled at a decomposition) is now behind */
+  return rc;
+}
+
+static int forces_fn(void *arg, size_t i) {
+  split_md *m = arg;
+  return rcl__md_dom_part_forces(&m->d[i].p, m->md, m->d[i].ev);
+}
+
+/* The forces at the current positions: the first decomposition, or each device's. */
 static int split_forces(rcl_md *md, int ev) {
   split_md *m = md->bs;
-  int rebuilt = !m->decomposed || rcl__md_dom_moved_far(md, md->n, m->pos, m->pos0), rc = 0;
-  if (rebuilt && (rc = decompose(md, m)) != 0) return rc;
-  for (size_t k = 0; k < m->count; k++) /* the local atoms' coordinates (ghosts: as their owners moved them) */
-    for (size_t j = 0; j < m->d[k].nloc; j++)
-      for (int a = 0; a < 3; a++) m->d[k].sys.pos[3 * j + (size_t)a] = coord(md, m, m->d[k].glob[j], a);
-  force_job job = {md, m, ev, rebuilt};
-  m->have_ev = 0;
-  rc = rcl__split_each(m->s, m->run, force_fn, &job);
-  m->have_ev = !rc && ev;
-  return rc;
+  if (!m->decomposed) return decompose(md, m);
+  m->md = md;
+  for (size_t k = 0; k < m->count; k++) m->d[k].ev = ev;
+  return rcl__split_each(m->s, m->run, forces_fn, m);
 }
 
 /* ---- the backend ---------------------------------------------------------------------------------- */
@@ -190,7 +284,7 @@ static void split_destroy(rcl_md *md) {
   split_md *m = md->bs;
   if (!m) return;
   for (size_t k = 0; m->d && k < m->count; k++) dom_clear(&m->d[k]);
-  void *p[] = {m->bound, m->pos, m->vel, m->coef, m->type, m->f, m->e, m->w, m->pos0, m->run, m->d};
+  void *p[] = {m->bound, m->pos, m->vel, m->type, m->f, m->owner, m->lidx, m->spos, m->run, m->d};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) rcl__free(p[i]);
   rcl__free(m);
   md->bs = NULL;
@@ -198,8 +292,9 @@ static void split_destroy(rcl_md *md) {
 
 static int split_set_coef(rcl_md *md) {
   split_md *m = md->bs;
-  for (int i = 0; i < MD_NCOEF(md->nt); i++) md_put_real(m->coef, (size_t)i, md->dtype, md->coef[i]);
-  return 0;
+  int rc = 0;
+  for (size_t k = 0; k < m->count && !rc; k++) rc = rcl__md_dom_part_coef(&m->d[k].p, md);
+  return rc;
 }
 
 static int split_init(rcl_md *md, const rcl_md_system *sys) {
@@ -213,76 +308,109 @@ static int split_init(rcl_md *md, const rcl_md_system *sys) {
   m->o = a->o;
   m->count = c;
   m->axis = a->axis;
+  m->fresh = 1;
   m->bound = rcl__malloc((c + 1) * sizeof *m->bound);
   m->pos = rcl__malloc(3 * n * es);
   m->vel = rcl__malloc(3 * n * es);
-  m->coef = rcl__malloc((size_t)MD_NCOEF(md->nt) * es);
   m->type = rcl__malloc(n * sizeof *m->type);
   m->f = rcl__calloc(3 * n, sizeof *m->f);
-  m->e = rcl__calloc(n, sizeof *m->e);
-  m->w = rcl__calloc(n, sizeof *m->w);
-  m->pos0 = rcl__malloc(3 * n * sizeof *m->pos0);
+  size_t **ix[] = {&m->owner, &m->lidx, &m->spos};
+  for (int i = 0; i < 3; i++) *ix[i] = rcl__malloc(n * sizeof **ix[i]);
   m->run = rcl__calloc(c + 1, sizeof *m->run);
   m->d = rcl__calloc(c, sizeof *m->d);
-  if (!m->bound || !m->pos || !m->vel || !m->coef || !m->type || !m->f || !m->e || !m->w || !m->pos0 || !m->run ||
-      !m->d)
+  if (!m->bound || !m->pos || !m->vel || !m->type || !m->f || !m->owner || !m->lidx || !m->spos || !m->run || !m->d)
     return RCL_ERR_OUT_OF_MEMORY;
   memcpy(m->bound, a->bound, (c + 1) * sizeof *m->bound);
+  for (size_t k = 0; k < c; k++) {
+    m->d[k].p.ctx = a->s->ctx[k];
+    m->d[k].p.lj = *a->lj;
+    m->d[k].p.o = a->o;
+  }
   for (size_t i = 0; i < 3 * n; i++) {
     md_put_real(m->pos, i, md->dtype, sys->pos[i]);
     md_put_real(m->vel, i, md->dtype, sys->vel ? sys->vel[i] : 0.0);
   }
   for (size_t i = 0; i < n; i++) m->type[i] = sys->type[i] - 1;
-  return split_set_coef(md);
+  return 0;
 }
 
-/* One velocity-Verlet step (contract md.nve): kick and drift per atom on the host, the forces on the
- * devices, kick. */
-static int split_step(rcl_md *md, int ev, int complete) {
-  split_md *m = md->bs;
-  (void)complete;
-  int rc = rcl__md_host_kick(md, m->vel, m->coef, m->type, m->f);
-  if (!rc) rc = rcl__md_host_drift(md, m->pos, m->vel);
-  if (!rc) rc = split_forces(md, ev);
-  if (!rc) rc = rcl__md_host_kick(md, m->vel, m->coef, m->type, m->f);
-  return rc;
+static int sums_fn(void *arg, size_t i) {
+  split_md *m = arg;
+  return rcl__md_dom_part_sums(&m->d[i].p, m->md, m->d[i].sums);
 }
 
+/* Each device's exact sums over its owned atoms, added (exactly: in any order); energy and virial halved. */
 static int split_sums(rcl_md *md, md_sums *out) {
   split_md *m = md->bs;
   memset(out, 0, sizeof *out);
-  if (!m->have_ev) return rcl__fail(RCL_ERR_INTERNAL, "split MD: thermo sums without an energy evaluation");
-  for (size_t i = 0; i < md->n; i++) {
-    md_sum_add(&out->pe, m->e[i]);
-    md_sum_add(&out->virial, m->w[i]);
-  }
-  int rc = rcl__md_dom_halve(&out->pe, &out->virial, "split MD");
-  return rc ? rc : rcl__md_host_kinetic(md, m->vel, m->coef, m->type, &out->mv2);
+  m->md = md;
+  int rc = rcl__split_each(m->s, m->run, sums_fn, m);
+  md_sum *t[3] = {&out->pe, &out->virial, &out->mv2};
+  for (size_t k = 0; !rc && k < m->count; k++)
+    for (int q = 0; m->d[k].p.md && q < 3; q++) {
+      t[q]->hi += m->d[k].sums[q].hi;
+      t[q]->lo += m->d[k].sums[q].lo;
+      md_sum_normalize(t[q]);
+    }
+  return rc ? rc : rcl__md_dom_halve(&out->pe, &out->virial, "split MD");
 }
 
 static int split_get_state(rcl_md *md, void *pos, void *vel) {
   split_md *m = md->bs;
   size_t bytes = 3 * md->n * rcl_dtype_size(md->dtype);
-  if (pos) memcpy(pos, m->pos, bytes);
-  if (vel) memcpy(vel, m->vel, bytes);
-  return 0;
+  int rc = pull(md, m);
+  if (!rc && pos) memcpy(pos, m->pos, bytes);
+  if (!rc && vel) memcpy(vel, m->vel, bytes);
+  return rc;
+}
+
+static int forces_out_fn(void *arg, size_t i) { /* the owned atoms' fixed-point forces into system order */
+  split_md *m = arg;
+  md_dom *d = &m->d[i];
+  int64_t *f = rcl__malloc(3 * (d->p.nown ? d->p.nown : 1) * sizeof *f);
+  int rc = f ? rcl__md_dom_part_state(&d->p, m->md, NULL, NULL, f) : RCL_ERR_OUT_OF_MEMORY;
+  for (size_t j = 0; !rc && j < d->p.nown; j++) memcpy(m->f + 3 * d->glob[j], f + 3 * j, 3 * sizeof *f);
+  rcl__free(f);
+  return rc;
 }
 
 static int split_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   split_md *m = md->bs;
   (void)native_force;
-  memcpy(fixed, m->f, 3 * md->n * sizeof *fixed);
-  return 0;
+  m->md = md;
+  int rc = rcl__split_each(m->s, m->run, forces_out_fn, m);
+  if (!rc) memcpy(fixed, m->f, 3 * md->n * sizeof *fixed);
+  return rc;
 }
 
-static int split_check(rcl_md *md) {
-  (void)md; /* every error is reported where it happens */
-  return 0;
+static int check_fn(void *arg, size_t i) {
+  split_md *m = arg;
+  return rcl__md_dom_part_check(&m->d[i].p);
 }
 
-static const md_backend split_backend = {split_init, split_destroy,   split_set_coef,   split_forces, split_step,
-                                         split_sums, split_get_state, split_get_forces, NULL,         split_check,
-                                         NULL};
+static int split_check(rcl_md *md) { /* errors the devices flagged since their last status read */
+  split_md *m = md->bs;
+  return rcl__split_each(m->s, m->run, check_fn, m);
+}
+
+/* The devices' kernel times added; neighbour pairs of every local simulation (ghosts' pairs too). */
+static int split_stats(rcl_md *md, rcl_md_stats *out) {
+  split_md *m = md->bs;
+  int rc = 0;
+  for (size_t k = 0; k < m->count && !rc; k++) {
+    rcl_md_stats st;
+    if ((rc = rcl__md_dom_part_stats(&m->d[k].p, &st)) != 0) break;
+    out->neighbor_pairs += st.neighbor_pairs;
+    out->force_seconds += st.force_seconds;
+    out->build_seconds += st.build_seconds;
+    out->integrate_seconds += st.integrate_seconds;
+  }
+  return rc;
+}
+
+static const md_backend split_backend = {split_init, split_destroy, split_set_coef,  split_forces,
+                                         split_step, split_sums,    split_get_state, split_get_forces,
+                                         NULL,       split_check,   split_stats};
 
 /* ---- creation ------------------------------------------------------------------------------------- */
 

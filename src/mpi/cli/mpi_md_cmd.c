@@ -30,7 +30,8 @@ typedef struct {
   char forces_hex[RCL_SHA256_HEX_SIZE], state_hex[RCL_SHA256_HEX_SIZE];
   rcl_md_thermo last;
   double seconds;
-  int failed; /* a callback failed (rank 0's output) */
+  double breakdown[6]; /* the largest over the ranks: rcl_mpi_md_times' three, the kernel times of rcl_md_stats */
+  int failed;          /* a callback failed (rank 0's output) */
 } mpi_md_job;
 
 static int parse(mpi_md_job *j, int argc, char **argv) {
@@ -88,6 +89,27 @@ static int make_system(mpi_md_job *j) {
   return 0;
 }
 
+/* This rank's seconds so far: rcl_mpi_md_times' three, then the kernel times of rcl_md_stats. */
+static int times_now(const mpi_md_job *j, double t[6]) {
+  rcl_md_stats st;
+  int rc = rcl_mpi_md_times(t, j->md);
+  if (!rc) rc = rcl_md_get_stats(j->md, &st);
+  t[3] = rc ? 0 : st.force_seconds;
+  t[4] = rc ? 0 : st.build_seconds;
+  t[5] = rc ? 0 : st.integrate_seconds;
+  return rc;
+}
+
+/* Where the run's time went (since `before`, the times at its start), the largest over the ranks (collective). */
+static int breakdown(mpi_md_job *j, const double *before) {
+  double mine[6] = {0};
+  int rc = times_now(j, mine);
+  for (int k = 0; k < 6; k++) mine[k] -= before[k];
+  rc = rcl_mpi_agree(MPI_COMM_WORLD, rc, NULL);
+  if (!rc && MPI_Allreduce(mine, j->breakdown, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) rc = RCL_ERR_IO;
+  return rc;
+}
+
 /* The state gathered on rank 0 (every rank calls it): into j->state. */
 static int gather(mpi_md_job *j) {
   size_t n3 = 3 * j->natoms, es = rcl_dtype_size(j->dt);
@@ -129,11 +151,14 @@ static int simulate(mpi_md_job *j) {
   if (rc) return cli_fail("creating the simulation over %d ranks", j->size);
   if (j->rank == 0 && !j->json) fputs(cli_md_thermo_head, stdout);
   if (j->logf) fputs(cli_md_thermo_head, j->logf);
+  double before[6] = {0};
+  times_now(j, before); /* its failure comes again after the run */
   double t0 = MPI_Wtime();
   size_t every = j->outpath ? j->a.every < j->dump ? j->a.every : j->dump : j->a.every;
   while (j->outpath && (j->a.every % every || j->dump % every)) every--; /* their gcd */
   rc = rcl_md_run(j->md, j->a.steps, j->a.dtime, every, on_thermo, j);
   j->seconds = MPI_Wtime() - t0;
+  if (!rc) rc = breakdown(j, before);
   if (!rc) rc = rcl_mpi_agree(MPI_COMM_WORLD, j->failed ? RCL_ERR_IO : 0, "writing the trajectory failed");
   if (!rc) rc = rcl_md_thermo_get(j->md, &j->last);
   if (!rc) rc = gather(j);
@@ -168,6 +193,11 @@ static void print_result(const mpi_md_job *j) {
         rcl_md_path_name(rcl_md_path_used(j->md)), "forces_sha256", j->forces_hex, "state_sha256", j->state_hex, "pe",
         j->last.pe / n, "ke", j->last.ke / n, "etotal", j->last.etotal / n, "temperature", j->last.temperature,
         "pressure", j->last.pressure, "neighbor_builds", (json_int_t)j->last.neighbor_builds, "time_s", j->seconds);
+    const double *b = j->breakdown;
+    json_object_set_new(top, "breakdown",
+                        json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f}", "of", "the largest over the ranks", "exchange_s",
+                                  b[0], "decompose_s", b[1], "device_s", b[2], "force_kernels_s", b[3],
+                                  "build_kernels_s", b[4], "integrate_kernels_s", b[5]));
     cli_json_print(top);
     return;
   }
@@ -175,6 +205,9 @@ static void print_result(const mpi_md_job *j) {
   printf("  %.3f s for %zu steps (%.1f steps/s) over %d rank(s), path %s, %zu decompositions\n", j->seconds, j->a.steps,
          j->seconds > 0 ? (double)j->a.steps / j->seconds : 0.0, j->size, rcl_md_path_name(rcl_md_path_used(j->md)),
          j->last.neighbor_builds);
+  printf("  largest over the ranks: %.3f s ghost exchange, %.3f s decompositions, %.3f s on the device (kernels: "
+         "%.3f s force, %.3f s build, %.3f s integration)\n",
+         j->breakdown[0], j->breakdown[1], j->breakdown[2], j->breakdown[3], j->breakdown[4], j->breakdown[5]);
   if (j->outpath) printf("wrote %s (%zu bytes)\n", j->outpath, j->traj_len);
 }
 
