@@ -14,6 +14,13 @@ export CPATH=/tmp/ocl/usr/include/x86_64-linux-gnu${CPATH:+:$CPATH}
 # Open MPI carried as Debian packages (../shared/device/prepare.sh openmpi-bin libopenmpi-dev ..., see
 # docs/scaleout.md): unpacked under /tmp/ocl, relocated with OPAL_PREFIX; Debian's mpirun/mpicc names are
 # alternatives links that no package holds, so they are made here.
+# Where the host has an Open MPI of its own (seen 2026-11-25 on nvidia-h100-x2: 4.1.6 with a newer PMIx), the
+# carried libraries must not shadow its own: they are removed from /tmp/ocl.
+if [ -x /usr/bin/mpirun ] && [ -d /tmp/ocl/usr/lib/x86_64-linux-gnu/openmpi ]; then
+  (cd /tmp/ocl/usr/lib/x86_64-linux-gnu && rm -rf libpmix* libevent* libhwloc* libfabric* libucx* libuc[pst]* \
+    libibverbs* librdmacm* libnl-* libpsm* libnuma* libmunge* libltdl* libmpi* libopen-* openmpi pmix* hwloc ucx)
+  rm -f /tmp/ocl/usr/bin/mpi* /tmp/ocl/usr/bin/orte*
+fi
 if [ -x /tmp/ocl/usr/bin/mpirun.openmpi ] && ! command -v mpirun >/dev/null 2>&1; then
   ln -sf mpirun.openmpi /tmp/ocl/usr/bin/mpirun
   ln -sf mpicc.openmpi /tmp/ocl/usr/bin/mpicc
@@ -173,12 +180,24 @@ step_multigpu() {
   grep -vE "^---|^Primary|^a non-zero|^mpirun detected|^the job|^  Process|^  Exit|^$" "$out/multigpu-$g.log" | tail -40
   return $rc
 }
+step_cg-diag() {
+  # Where a CG iteration's time goes on the first GPU: CG on poisson3d:100 with tuning off and on, one SpMV and
+  # one ordered dot at the size of poisson3d:245 (the multi-GPU case).
+  local t
+  for t in off on; do
+    echo "REPROCL_TUNING=$t cg poisson3d:100 f64, 100 iterations:"
+    REPROCL_TUNING=$t $cli cg --gen poisson3d:100 --dtype f64 --tol 0 --maxit 100 --device nvidia:#0 --json \
+      | python3 -c 'import json,sys; d=json.load(sys.stdin); [print("  %s %.4f s, %.3f ms/iteration" % (x["name"], x["time_s"], 1e3 * x["time_s"] / 100)) for x in d["devices"]]'
+  done
+  $cli spmv --gen poisson3d:245 --dtype f64 --device nvidia:#0 2>&1 | tail -3
+  $cli run reduce --op dot --dtype f64 --mode ordered --n 14706125 --device nvidia:#0 2>&1 | tail -2
+}
 step_mpi-scaling-16() {
   # Issue 17's CPU scaling on 16 cores of a larger host: the whole job pinned to cores 0-15 (taskset), the
   # ranks not bound further, each rank's PoCL on 16 / K compute units.
-  MPIRUN="mpirun --allow-run-as-root --oversubscribe --bind-to none" REPROCL_MPI=$build/reprocl-mpi \
+  REPROCL_MPI=$build/reprocl-mpi \
     REPROCL_DATA_PREFIX=/tmp/ocl taskset -c 0-15 scripts/bench_mpi_scaling.sh --full --device pocl --cores-per-rank \
-    --ks "${KS:-1 2 4 8}" --out "$out/mpi-scaling-pocl-16.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
+    --ks "${KS:-1 2 4 8}" --maxit "${MAXIT:-100}" --iters "${ITERS:-50}" --mpirun-args "--bind-to none" --out "$out/mpi-scaling-pocl-16.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r["matches_reference"]) for b in ("cg","stencil") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16.json"
 }
 step_tune() {
