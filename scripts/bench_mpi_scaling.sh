@@ -7,7 +7,12 @@
 # of two runs per K (the first also builds or loads the kernels); a third run with --phases gives each family's
 # "phases" per K (seconds in halo exchange, reductions, kernels: the slowest rank's and the mean; docs/scaleout.md).
 #   scripts/bench_mpi_scaling.sh [--full] [--ks "1 2 4 8"] [--device D | --device-map MAP] [--cg SPEC]
-#       [--grid WxH] [--iters N] [--maxit N] [--mpirun-args "..."] [--cores-per-rank] [--out FILE]
+#       [--grid WxH] [--iters N] [--maxit N] [--md-cells N] [--md-steps S] [--mpirun-args "..."] [--cores-per-rank]
+#       [--keep DIR] [--out FILE]
+# MD: an fcc lattice of N^3 cells (4 N^3 atoms; --full: 40, 256,000 atoms), f32, S steps (default 30), one run per
+# K (its time is the step loop alone, the kernels built before it); its "breakdown" (ghost exchange,
+# decompositions, device) in the JSON. --keep DIR: every command's JSON is written there (default: a temporary
+# folder removed at the end), so a run cut short keeps what it measured.
 # --full: CG on poisson3d:115 (1.52M rows, 10.5M non-zeros), the stencil on 8192^2; default: small sizes.
 # --cg SPEC, --maxit N: CG's --gen matrix and iterations; --grid WxH, --iters N: the stencil's (over --full's or the
 # defaults). --device-map MAP: passed to every command instead of --device (e.g. rank:nvidia:#0,nvidia:#1).
@@ -18,7 +23,7 @@
 # default build/reprocl-mpi).
 set -euo pipefail
 full=0 ks="1 2 4 8" device=${REPROCL_DEVICE:-0} map="" share=0 out="" margs=""
-o_cg="" o_grid="" o_iters="" o_maxit=""
+o_cg="" o_grid="" o_iters="" o_maxit="" md_cells="" md_steps=30 keep=""
 while [ $# -gt 0 ]; do
   case "$1" in
   --full) full=1 ;;
@@ -29,6 +34,9 @@ while [ $# -gt 0 ]; do
   --grid) o_grid=$2; shift ;;
   --iters) o_iters=$2; shift ;;
   --maxit) o_maxit=$2; shift ;;
+  --md-cells) md_cells=$2; shift ;;
+  --md-steps) md_steps=$2; shift ;;
+  --keep) keep=$2; shift ;;
   --mpirun-args) margs=$2; shift ;;
   --cores-per-rank) share=1 ;;
   --out) out=$2; shift ;;
@@ -41,18 +49,24 @@ mpirun_cmd=${MPIRUN:-mpirun}
 [ "$(id -u)" = 0 ] && [ -z "${MPIRUN:-}" ] && mpirun_cmd="mpirun --allow-run-as-root --oversubscribe"
 cores=$(nproc)
 if [ $full = 1 ]; then
-  gen=poisson3d:115 maxit=200 grid=8192x8192 iters=100
+  gen=poisson3d:115 maxit=200 grid=8192x8192 iters=100 cells=40
 else
-  gen=poisson3d:30 maxit=100 grid=1024x1024 iters=50
+  gen=poisson3d:30 maxit=100 grid=1024x1024 iters=50 cells=8
 fi
+cells=${md_cells:-$cells}
 gen=${o_cg:-$gen} maxit=${o_maxit:-$maxit} grid=${o_grid:-$grid} iters=${o_iters:-$iters}
 cg=(--gen "$gen" --maxit "$maxit")
 dev=(--device "$device")
 [ -n "$map" ] && dev=(--device-map "$map")
 bdevice=$device # bench allreduce takes --device only: with a map, its first spec
 if [ -n "$map" ]; then bdevice=${map#*:} bdevice=${bdevice%%,*}; fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+if [ -n "$keep" ]; then
+  tmp=$keep
+  mkdir -p "$tmp"
+else
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+fi
 for k in $ks; do
   env=()
   [ $share = 1 ] && env=(-x POCL_CPU_MAX_CU_COUNT=$((cores / k > 0 ? cores / k : 1)))
@@ -67,6 +81,9 @@ for k in $ks; do
     run stencil --kind nine --grid "$grid" --iters "$iters" --dtype f32 "${dev[@]}" ${ph[@]+"${ph[@]}"} --json \
       >"$tmp/stencil-$k-$r.json"
   done
+  echo "K = $k: md" >&2
+  run md --lattice fcc --cells "$cells" --density 0.8442 --temp 3 --steps "$md_steps" --dtype f32 "${dev[@]}" --json \
+    >"$tmp/md-$k.json"
   for mode in ordered exact; do
     echo "K = $k: allreduce $mode" >&2
     run bench allreduce --mode $mode --n 1 --json >"$tmp/allreduce-$mode-1-$k.json"
@@ -99,6 +116,18 @@ def scaling(kind):
     what = {"matrix": first["matrix"]} if kind == "cg" else {"grid": f'{first["width"]}x{first["height"]}',
                                                               "iterations": first["iterations"]}
     return {**what, "dtype": first["dtype"], "runs": rows}
+def md_scaling():
+    rows, t1 = [], None
+    for k in ks:
+        j = load(f"md-{k}.json")
+        t1 = j["time_s"] if t1 is None else t1
+        rows.append({"ranks": int(k), "time_s": j["time_s"], "speedup": t1 / j["time_s"],
+                     "efficiency": t1 / (int(k) * j["time_s"]), "forces_sha256": j["forces_sha256"],
+                     "state_sha256": j["state_sha256"], "breakdown": j.get("breakdown")})
+    first = load(f"md-{ks[0]}.json")
+    same = len({(r["forces_sha256"], r["state_sha256"]) for r in rows}) == 1
+    return {"natoms": first["natoms"], "steps": first["steps"], "dtype": first["dtype"], "same_bits": same,
+            "runs": rows}
 allreduce = []
 for mode in ("ordered", "exact"):
     for per in ("1", "2^20"):
@@ -112,7 +141,7 @@ doc = {"command": "bench mpi-scaling", "host": platform.node(), "cores": cores, 
        "cores_per_rank": (f"POCL_CPU_MAX_CU_COUNT = {cores} / K" if share else "not limited"),
        "device": load(f"cg-{ks[0]}-1.json")["ranks"][0]["device"], "device_map": device_map or None,
        "mpirun_args": mpirun_args,
-       "cg": scaling("cg"), "stencil": scaling("stencil"), "allreduce": allreduce}
+       "cg": scaling("cg"), "stencil": scaling("stencil"), "md": md_scaling(), "allreduce": allreduce}
 json.dump(doc, sys.stdout, indent=2)
 print()
 PY

@@ -197,8 +197,9 @@ step_mpi-scaling-16() {
   # ranks not bound further, each rank's PoCL on 16 / K compute units.
   REPROCL_MPI=$build/reprocl-mpi \
     REPROCL_DATA_PREFIX=/tmp/ocl taskset -c 0-15 scripts/bench_mpi_scaling.sh --full --device pocl --cores-per-rank \
-    --ks "${KS:-1 2 4 8}" --maxit "${MAXIT:-100}" --iters "${ITERS:-50}" --mpirun-args "--bind-to none" --out "$out/mpi-scaling-pocl-16.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r["matches_reference"]) for b in ("cg","stencil") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16.json"
+    --ks "${KS:-1 2 4 8}" --maxit "${MAXIT:-100}" --iters "${ITERS:-50}" --md-steps "${MD_STEPS:-30}" \
+    --mpirun-args "--bind-to none" --keep "$out/mpi-scaling-16" --out "$out/mpi-scaling-pocl-16.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r.get("matches_reference", d["md"]["same_bits"])) for b in ("cg","stencil","md") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16.json"
 }
 step_tune() {
   # Tuned vs default speed and the time spent tuning, per kernel family, on the H100 and PoCL
