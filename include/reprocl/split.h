@@ -42,7 +42,8 @@ typedef struct {
    * them fail with RCL_ERR_UNSUPPORTED naming it (1). Never does a device run with other bits. */
   int strict;
 } rcl_split_options;
-#define RCL_SPLIT_OPTIONS_INIT {RCL_SPLIT_OPTIONS_VERSION, NULL, RCL_MODE_REPRODUCIBLE, RCL_TUNING_ENV, NULL, NULL, 0, 0}
+#define RCL_SPLIT_OPTIONS_INIT                                                                                         \
+  { RCL_SPLIT_OPTIONS_VERSION, NULL, RCL_MODE_REPRODUCIBLE, RCL_TUNING_ENV, NULL, NULL, 0, 0 }
 
 RCL_API int rcl_split_create(rcl_split **out, const rcl_split_options *opts);
 /* A split over the caller's contexts (borrowed: they must outlive the split), with opts' weights and strict

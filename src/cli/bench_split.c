@@ -183,7 +183,10 @@ static int set_weights(cli_split_run *sr, const double *w) {
 static json_t *tune_json(const rcl_split_tune_info *t, const double *w, size_t n, int given) {
   json_t *ws = json_array();
   for (size_t i = 0; i < n; i++) json_array_append_new(ws, json_real(w[i]));
-  return json_pack("{s:s,s:I,s:f,s:f,s:f,s:b,s:o}", "kept", given ? "given" : t->split_kept ? "split" : "alone",
+  return json_pack("{s:s,s:I,s:f,s:f,s:f,s:b,s:o}", "kept",
+                   given           ? "given"
+                   : t->split_kept ? "split"
+                                   : "alone",
                    "alone_device", (json_int_t)t->alone, "alone_s", t->alone_s, "split_s", t->split_s, "margin",
                    t->margin, "cached", t->cached, "weights", ws);
 }
@@ -265,7 +268,8 @@ static void report_tune(const rcl_split_tune_info *t, const cli_split_run *sr, d
     fprintf(stderr, "           tuned%s: a split, %.3f ms < %.3f ms ([%zu] alone) by more than the margin %.1f%%\n",
             t->cached ? " (cached)" : "", t->split_s * 1e3, t->alone_s * 1e3, t->alone, 100 * t->margin);
   else if (t->split_s > 0)
-    fprintf(stderr, "           tuned%s: [%zu] alone, %.3f ms; the best split's %.3f ms is not below by the margin %.1f%%\n",
+    fprintf(stderr,
+            "           tuned%s: [%zu] alone, %.3f ms; the best split's %.3f ms is not below by the margin %.1f%%\n",
             t->cached ? " (cached)" : "", t->alone, t->alone_s * 1e3, t->split_s * 1e3, 100 * t->margin);
   else
     fprintf(stderr, "           tuned%s: [%zu] alone\n", t->cached ? " (cached)" : "", t->alone);
