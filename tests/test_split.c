@@ -367,6 +367,162 @@ START_TEST(tuned_weights_cached) {
 }
 END_TEST
 
+/* Writes text as the tuned-weights entry whose name ends in suffix (which must exist). */
+static void entry_write(const char *dir, const char *suffix, const char *text) {
+  char path[600];
+  tuned_file(path, sizeof path, dir, suffix);
+  ck_assert_msg(path[0], "no tuned-*%s in %s/split", suffix, dir);
+  FILE *f = fopen(path, "w");
+  fputs(text, f);
+  fclose(f);
+}
+
+static int count_lines(const char *path, const char *prefix) {
+  FILE *f = fopen(path, "r");
+  char line[1024];
+  int n = 0;
+  while (f && fgets(line, sizeof line, f)) n += !strncmp(line, prefix, strlen(prefix));
+  if (f) fclose(f);
+  return n;
+}
+
+/* The tuner's rule: a split only where it beat the fastest device alone by more than the margin; else that
+ * device alone. The entry holds every candidate's time (each device alone among them). */
+static void check_rule(const double *w, const rcl_split_tune_info *t, const char *dir, const char *suffix) {
+  char path[600];
+  ck_assert_msg(!t->cached && t->alone_s > 0 && t->margin >= 0.05 && t->alone < 2, "info %g %g %zu", t->alone_s,
+                t->margin, t->alone);
+  if (t->split_kept)
+    ck_assert_msg(w[0] > 0 && w[1] > 0 && t->split_s < t->alone_s * (1 - t->margin), "kept %g:%g, %g s vs %g s", w[0],
+                  w[1], t->split_s, t->alone_s);
+  else
+    ck_assert_msg(w[t->alone] == 1 && w[1 - t->alone] == 0, "alone %zu but weights %g:%g", t->alone, w[0], w[1]);
+  tuned_file(path, sizeof path, dir, suffix);
+  ck_assert_msg(path[0], "no tuned-*%s", suffix);
+  ck_assert_int_ge(count_lines(path, "candidate"), 3); /* two devices alone and at least one split */
+}
+
+/* The bits and the cut of a split matrix cut by the cached entries: all rows on device `on`, its one-device
+ * calls' bits. */
+static void check_matrix_on(rcl_split *s, rcl_context *c[2], const rcl_csr *A, size_t on) {
+  rcl_split_matrix *M = NULL;
+  rcl_spmv_matrix *D = NULL;
+  size_t n = A->nrows, count = 0;
+  float *b = malloc(n * sizeof *b), *x1 = calloc(n, sizeof *x1), *x2 = calloc(n, sizeof *x2);
+  rcl_generate(b, RCL_F32, n, RCL_GEN_UNIFORM, 3);
+  rt_ok(rcl_split_matrix_create(&M, s, A));
+  rt_ok(rcl_split_share(NULL, &count, NULL, s, on));
+  ck_assert_uint_eq(count, n);
+  rt_ok(rcl_spmv_matrix_create(&D, c[on], A));
+  rcl_cg_options co = RCL_CG_OPTIONS_INIT;
+  co.jacobi = 1, co.max_iterations = 7, co.tol = 0; /* 7 iterations, preconditioned */
+  rcl_cg_result r1, r2;
+  ck_assert_int_eq(rcl_split_cg(x1, &r1, M, b, &co), RCL_ERR_NO_CONVERGENCE);
+  ck_assert_int_eq(rcl_cg(x2, &r2, D, b, &co), RCL_ERR_NO_CONVERGENCE);
+  rt_assert_bits_eq(x1, x2, n, RCL_F32, "split CG on device %zu alone", on);
+  ck_assert_str_eq(r1.history_sha256, r2.history_sha256);
+  float one = 1, zero = 0;
+  rt_ok(rcl_split_spmv(x1, M, &one, b, &zero, NULL));
+  rt_ok(rcl_spmv_host(x2, D, &one, b, &zero, NULL));
+  rt_assert_bits_eq(x1, x2, n, RCL_F32, "split SpMV on device %zu alone", on);
+  rcl_cg_result_free(&r1);
+  rcl_cg_result_free(&r2);
+  rcl_split_matrix_free(M);
+  rcl_spmv_matrix_free(D);
+  free(b);
+  free(x1);
+  free(x2);
+}
+
+/* Per operation: tuning SpMV times its own candidates (never CG's entry), each entry follows the rule, and
+ * the cached choices are honoured: a split matrix is cut by CG's entry, else SpMV's; rcl_split_tune of the
+ * SpMV family is CG's. */
+START_TEST(tune_per_operation) {
+  char dir[] = "/tmp/rcl-split-tuneop-XXXXXX", path[600];
+  rcl_context *c[2];
+  rcl_split *s = rt_ndevices() < 2 ? NULL : tune_split(c, mkdtemp(dir));
+  if (!s) {
+    rt_note("one device: a split of one has nothing to tune");
+    return;
+  }
+  double w[2];
+  rcl_split_tune_info t;
+  rt_ok(rcl_split_tune_op(w, &t, s, RCL_SPLIT_OP_CG, RCL_F32, 4096));
+  check_rule(w, &t, dir, "-cg-f32-b12");
+  tuned_file(path, sizeof path, dir, "-spmv-f32-b12");
+  ck_assert_msg(!path[0], "tuning CG wrote %s", path);
+  rt_ok(rcl_split_tune_op(w, &t, s, RCL_SPLIT_OP_SPMV, RCL_F32, 4096)); /* timed: CG's entry is not SpMV's */
+  check_rule(w, &t, dir, "-spmv-f32-b12");
+  entry_write(dir, "-cg-f32-b12", "weights 0 1\n");
+  entry_write(dir, "-spmv-f32-b12", "weights 1 0\nseconds 0.5\nalone 0 0.5\nsplit 0.75\nmargin 0.1\n");
+  rt_ok(rcl_split_tune_op(w, &t, s, RCL_SPLIT_OP_SPMV, RCL_F32, 5000));
+  ck_assert(w[0] == 1 && w[1] == 0 && t.cached && !t.split_kept && t.alone == 0);
+  ck_assert(t.alone_s == 0.5 && t.split_s == 0.75 && t.margin == 0.1);
+  rt_ok(rcl_split_tune_op(w, &t, s, RCL_SPLIT_OP_CG, RCL_F32, 5000));
+  ck_assert(w[0] == 0 && w[1] == 1 && t.cached && t.alone == 1);
+  rt_ok(rcl_split_tune(w, s, RCL_FAMILY_SPMV, RCL_F32, 5000));
+  ck_assert(w[0] == 0 && w[1] == 1);
+  rt_fails(rcl_split_tune_op(w, NULL, s, RCL_SPLIT_OP_COUNT, RCL_F32, 10), RCL_ERR_INVALID_ARG, "not an rcl_split_op");
+  rcl_csr *A = NULL;
+  rt_ok(rcl_csr_poisson3d(&A, RCL_F32, 16)); /* 4096 rows: bucket 12 */
+  check_matrix_on(s, c, A, 1);
+  tuned_file(path, sizeof path, dir, "-cg-f32-b12");
+  ck_assert_int_eq(remove(path), 0);
+  check_matrix_on(s, c, A, 0);
+  rcl_csr_free(A);
+  tune_split_free(s, c);
+  char cmd[600];
+  ck_assert_int_eq(system((snprintf(cmd, sizeof cmd, "rm -rf %s", dir), cmd)), 0);
+}
+END_TEST
+
+/* Weights that give one device everything run its one-device call: the same bits as rcl_reduce,
+ * rcl_stencil and rcl_sor there, in every op and mode, and the share says so. */
+START_TEST(one_device_shortcut) {
+  if (rt_ndevices() < 2) {
+    rt_note("one device: nothing to leave out");
+    return;
+  }
+  const double w[2] = {0, 1}; /* device 1 alone: given in the options */
+  rcl_split_options so = RCL_SPLIT_OPTIONS_INIT;
+  so.weights = w, so.nweights = 2;
+  rcl_context *c[2] = {rt_ctx(0), rt_ctx(1)};
+  rcl_split *s = NULL;
+  rt_ok(rcl_split_wrap(&s, c, 2, &so));
+  const size_t n = 300007, side = 37;
+  float *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), got, want;
+  rcl_generate(x, RCL_F32, n, RCL_GEN_CANCEL, 11);
+  rcl_generate(y, RCL_F32, n, RCL_GEN_UNIFORM, 12);
+  rcl_reduce_options o = RCL_REDUCE_OPTIONS_INIT;
+  for (int mode = 0; mode < 2; mode++)
+    for (rcl_reduce_op op = RCL_OP_SUM; op <= RCL_OP_NRM2; op++) {
+      o.mode = mode ? RCL_REDUCE_EXACT : RCL_REDUCE_ORDERED;
+      rt_ok(rcl_split_reduce(&got, s, op, RCL_F32, n, x, y, &o));
+      rt_ok(rcl_reduce(&want, c[1], op, RCL_F32, n, x, y, &o));
+      rt_assert_bits_eq(&got, &want, 1, RCL_F32, "op %d mode %d on device 1 alone", (int)op, mode);
+    }
+  size_t first = 9, count = 9;
+  rt_ok(rcl_split_share(&first, &count, NULL, s, 0));
+  ck_assert(count == 0);
+  rt_ok(rcl_split_share(&first, &count, NULL, s, 1));
+  ck_assert(first == 0 && count == n);
+  rcl_stencil_desc st = RCL_STENCIL_DESC_INIT;
+  rt_ok(rcl_split_stencil(y, s, &st, RCL_F32, side, side, 3, x));
+  rt_ok(rcl_stencil(x + side * side, c[1], &st, RCL_F32, side, side, 3, x, NULL));
+  rt_assert_bits_eq(y, x + side * side, side * side, RCL_F32, "stencil on device 1 alone");
+  rcl_sor_desc d = RCL_SOR_DESC_INIT;
+  float r1 = 0, r2 = 0;
+  memcpy(y, x, side * side * sizeof *x);
+  rt_ok(rcl_split_sor(y, &r1, s, &d, RCL_F32, side, side, 4, NULL));
+  rt_ok(rcl_sor(x, &r2, c[1], &d, RCL_F32, side, side, 4, NULL, NULL));
+  rt_assert_bits_eq(y, x, side * side, RCL_F32, "SOR on device 1 alone");
+  rt_assert_bits_eq(&r1, &r2, 1, RCL_F32, "SOR residual on device 1 alone");
+  rcl_split_free(s);
+  free(x);
+  free(y);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("split");
   TCase *host = tcase_create("host");
@@ -378,6 +534,8 @@ int main(void) {
   tcase_add_test(tc, given_weights);
   tcase_add_test(tc, measured_weights_cached);
   tcase_add_test(tc, tuned_weights_cached);
+  tcase_add_test(tc, tune_per_operation);
+  tcase_add_test(tc, one_device_shortcut);
   tcase_add_test(tc, unsupported_left_out_or_refused);
   tcase_add_test(tc, each_names_the_failing_device);
   suite_add_tcase(s, tc);

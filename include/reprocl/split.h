@@ -42,7 +42,8 @@ typedef struct {
    * them fail with RCL_ERR_UNSUPPORTED naming it (1). Never does a device run with other bits. */
   int strict;
 } rcl_split_options;
-#define RCL_SPLIT_OPTIONS_INIT {RCL_SPLIT_OPTIONS_VERSION, NULL, RCL_MODE_REPRODUCIBLE, RCL_TUNING_ENV, NULL, NULL, 0, 0}
+#define RCL_SPLIT_OPTIONS_INIT                                                                                         \
+  { RCL_SPLIT_OPTIONS_VERSION, NULL, RCL_MODE_REPRODUCIBLE, RCL_TUNING_ENV, NULL, NULL, 0, 0 }
 
 RCL_API int rcl_split_create(rcl_split **out, const rcl_split_options *opts);
 /* A split over the caller's contexts (borrowed: they must outlive the split), with opts' weights and strict
@@ -56,16 +57,45 @@ RCL_API int rcl_split_set_weights(rcl_split *s, const double *weights, size_t co
 /* The weights a call of family and dtype uses (count values; 0 for a device left out), measuring them
  * first when they are neither given nor cached. */
 RCL_API int rcl_split_weights(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype);
-/* Tunes the weights of family (RCL_FAMILY_REDUCE, _SPMV — CG uses its weights — or _STENCIL, SOR too) and
- * dtype for problems of about `size` (the index space the split cuts: elements, matrix rows, grid rows):
- * times the family's split call (for SpMV a few CG iterations: the split matrix serves both) on
- * deterministic data of that size (at most 2^27 elements, 2^22 rows, 8192 grid rows) with each device
- * alone, with the measured weights and with a blend of the best two, and keeps the fastest (count values
- * into weights, summing to 1; 0 for a device left out). Cached on disk next to the measured weights, per set
- * of devices, family, dtype and size bucket (2^b to 2^(b+1) - 1); a cached choice is returned without timing
- * unless tuning is force; with tuning off nothing is timed or written (the measured, i.e. equal, weights).
- * Every call whose weights are not given uses the cached tuned weights of its size bucket (reprocl's --split
- * rows and bench --split tune first). Weights never change a bit. */
+/* The operations whose weights rcl_split_tune_op tunes, each on its own split call. */
+typedef enum {
+  RCL_SPLIT_OP_REDUCE = 0,  /* rcl_split_reduce (a sum; dot, nrm2, axpy and scal use its weights) */
+  RCL_SPLIT_OP_SPMV = 1,    /* one rcl_split_spmv, x and y on the host */
+  RCL_SPLIT_OP_CG = 2,      /* rcl_split_cg (a few iterations) */
+  RCL_SPLIT_OP_STENCIL = 3, /* rcl_split_stencil (rcl_split_sor uses its weights) */
+  RCL_SPLIT_OP_COUNT = 4
+} rcl_split_op;
+
+/* Why rcl_split_tune_op kept what it kept (the times are the least of repeated runs). */
+typedef struct {
+  int split_kept; /* 1: weights over several devices; 0: one device alone (device `alone`) */
+  size_t alone;   /* the fastest device alone */
+  double alone_s; /* its time; 0 where nothing was timed (tuning off, or an entry without times) */
+  double split_s; /* the fastest split candidate's time; 0 where none ran (one usable device) */
+  double margin;  /* the fraction by which a split had to beat alone_s: the repeats' spread, at least 5% */
+  int cached;     /* 1: read from the cache, 0: timed now */
+} rcl_split_tune_info;
+
+/* Tunes the weights of operation op and dtype for problems of about `size` (the index space the split cuts:
+ * elements, matrix rows, grid rows): times op's own split call on deterministic data of that size (at most
+ * 2^27 elements, a poisson3d matrix of at most 2^22 rows, 8192 grid rows) with each usable device alone
+ * (which runs exactly that device's one-device call), the measured weights, weights proportional to the
+ * devices' times alone, and a blend of the best of those with the fastest device alone; each timed after one
+ * untimed run as the least of three. A split is kept only where it beats the fastest device alone by more
+ * than the margin (the larger relative spread of the two candidates' repeats, at least 5%); otherwise that
+ * device alone (weight 1, the others 0). Writes count values into weights (summing to 1; 0 for a device
+ * left out) and, unless NULL, why into *info. Cached on disk next to the measured weights (the candidates'
+ * times too), per set of devices, operation, dtype and size bucket (2^b to 2^(b+1) - 1); a cached choice is
+ * returned without timing unless tuning is force; with tuning off nothing is timed or written (the
+ * measured, i.e. equal, weights). A call whose weights are not given uses the cached tuned weights of its
+ * size bucket: the reduce entry for reductions, axpy and scal, the stencil entry for stencils and SOR, and
+ * for a split matrix (cut once, for SpMV and CG alike) the CG entry, else the SpMV entry; to cut a matrix
+ * for SpMV alone, give its tuned weights (rcl_split_set_weights) before rcl_split_matrix_create. Weights
+ * never change a bit. */
+RCL_API int rcl_split_tune_op(double *weights, rcl_split_tune_info *info, rcl_split *s, rcl_split_op op,
+                              rcl_dtype dtype, size_t size);
+/* rcl_split_tune_op for a family: RCL_FAMILY_REDUCE, _STENCIL, or _SPMV (tuned as RCL_SPLIT_OP_CG, the split
+ * matrix's main use). */
 RCL_API int rcl_split_tune(double *weights, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t size);
 /* How the last call on this split cut its index space: device i computed [*first, *first + *count) (0, 0
  * when left out); *note says why a device was left out (NULL otherwise). */

@@ -1,9 +1,11 @@
 /* reprocl bench --split DEVICES: scaling over several devices of one host. Per family, the same problem on
  * each device of the split alone (the one-device call on that device's context) and over the split
- * (rcl_split_*, its weights tuned for the problem's size by rcl_split_tune first, cli_split_tune), side by
- * side in one run:
- * the times, the ratio split / fastest device alone, each device's share, and whether every run gave the
- * same bits. Families: a 2^26 sum (f32, f64), SpMV and CG on poisson3d:128, the 9-point stencil on 8192^2. */
+ * (rcl_split_*, with the weights rcl_split_tune_op tuned for the family's own operation and the problem's
+ * size: one device alone unless a split is clearly faster), side by side in one run: the times, the ratio
+ * split / fastest device alone, why the tuner kept what it kept, the split with every row on the fastest
+ * device (its one-device shortcut: the overhead of a split that keeps one device), each device's share, and
+ * whether every run gave the same bits. Families: a 2^26 sum (f32, f64), SpMV and CG on poisson3d:128, the
+ * 9-point stencil on 8192^2. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,19 +156,70 @@ static json_t *shares_json(rcl_split *s) {
   return a;
 }
 
-/* The family and the size rcl_split_tune takes for this problem (elements, matrix rows, grid rows). */
-static rcl_family family_of(const scase *c, size_t *size) {
-  *size = c->A ? c->A->nrows : c->run == run_stencil ? c->w : (size_t)c->n;
+/* The family of this problem. */
+static rcl_family family_of(const scase *c) {
   return c->run == run_reduce ? RCL_FAMILY_REDUCE : c->A ? RCL_FAMILY_SPMV : RCL_FAMILY_STENCIL;
 }
 
-/* Runs c on c->who (the matrix uploaded there first), times it, records it under device `name`. */
-static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, cli_split_run *sr) {
-  size_t size;
-  rcl_family fam = family_of(c, &size);
-  int rc = c->who == SPLIT_RUN ? cli_split_tune(sr, fam, c->dt, size) : 0; /* before the matrix is cut */
-  if (rc) return rc;
-  if (c->A && c->who == SPLIT_RUN && !c->SM) rc = rcl_split_matrix_create(&c->SM, c->s, c->A);
+/* The operation rcl_split_tune_op tunes for this problem, and its size (elements, matrix rows, grid rows). */
+static rcl_split_op op_of(const scase *c, size_t *size) {
+  *size = c->A ? c->A->nrows : c->run == run_stencil ? c->w : (size_t)c->n;
+  return c->run == run_reduce ? RCL_SPLIT_OP_REDUCE
+         : c->run == run_spmv ? RCL_SPLIT_OP_SPMV
+         : c->run == run_cg   ? RCL_SPLIT_OP_CG
+                              : RCL_SPLIT_OP_STENCIL;
+}
+
+/* The split's weights for the next run: w (count values), or the given ones (--split-weights) when w is
+ * NULL. */
+static int set_weights(cli_split_run *sr, const double *w) {
+  const cli_split_opts *o = sr->opts;
+  int rc = w ? rcl_split_set_weights(sr->s, w, rcl_split_count(sr->s))
+             : rcl_split_set_weights(sr->s, o->nweights ? o->weights : NULL, o->nweights);
+  return rc ? cli_split_fail(sr) : 0;
+}
+
+/* What the tuner kept, why, and the weights (JSON). */
+static json_t *tune_json(const rcl_split_tune_info *t, const double *w, size_t n, int given) {
+  json_t *ws = json_array();
+  for (size_t i = 0; i < n; i++) json_array_append_new(ws, json_real(w[i]));
+  return json_pack("{s:s,s:I,s:f,s:f,s:f,s:b,s:o}", "kept",
+                   given           ? "given"
+                   : t->split_kept ? "split"
+                                   : "alone",
+                   "alone_device", (json_int_t)t->alone, "alone_s", t->alone_s, "split_s", t->split_s, "margin",
+                   t->margin, "cached", t->cached, "weights", ws);
+}
+
+/* The weights of this problem's operation, tuned (or cached) and set for the split's run; with
+ * --split-weights the given ones. *j: what was kept and why. */
+static int tune(rcl_split_tune_info *info, json_t **j, scase *c, cli_split_run *sr) {
+  memset(info, 0, sizeof *info);
+  sr->tune_s = 0;
+  size_t size, n = rcl_split_count(sr->s);
+  if (sr->opts->nweights) {
+    *j = tune_json(info, sr->opts->weights, n, 1);
+    return set_weights(sr, NULL);
+  }
+  rcl_split_op op = op_of(c, &size);
+  double *w = malloc(n * sizeof *w), t0 = cli_now();
+  int rc = w ? rcl_split_tune_op(w, info, sr->s, op, c->dt, size) : RCL_ERR_OUT_OF_MEMORY;
+  sr->tune_s = cli_now() - t0;
+  rc = rc ? cli_split_fail(sr) : set_weights(sr, w);
+  if (!rc) *j = tune_json(info, w, n, 0);
+  free(w);
+  return rc;
+}
+
+/* Runs c on c->who (the matrix uploaded there first, or for the split cut by its weights now), times it,
+ * records it under device `name` as `variant`. */
+static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, const char *variant, cli_split_run *sr) {
+  int rc = 0;
+  if (c->A && c->who == SPLIT_RUN) {
+    rcl_split_matrix_free(c->SM);
+    c->SM = NULL;
+    rc = rcl_split_matrix_create(&c->SM, c->s, c->A);
+  }
   if (c->A && c->who != SPLIT_RUN) {
     rcl_spmv_matrix_free(c->M);
     c->M = NULL;
@@ -187,22 +240,51 @@ static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, cli_spl
   if (c->who == SPLIT_RUN) json_object_set_new(extra, "shares", shares_json(c->s));
   if (c->who == SPLIT_RUN) json_object_set_new(extra, "tune_s", json_real(sr->tune_s));
   b->device_name = name;
-  cli_bench_record(b, c->family, c->kernel, c->who == SPLIT_RUN ? "split" : "alone", "reproducible", c->dt, c->size,
-                   c->n, o->med, o->mn, o->mx, c->bytes, c->flops, extra);
+  cli_bench_record(b, c->family, c->kernel, variant, "reproducible", c->dt, c->size, c->n, o->med, o->mn, o->mx,
+                   c->bytes, c->flops, extra);
   return 0;
+}
+
+/* The split with every index on device k (weights 1 there, 0 elsewhere): the one-device shortcut, recorded
+ * as variant split-one. */
+static int run_shortcut(outcome *o, scase *c, cli_bench *b, cli_split_run *sr, size_t k) {
+  size_t n = rcl_split_count(c->s);
+  double *w = calloc(n, sizeof *w);
+  if (!w) return cli_error("out of host memory");
+  w[k] = 1;
+  int rc = set_weights(sr, w);
+  free(w);
+  c->who = SPLIT_RUN;
+  sr->tune_s = 0;
+  return rc ? rc : run_one(o, c, b, sr->label, "split-one", sr);
+}
+
+/* What the tuner kept and why, and the shortcut's ratio, on stderr. */
+static void report_tune(const rcl_split_tune_info *t, const cli_split_run *sr, double one_ratio, size_t fastest) {
+  fprintf(stderr, "           split with everything on [%zu] (its one-device call): ratio %.2f\n", fastest, one_ratio);
+  if (sr->opts->nweights)
+    fprintf(stderr, "           weights given (--split-weights)\n");
+  else if (t->split_kept)
+    fprintf(stderr, "           tuned%s: a split, %.3f ms < %.3f ms ([%zu] alone) by more than the margin %.1f%%\n",
+            t->cached ? " (cached)" : "", t->split_s * 1e3, t->alone_s * 1e3, t->alone, 100 * t->margin);
+  else if (t->split_s > 0)
+    fprintf(stderr,
+            "           tuned%s: [%zu] alone, %.3f ms; the best split's %.3f ms is not below by the margin %.1f%%\n",
+            t->cached ? " (cached)" : "", t->alone, t->alone_s * 1e3, t->split_s * 1e3, 100 * t->margin);
+  else
+    fprintf(stderr, "           tuned%s: [%zu] alone\n", t->cached ? " (cached)" : "", t->alone);
 }
 
 /* Each usable device alone, then the split; the summary record: fastest alone, split, their ratio, and
  * whether every run gave the same bits. */
 static int scale_case(scase *c, cli_bench *b, cli_split_run *sr, char **names) {
   const char *split_name = sr->label;
-  outcome o, best = {0, 0, 0, ""}, sp;
+  outcome o, best = {0, 0, 0, ""}, sp, one;
   size_t fastest = SIZE_MAX;
   int same = 1, rc = 0;
   for (size_t i = 0; i < rcl_split_count(c->s) && !rc; i++) {
     const char *why = NULL;
-    size_t size;
-    rcl_family fam = family_of(c, &size);
+    rcl_family fam = family_of(c);
     if (rcl_device_profile_support(rcl_context_profile(rcl_split_context(c->s, i)), fam, c->dt, &why) ==
         RCL_SUPPORT_NONE) {
       b->device_name = names[i];
@@ -210,21 +292,30 @@ static int scale_case(scase *c, cli_bench *b, cli_split_run *sr, char **names) {
       continue;
     }
     c->who = i;
-    if ((rc = run_one(&o, c, b, names[i], sr)) != 0) break;
+    if ((rc = run_one(&o, c, b, names[i], "alone", sr)) != 0) break;
     same &= fastest == SIZE_MAX || !strcmp(o.key, best.key);
     if (fastest == SIZE_MAX || o.med < best.med) best = o, fastest = i;
   }
-  c->who = SPLIT_RUN;
-  if (rc || fastest == SIZE_MAX || (rc = run_one(&sp, c, b, split_name, sr)) != 0) return rc;
-  same &= !strcmp(sp.key, best.key);
-  json_array_append_new(b->results, json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:s,s:s,s:f,s:f,s:f,s:b}", "record", "summary",
-                                              "family", c->family, "kernel", c->kernel, "size", c->size, "dtype",
-                                              rcl_dtype_name(c->dt), "n", c->n, "device", split_name, "fastest_alone",
-                                              names[fastest], "fastest_alone_s", best.med, "split_s", sp.med,
-                                              "ratio_split_to_fastest_alone", sp.med / best.med, "same_bits", same));
+  rcl_split_tune_info ti;
+  json_t *tj = NULL;
+  if (rc || fastest == SIZE_MAX || (rc = run_shortcut(&one, c, b, sr, fastest)) != 0) return rc;
+  if ((rc = tune(&ti, &tj, c, sr)) != 0 || (rc = run_one(&sp, c, b, split_name, "split", sr)) != 0) {
+    json_decref(tj);
+    return rc;
+  }
+  same &= !strcmp(sp.key, best.key) && !strcmp(one.key, best.key);
+  json_t *sum = json_pack("{s:s,s:s,s:s,s:s,s:s,s:f,s:s,s:s,s:f,s:f,s:f,s:b}", "record", "summary", "family", c->family,
+                          "kernel", c->kernel, "size", c->size, "dtype", rcl_dtype_name(c->dt), "n", c->n, "device",
+                          split_name, "fastest_alone", names[fastest], "fastest_alone_s", best.med, "split_s", sp.med,
+                          "ratio_split_to_fastest_alone", sp.med / best.med, "same_bits", same);
+  json_object_set_new(sum, "split_one_s", json_real(one.med));
+  json_object_set_new(sum, "ratio_split_one_to_alone", json_real(one.med / best.med));
+  json_object_set_new(sum, "tune", tj);
+  json_array_append_new(b->results, sum);
   fprintf(stderr, "  %-8s %-5s %-4s %-14s fastest alone %10.3f ms (%s), split %10.3f ms: ratio %.2f, %s\n", c->family,
           c->kernel, rcl_dtype_name(c->dt), c->size, best.med * 1e3, names[fastest], sp.med * 1e3, sp.med / best.med,
           same ? "same bits" : "BITS DIFFER");
+  report_tune(&ti, sr, one.med / best.med, fastest);
   return same ? 0 : (cli_error("%s %s: the split's or a device's bits differ", c->family, c->size), CLI_EXIT_FAILED);
 }
 

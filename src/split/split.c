@@ -2,6 +2,7 @@
  * work on every device at once. The families' split calls are in split_<family>.c. */
 #include <math.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,6 +343,13 @@ int rcl__split_plan(size_t *bounds, rcl_split *s, rcl_family family, rcl_dtype d
     s->size[i] = bounds[i + 1] - bounds[i];
   }
   return rc;
+}
+
+size_t rcl__split_alone(const rcl_split *s, const size_t *bounds) {
+  size_t n = bounds[s->count];
+  for (size_t i = 0; n > 0 && i < s->count; i++)
+    if (bounds[i] == 0 && bounds[i + 1] == n) return i;
+  return SIZE_MAX;
 }
 
 /* ---- running every device's share at once --------------------------------------------------------- */

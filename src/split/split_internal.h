@@ -34,14 +34,18 @@ RCL_INTERNAL int rcl__split_weights(double *w, rcl_split *s, rcl_family family, 
 RCL_INTERNAL int rcl__split_weights_sized(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n,
                                           rcl_split_probe probe);
 /* Replaces the measured weights w (0 for a device left out) with the split's tuned weights for a call of
- * size n from the cache (rcl_split_tune writes them). Returns 1 when it replaced them; 0 (w unchanged)
- * otherwise. Never fails. */
+ * family and size n from the cache (rcl_split_tune_op writes them; the SpMV family reads the CG entry, else
+ * the SpMV entry). Returns 1 when it replaced them; 0 (w unchanged) otherwise. Never fails. */
 RCL_INTERNAL int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n);
-/* The tuned-weights cache entry of a split, family, dtype and size bucket (floor(log2(size))): its file name
- * under <cache>/split/, and 1 with w[0..count) read from it (0 where there is none or it does not fit). */
-RCL_INTERNAL void rcl__split_tuned_name(char *name, size_t cap, const rcl_split *s, rcl_family family, rcl_dtype dtype,
+/* The tuned-weights cache entry of a split, operation, dtype and size bucket (floor(log2(size))): its file
+ * name under <cache>/split/, and 1 with w[0..count) read from it (0 where there is none or it does not fit;
+ * info, unless NULL, from its lines alone/split/margin where present). */
+RCL_INTERNAL void rcl__split_tuned_name(char *name, size_t cap, const rcl_split *s, rcl_split_op op, rcl_dtype dtype,
                                         size_t size);
-RCL_INTERNAL int rcl__split_tuned_load(double *w, const rcl_split *s, const char *name);
+RCL_INTERNAL int rcl__split_tuned_load(double *w, rcl_split_tune_info *info, const rcl_split *s, const char *name);
+/* The one device whose share of a cut is everything (bounds[0..count], n = bounds[count] > 0), or SIZE_MAX.
+ * Such a call runs that device's one-device call itself (no threads, halos or copies). */
+RCL_INTERNAL size_t rcl__split_alone(const rcl_split *s, const size_t *bounds);
 /* The cut of a call: weights (rcl__split_weights_sized with n), then bounds[0..count] (rcl_split_partition), recorded
  * as the split's shares. */
 RCL_INTERNAL int rcl__split_plan(size_t *bounds, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n,

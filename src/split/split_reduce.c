@@ -1,7 +1,9 @@
 /* Reductions, axpy and scal over a split's devices (include/reprocl/split.h). A reduction cuts the vector
  * by the weights, each device computes its slice's part (rcl_reduce_partial, on its own thread), and the
  * parts merged in order give exactly rcl_reduce's bits (docs/contracts.md §10), for every cut. axpy and scal
- * are element-wise: each device updates its slice. */
+ * are element-wise: each device updates its slice. A cut that gives one device everything runs that
+ * device's one-device call (rcl_reduce; axpy and scal on the calling thread). */
+#include <stdint.h>
 #include <string.h>
 
 #include "split/split_internal.h"
@@ -83,6 +85,12 @@ int rcl_split_reduce(void *out, rcl_split *s, rcl_reduce_op op, rcl_dtype dtype,
   int rc = plan(&bounds, s, dtype, n, granule_of(s, n));
   if (rc) return rc;
   j.bounds = bounds;
+  size_t alone = rcl__split_alone(s, bounds);
+  if (alone != SIZE_MAX) { /* one device has it all: its own call */
+    rc = rcl_reduce(out, s->ctx[alone], op, dtype, n, x, j.y, opts);
+    rcl__free(bounds);
+    return rc;
+  }
   if (!(j.parts = rcl__calloc(s->count, sizeof *j.parts))) rc = RCL_ERR_OUT_OF_MEMORY;
   if (!rc) rc = rcl__split_each(s, bounds, reduce_part, &j);
   if (!rc) rc = merge_result(out, &j);

@@ -6,7 +6,9 @@
  * range of a device's rows that others reference) and written into each device's halo; dots and norms are
  * partial reductions (reduce.h; all devices' parts enqueued at once, then merged in row order), which give exactly the
  * one-device bits; axpy and scal work per slice (element-wise). Hence the history and solution equal rcl_cg's and
- * rcl_ref_cg's. */
+ * rcl_ref_cg's. A cut that gives one device every row holds the whole matrix there and runs rcl_spmv_host and
+ * rcl_cg themselves. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,6 +35,7 @@ struct rcl_split_matrix {
   rcl_dtype dt;
   size_t nrows, ncols, nnz;
   size_t *bounds; /* s->count + 1 */
+  size_t alone;   /* the device with every row (its part is the whole matrix, M only), or SIZE_MAX */
   sm_part *part;
   int jacobi_rc; /* 0, or why the Jacobi preconditioner does not exist (message in jacobi_msg) */
   char jacobi_msg[256];
@@ -67,11 +70,13 @@ typedef struct {
   const rcl_csr *csr, *jac;
 } make_arg;
 
-/* Device i's part: its rows (the owned columns are its rows' range, where the matrix has them), uploaded. */
+/* Device i's part: its rows (the owned columns are its rows' range, where the matrix has them), uploaded;
+ * a device with every row: the matrix itself, as rcl_spmv_matrix_create makes it for one device. */
 static int make_part(void *arg, size_t i) {
   make_arg *m = arg;
   rcl_split_matrix *A = m->A;
   sm_part *p = &A->part[i];
+  if (A->alone == i) return rcl_spmv_matrix_create(&p->M, A->s->ctx[i], m->csr);
   size_t r0 = A->bounds[i], r1 = A->bounds[i + 1];
   size_t c0 = r0 < A->ncols ? r0 : A->ncols, c1 = r1 < A->ncols ? r1 : A->ncols;
   int rc = rcl__csr_local(&p->L, m->csr, r0, r1, c0, c1);
@@ -154,9 +159,14 @@ int rcl_split_matrix_create(rcl_split_matrix **out, rcl_split *s, const rcl_csr 
   A->bounds = rcl__calloc(s->count + 1, sizeof *A->bounds);
   A->part = rcl__calloc(s->count, sizeof *A->part);
   rc = A->bounds && A->part ? plan_rows(A, csr) : RCL_ERR_OUT_OF_MEMORY;
+  A->alone = rc ? SIZE_MAX : rcl__split_alone(s, A->bounds);
   make_arg m = {A, csr, NULL};
   rcl_csr *D = NULL;
   if (!rc) rc = make_jacobi(&D, A, csr);
+  if (A->alone != SIZE_MAX) { /* rcl_cg makes its own preconditioner; make_jacobi found whether one exists */
+    rcl_csr_free(D);
+    D = NULL;
+  }
   m.jac = D;
   if (!rc) rc = rcl__split_each(s, A->bounds, make_part, &m);
   rcl_csr_free(D);
@@ -200,6 +210,7 @@ int rcl_split_spmv(void *y, rcl_split_matrix *A, const void *alpha, const void *
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_spmv_options.version is %u, expected %u (use RCL_SPMV_OPTIONS_INIT)",
                      opts->version, RCL_SPMV_OPTIONS_VERSION);
   record_shares(A);
+  if (A->alone != SIZE_MAX) return rcl_spmv_host(y, A->part[A->alone].M, alpha, x, beta, opts);
   spmv_arg a = {A, y, alpha, x, beta, opts};
   return rcl__split_each(A->s, A->bounds, spmv_part, &a);
 }
@@ -509,6 +520,7 @@ int rcl_split_cg(void *x, rcl_cg_result *res, rcl_split_matrix *A, const void *b
   if (A->nrows == 0) return rcl__cg_empty(res, A->dt);
   if (!x || !b) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_split_cg: NULL x or b");
   if (opts->jacobi && A->jacobi_rc) return rcl__cg_finish(res, A->dt, rcl__fail(A->jacobi_rc, "%s", A->jacobi_msg));
+  if (A->alone != SIZE_MAX) return rcl_cg(x, res, A->part[A->alone].M, b, opts); /* one device: its own CG */
   scg g;
   memset(&g, 0, sizeof g);
   g.A = A;

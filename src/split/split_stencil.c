@@ -6,7 +6,9 @@
  *
  * A round is one rcl__split_each: every device writes the halo rows the last round staged, takes its
  * steps, and stages the edge rows others need. Two stage areas alternate, so a device staging its rows of
- * this round never overwrites rows another device still reads from the last. */
+ * this round never overwrites rows another device still reads from the last. A cut that gives one device
+ * every row runs that device's rcl_stencil or rcl_sor instead. */
+#include <stdint.h>
 #include <string.h>
 
 #include "split/split_stencil.h"
@@ -207,6 +209,15 @@ int rcl__split_grid_run(rcl_split *s, const rcl__split_grid_job *job) {
   if (rc) return rc;
   grid_run r = {.s = s, .job = job, .count = rcl_split_count(s), .es = rcl_dtype_size(job->dtype)};
   rc = run_plan(&r);
+  size_t alone = rc ? SIZE_MAX : rcl__split_alone(s, r.bounds);
+  if (alone != SIZE_MAX) { /* one device has every row: its one-device call */
+    rcl_context *c = rcl_split_context(s, alone);
+    const rcl__split_grid_job *j = job;
+    rc = j->sor ? rcl_sor(j->out, j->residual, c, j->sor, j->dtype, j->width, j->height, j->steps, j->rhs, NULL)
+                : rcl_stencil(j->out, c, j->st, j->dtype, j->width, j->height, j->steps, j->in, NULL);
+    run_free(&r);
+    return rc;
+  }
   if (!rc) rc = rcl__split_each(s, r.bounds, setup_fn, &r);
   for (r.round = 0; !rc && r.round < r.rounds; r.round++) rc = rcl__split_each(s, r.bounds, round_fn, &r);
   if (!rc) rc = rcl__split_each(s, r.bounds, finish_fn, &r);

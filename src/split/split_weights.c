@@ -70,8 +70,10 @@ static unsigned bucket_of(size_t size) {
   return b;
 }
 
-void rcl__split_tuned_name(char *name, size_t cap, const rcl_split *s, rcl_family family, rcl_dtype dtype,
-                           size_t size) {
+static const char *const op_names[RCL_SPLIT_OP_COUNT] = {"reduce", "spmv", "cg", "stencil"};
+
+/* The devices and their modes, and the tuning rule (entries of an older rule are not read). */
+void rcl__split_tuned_name(char *name, size_t cap, const rcl_split *s, rcl_split_op op, rcl_dtype dtype, size_t size) {
   rcl_sha256_ctx h;
   rcl_sha256_init(&h);
   for (size_t i = 0; i < s->count; i++) {
@@ -80,12 +82,29 @@ void rcl__split_tuned_name(char *name, size_t cap, const rcl_split *s, rcl_famil
     rcl_sha256_update(&h, fp, strlen(fp));
     rcl_sha256_update(&h, mode, strlen(mode) + 1);
   }
+  static const char rule[] = "rule 2: one device alone unless a split beats it by the margin";
+  rcl_sha256_update(&h, rule, sizeof rule - 1);
   char hex[RCL_SHA256_HEX_SIZE];
   rcl_sha256_final_hex(&h, hex);
-  snprintf(name, cap, "tuned-%.16s-%s-%s-b%u", hex, rcl_family_name(family), rcl_dtype_name(dtype), bucket_of(size));
+  snprintf(name, cap, "tuned-%.16s-%s-%s-b%u", hex, op_names[op], rcl_dtype_name(dtype), bucket_of(size));
 }
 
-int rcl__split_tuned_load(double *w, const rcl_split *s, const char *name) {
+/* The optional lines that say why (rcl_split_tune_info). */
+static void info_parse(rcl_split_tune_info *info, const char *data, const double *w, size_t count) {
+  memset(info, 0, sizeof *info);
+  info->cached = 1;
+  size_t positive = 0;
+  for (size_t i = 0; i < count; i++) positive += w[i] > 0;
+  info->split_kept = positive > 1;
+  for (size_t i = 0; !info->split_kept && i < count; i++)
+    if (w[i] > 0) info->alone = i;
+  const char *p = strstr(data, "\nalone ");
+  if (p) sscanf(p, "\nalone %*s %lf", &info->alone_s);
+  if ((p = strstr(data, "\nsplit ")) != NULL) sscanf(p, "\nsplit %lf", &info->split_s);
+  if ((p = strstr(data, "\nmargin ")) != NULL) sscanf(p, "\nmargin %lf", &info->margin);
+}
+
+int rcl__split_tuned_load(double *w, rcl_split_tune_info *info, const rcl_split *s, const char *name) {
   const char *dir = rcl__cache_dir(s->ctx[0]);
   char path[4096], *data = NULL;
   size_t size = 0;
@@ -104,8 +123,22 @@ int rcl__split_tuned_load(double *w, const rcl_split *s, const char *name) {
   }
   double extra;
   ok = ok && positive && sscanf(data + used, " %lf", &extra) != 1; /* no more weights than devices */
+  if (ok && info) info_parse(info, data, w, s->count);
   rcl__free(data);
   return ok;
+}
+
+/* The entry a call of family reads: the family's operation; a split matrix: CG's, else SpMV's. */
+static int tuned_of(double *t, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n) {
+  char name[128];
+  rcl_split_op op = family == RCL_FAMILY_REDUCE ? RCL_SPLIT_OP_REDUCE
+                    : family == RCL_FAMILY_SPMV ? RCL_SPLIT_OP_CG
+                                                : RCL_SPLIT_OP_STENCIL;
+  rcl__split_tuned_name(name, sizeof name, s, op, dtype, n);
+  if (rcl__split_tuned_load(t, NULL, s, name)) return 1;
+  if (op != RCL_SPLIT_OP_CG) return 0;
+  rcl__split_tuned_name(name, sizeof name, s, RCL_SPLIT_OP_SPMV, dtype, n);
+  return rcl__split_tuned_load(t, NULL, s, name);
 }
 
 int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype, size_t n) {
@@ -114,9 +147,7 @@ int rcl__split_tuned(double *w, rcl_split *s, rcl_family family, rcl_dtype dtype
   if (s->given || n == 0 || usable < 2) return 0;
   double *t = rcl__malloc(s->count * sizeof *t);
   if (!t) return 0;
-  char name[128];
-  rcl__split_tuned_name(name, sizeof name, s, family, dtype, n);
-  int got = rcl__split_tuned_load(t, s, name), positive = 0;
+  int got = tuned_of(t, s, family, dtype, n), positive = 0;
   for (size_t i = 0; got && i < s->count; i++) positive |= w[i] > 0 && t[i] > 0;
   for (size_t i = 0; got && positive && i < s->count; i++) w[i] = w[i] > 0 ? t[i] : 0; /* left out stays out */
   rcl__free(t);
