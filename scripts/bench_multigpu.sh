@@ -41,13 +41,20 @@ else
   trap 'rm -rf "$tmp"' EXIT
 fi
 limit=(timeout --signal=INT --kill-after=20 "${CMD_TIMEOUT:-300}")
+# The MPI runs skip rank 0's host reference (minutes at these sizes): their digests are compared with the one-device
+# run's, which checks the reference (cg; MPI_REFERENCE=1 checks it in every run).
+noref=(--no-reference)
+# Tuning on first use would run inside the timed calls (each K cuts other sizes, so each run would tune anew):
+# off unless the caller says otherwise (then tune beforehand: `reprocl tune`).
+export REPROCL_TUNING=${REPROCL_TUNING:-off}
+[ "${MPI_REFERENCE:-0}" = 1 ] && noref=()
 cg=(--gen "poisson3d:${CG_N:-245}" --dtype f64 --tol 0 --maxit "${CG_MAXIT:-200}")
 st=(--kind nine --grid "${GRID:-32768}x${GRID:-32768}" --iters "${STENCIL_ITERS:-20}" --dtype f32)
 md=(--lattice fcc --cells "${MD_CELLS:-100}" --density 0.8442 --temp 3 --steps "${MD_STEPS:-200}" --dtype f32)
 for fam in $families; do
   case $fam in
-  cg) args=("${cg[@]}") one=(cg "${cg[@]}" --split "$split" --split-weights "$sw") ;;
-  stencil) args=("${st[@]}") one=(stencil "${st[@]}" --no-reference --split "$split" --split-weights "$sw") ;;
+  cg) args=("${cg[@]}" "${noref[@]}") one=(cg "${cg[@]}" --split "$split" --split-weights "$sw") ;;
+  stencil) args=("${st[@]}" "${noref[@]}") one=(stencil "${st[@]}" --no-reference --split "$split" --split-weights "$sw") ;;
   md) args=("${md[@]}") one=(md "${md[@]}") ;;
   esac
   echo "$fam: every device alone$([ $fam = md ] || echo ' and the in-process split')" >&2

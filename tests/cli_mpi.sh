@@ -264,6 +264,22 @@ done
 expect 0 "cg --phases text, 2 ranks" -- mpi 2 "$MPI_CLI" cg --gen poisson2d:30 --device pocl --phases
 contains "$TMP/out" "phases (seconds; slowest rank " "the phases' line"
 contains "$TMP/out" "reduce parts " "the reductions' phases"
+# --no-reference (large runs): the same digests, "reference" and "matches_reference" null, exit 0, no verdict on the
+# text form but the digests; with the reference the same run says AGREE (tested above and in every case here).
+for cmd in "cg --gen poisson2d:40 --maxit 30" "spmv --gen poisson2d:40" "stencil --kind sor --grid 40x30 --iters 6"; do
+  mpi 2 "$MPI_CLI" $cmd --device pocl --json >"$TMP/nr0.json" 2>/dev/null
+  expect 0 "${cmd%% *} --no-reference: exit 0" -- mpi 2 "$MPI_CLI" $cmd --device pocl --json --no-reference
+  why=$(python3 -c '
+import json, sys
+a, b = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+keys = ("sha256", "history_sha256", "solution_sha256", "residual", "iterations")
+if not a["matches_reference"] or a["reference"] is None: print("the run with the reference does not agree")
+elif b["reference"] is not None or b["matches_reference"] is not None: print("reference not null:", b["reference"])
+elif any(a.get(k) != b.get(k) for k in keys): print("other digests")' "$TMP/nr0.json" "$TMP/out" 2>&1)
+  [ -z "$why" ] && pass "${cmd%% *} --no-reference: the digests of the checked run, reference null" || fail "$cmd --no-reference: $why"
+done
+expect 0 "stencil --no-reference text" -- mpi 2 "$MPI_CLI" stencil --grid 64x40 --iters 3 --device pocl --no-reference
+contains "$TMP/out" "RAN: 2 rank(s) ran; no host reference (--no-reference)" "the text says no reference was checked"
 # Faults: only rank 0 reads the file: its failure fails every rank (exit 2), rank 0 naming the file.
 expect 2 "cg, a matrix file rank 0 cannot read: exit 2 on every rank" -- mpi 3 "$MPI_CLI" cg --matrix "$TMP/none.mtx" --device pocl
 contains "$TMP/err" "none.mtx" "the message names the file"

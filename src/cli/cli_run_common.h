@@ -94,10 +94,11 @@ typedef struct {
 /* Creates the split of o (nothing without --split). Returns 0 or an exit status: 2 for a device spec that
  * names no device or weights that do not fit it, 3 for a split that cannot be made. */
 int cli_split_open(cli_split_run *r, const cli_split_opts *o);
-/* Before a split run: the split's weights tuned for family, dtype and size (elements, matrix rows, grid rows)
- * by rcl_split_tune — cached, or timed now; nothing with --split-weights, or with REPROCL_TUNING=off — so
- * the run uses them. Returns 0 or an exit status. */
-int cli_split_tune(cli_split_run *r, rcl_family family, rcl_dtype dt, size_t size);
+/* Before a split run: the split's weights tuned for operation op, dtype and size (elements, matrix rows, grid
+ * rows) by rcl_split_tune_op — cached, or timed now; equal with REPROCL_TUNING=off — and set on the split, so
+ * the row runs with its own operation's weights (an SpMV's, not CG's); nothing with --split-weights.
+ * Returns 0 or an exit status. */
+int cli_split_tune(cli_split_run *r, rcl_split_op op, rcl_dtype dt, size_t size);
 /* The split's row: records its digest hex, time and agreement (ok) in r->j ("split": devices, weights,
  * sha256, time_s, matches_reference, shares), then, in text mode, each device's share of the index space
  * (`unit`: "elements", "rows", "grid rows") or why it was left out. extra: more fields (stolen, or NULL). */

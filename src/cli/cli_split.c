@@ -54,11 +54,14 @@ int cli_split_open(cli_split_run *r, const cli_split_opts *o) {
 
 int cli_split_fail(const cli_split_run *r) { return cli_fail("the %s", r->label); }
 
-int cli_split_tune(cli_split_run *r, rcl_family family, rcl_dtype dt, size_t size) {
+int cli_split_tune(cli_split_run *r, rcl_split_op op, rcl_dtype dt, size_t size) {
   r->tune_s = 0;
   if (!r->s || r->opts->nweights) return 0;
-  double *w = malloc(rcl_split_count(r->s) * sizeof *w), t0 = cli_now();
-  int rc = w ? rcl_split_tune(w, r->s, family, dt, size) : RCL_ERR_OUT_OF_MEMORY;
+  size_t count = rcl_split_count(r->s);
+  double *w = malloc(count * sizeof *w), t0 = cli_now();
+  int rc = w ? rcl_split_tune_op(w, NULL, r->s, op, dt, size) : RCL_ERR_OUT_OF_MEMORY;
+  /* The operation's own weights for the row (a split matrix would otherwise be cut by CG's for an SpMV). */
+  if (!rc) rc = rcl_split_set_weights(r->s, w, count);
   r->tune_s = cli_now() - t0;
   free(w);
   return rc ? cli_split_fail(r) : 0;

@@ -192,7 +192,7 @@ static int split_row(cg_job *j) {
   rcl_split_matrix *M = NULL;
   rcl_cg_result r;
   memset(&r, 0, sizeof r);
-  int rc = cli_split_tune(&j->sr, RCL_FAMILY_SPMV, j->dt, j->n);
+  int rc = cli_split_tune(&j->sr, RCL_SPLIT_OP_CG, j->dt, j->n);
   if (rc) return rc;
   if (rcl_split_matrix_create(&M, j->sr.s, j->A)) return cli_split_fail(&j->sr);
   memset(j->x, 0, j->n * j->es);

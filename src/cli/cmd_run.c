@@ -213,7 +213,7 @@ static int split_row(reduce_job *j) {
   double med, mn, mx;
   size_t es = rcl_dtype_size(j->a.dt);
   char hex[RCL_SHA256_HEX_SIZE], buf[64];
-  int rc = cli_split_tune(&j->sr, RCL_FAMILY_REDUCE, j->a.dt, j->a.n);
+  int rc = cli_split_tune(&j->sr, RCL_SPLIT_OP_REDUCE, j->a.dt, j->a.n);
   if (rc) return rc;
   if (cli_bench_time(&med, &mn, &mx, 3, split_once, j)) return cli_split_fail(&j->sr);
   cli_digest(hex, j->sval, es);

@@ -219,7 +219,7 @@ static int split_row(spmv_job *j) {
   if (!j->sr.s) return 0;
   double med, mn, mx;
   char hex[RCL_SHA256_HEX_SIZE];
-  int rc = cli_split_tune(&j->sr, RCL_FAMILY_SPMV, j->dt, j->A->nrows);
+  int rc = cli_split_tune(&j->sr, RCL_SPLIT_OP_SPMV, j->dt, j->A->nrows);
   if (rc) return rc;
   if (rcl_split_matrix_create(&j->SM, j->sr.s, j->A) || cli_bench_time(&med, &mn, &mx, j->repeats, split_once, j))
     return cli_split_fail(&j->sr);

@@ -449,7 +449,7 @@ static int split_row(stencil_cmd *c) {
   const job *j = &c->j;
   if (!c->sr.s) return 0;
   double t0 = 0;
-  int rc = cli_split_tune(&c->sr, RCL_FAMILY_STENCIL, j->dt, j->h);
+  int rc = cli_split_tune(&c->sr, RCL_SPLIT_OP_STENCIL, j->dt, j->h);
   if (rc) return rc;
   rc = split_run(c, 1);
   if (!rc) t0 = cli_now(), rc = split_run(c, j->iters);

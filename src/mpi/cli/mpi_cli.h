@@ -61,6 +61,11 @@ int mpi_cli_share_status(int rc);
  * ranks. mpi_cli_phases_print prints it as text (rank 0). */
 #define MPI_CLI_OPT_PHASES(target)                                                                                     \
   CLI_FLAG("phases", target, "time the phases on every rank (halo exchange, reductions, kernels): JSON \"phases\"")
+#define MPI_CLI_OPT_NO_REFERENCE(target)                                                                               \
+  CLI_FLAG("no-reference", target,                                                                                     \
+           "skip rank 0's host reference (large runs): the digests are printed, not checked")
+/* --no-reference: "reference" and "matches_reference" of the JSON top are null. */
+void mpi_cli_no_reference_json(json_t *top);
 json_t *mpi_cli_phases_json(const rcl_mpi_phases *mine);
 void mpi_cli_phases_print(const json_t *phases);
 

@@ -23,6 +23,7 @@ typedef struct {
   rank_row *rows;
   double secs;
   int phases;        /* --phases */
+  int noref;         /* --no-reference */
   rcl_mpi_phases ph; /* this rank's, of the timed call */
   json_t *phj;       /* rank 0: every rank's (mpi_cli_phases_json) */
 } mpi_sparse;
@@ -37,7 +38,7 @@ typedef struct {
               "local:SPEC,SPEC,... (local rank r of a node takes the (r mod count)-th) or\n"                           \
               "rank:SPEC,SPEC,... (rank r takes the (r mod count)-th); specs as for --device"),                        \
       CLI_NOT_HERE("native", "reprocl-mpi runs the reproducible build only"), CLI_OPT_JSON(&(s)->json),                \
-      MPI_CLI_OPT_PHASES(&(s)->phases)
+      MPI_CLI_OPT_PHASES(&(s)->phases), MPI_CLI_OPT_NO_REFERENCE(&(s)->noref)
 
 static void sparse_free(mpi_sparse *s) {
   json_decref(s->phj);
@@ -76,10 +77,22 @@ static void phases(mpi_sparse *s, int on) {
   if (!on) s->phj = mpi_cli_phases_json(&s->ph);
 }
 
+/* The last line of the text form: the verdict against the reference (why: the solver's message, or ""). */
+static void sparse_verdict(const mpi_sparse *s, int ok, const char *why) {
+  if (s->noref) {
+    printf("RAN: %d rank(s) ran; no host reference (--no-reference)%s%s%s\n", s->size, *why ? " (" : "", why,
+           *why ? ")" : "");
+    return;
+  }
+  printf("%s: %d rank(s) ran, %s the reference%s%s%s\n", ok ? "AGREE" : "DISAGREE", s->size,
+         ok ? "equal to" : "DIFFERENT from", *why ? " (" : "", why, *why ? ")" : "");
+}
+
 /* The result's JSON with the phases (when timed), printed; the text form's phases. */
 static void sparse_json_print(const mpi_sparse *s, json_t *top) {
   if (s->out) json_object_set_new(top, "out", json_string(s->out));
   if (s->phj) json_object_set(top, "phases", s->phj);
+  if (s->noref) mpi_cli_no_reference_json(top);
   cli_json_print(top);
 }
 
@@ -113,7 +126,7 @@ static int spmv_parse(spmv_job *j, int argc, char **argv) {
       "spmv",
       "--matrix FILE | --gen SPEC [--x ones|random:SEED|FILE] [--y0 zeros|ones|random:SEED|FILE]\n"
       "                    [--alpha A] [--beta B] [--contract ordered|exact] [--dtype f32|f64] [--device D]\n"
-      "                    [--device-map MAP] [--out y.bin] [--json] [tunables]",
+      "                    [--device-map MAP] [--out y.bin] [--no-reference] [--json] [tunables]",
       "Under mpirun: y = alpha*A*x + beta*y0 with A's rows cut by non-zeros over the ranks, each rank on its own\n"
       "device, x's entries exchanged between the ranks that need them. Rank 0 reads the matrix once, prints\n"
       "each rank's rows and device and the SHA-256 of y: the digest `reprocl spmv` prints on one device.",
@@ -136,6 +149,7 @@ static int spmv_prep(void *job) {
   if (!rc) rc = cli_sparse_vector(&j->y0, j->s.vspec2, A->nrows, j->s.dt, "--y0");
   if (rc) return rc;
   if (!(j->ref = zalloc(A->nrows, es)) || !(j->y = zalloc(A->nrows, es))) return cli_error("out of host memory");
+  if (j->s.noref) return 0;
   memcpy(j->ref, j->y0, A->nrows * es);
   if (rcl_ref_spmv(j->ref, A, j->so.contract, j->alpha, j->x, j->beta)) return cli_fail("host reference");
   cli_digest(j->refhex, j->ref, A->nrows * es);
@@ -168,7 +182,7 @@ static int spmv_run(spmv_job *j) {
   if (rc) return cli_fail("spmv over %d ranks", s->size);
   if ((rc = mpi_cli_gather(j->y, j->my, s->r0, s->nr, s->es)) != 0) return rc;
   if (s->rank == 0) cli_digest(j->hex, j->y, s->nrows * s->es);
-  j->ok = mpi_cli_share_status(s->rank == 0 && !memcmp(j->y, j->ref, s->nrows * s->es));
+  j->ok = mpi_cli_share_status(s->rank == 0 && (s->noref || !memcmp(j->y, j->ref, s->nrows * s->es)));
   return 0;
 }
 
@@ -188,16 +202,15 @@ static void spmv_print(const spmv_job *j) {
   printf("spmv %s (%zu x %zu, %zu nnz) %s %s alpha=%s beta=%s x=%s\n", s->label, s->nrows, s->ncols, s->A->nnz,
          rcl_dtype_name(s->dt), rcl_spmv_contract_name(j->so.contract), j->alpha_s, j->beta_s, s->vspec);
   printf("  %-44s %-16s %s\n", "device", "sha256(y)", "time");
-  printf("  %-44s %-16.16s %s\n", "host reference (C, -ffp-contract=off)", j->refhex, "-");
+  if (!s->noref) printf("  %-44s %-16.16s %s\n", "host reference (C, -ffp-contract=off)", j->refhex, "-");
   for (int r = 0; r < s->size; r++) mpi_cli_print_rank(&s->rows[r], r);
   char label[64];
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_spmv", s->size);
   printf("  %-44s %-16.16s %.3f ms %s\n", label, j->hex, s->secs * 1e3,
-         ok ? "= reference" : "DIFFERS from the reference");
+         s->noref ? "(no reference)" : ok ? "= reference" : "DIFFERS from the reference");
   mpi_cli_phases_print(s->phj);
   if (s->out) printf("wrote y (%zu bytes, sha256 %s) to %s\n", bytes, j->hex, s->out);
-  printf("%s: %d rank(s) ran, %s the reference\n", ok ? "AGREE" : "DISAGREE", s->size,
-         ok ? "equal to" : "DIFFERENT from");
+  sparse_verdict(s, ok, "");
 }
 
 int mpi_cmd_spmv(int argc, char **argv) {
@@ -247,7 +260,7 @@ static int cg_parse(cg_job *j, int argc, char **argv) {
       "cg",
       "--matrix FILE | --gen SPEC [--rhs ones|random:SEED|FILE] [--tol T] [--maxit K] [--jacobi]\n"
       "                  [--dots ordered|exact] [--contract ordered|exact] [--dtype f32|f64] [--device D]\n"
-      "                  [--device-map MAP] [--out x.bin] [--json] [tunables]",
+      "                  [--device-map MAP] [--out x.bin] [--no-reference] [--json] [tunables]",
       "Under mpirun: CG from x0 = 0 with A's rows cut by non-zeros over the ranks, each rank on its own device;\n"
       "the dots and norms are joined over the ranks reproducibly, so every rank takes the same steps. Rank 0\n"
       "reads the matrix once and prints the iterations, the SHA-256 of the residual history and of x: the\n"
@@ -271,6 +284,7 @@ static int cg_prep(void *job) {
   if (rc) return rc;
   if (!(j->xr = zalloc(A->nrows, j->s.es)) || !(j->x = zalloc(A->nrows, j->s.es)))
     return cli_error("out of host memory");
+  if (j->s.noref) return 0;
   j->rrc = rcl_ref_cg(j->xr, &j->rr, A, j->b, &j->co);
   if (j->rrc && j->rrc != RCL_ERR_NO_CONVERGENCE && j->rrc != RCL_ERR_BREAKDOWN) return cli_fail("host reference");
   cli_digest(j->rxhex, j->xr, A->nrows * j->s.es);
@@ -295,8 +309,10 @@ static int cg_run(cg_job *j) {
     return cli_fail("cg over %d ranks", s->size);
   if ((rc = mpi_cli_gather(j->x, j->mx, s->r0, s->nr, s->es)) != 0) return rc;
   if (s->rank == 0) cli_digest(j->xhex, j->x, s->nrows * s->es);
-  j->ok = mpi_cli_share_status(s->rank == 0 && j->st == j->rrc && j->res.iterations == j->rr.iterations &&
-                               !strcmp(j->res.history_sha256, j->rr.history_sha256) && !strcmp(j->xhex, j->rxhex));
+  j->ok = mpi_cli_share_status(s->rank == 0 &&
+                               (s->noref || (j->st == j->rrc && j->res.iterations == j->rr.iterations &&
+                                             !strcmp(j->res.history_sha256, j->rr.history_sha256) &&
+                                             !strcmp(j->xhex, j->rxhex))));
   return 0;
 }
 
@@ -321,18 +337,18 @@ static void cg_print(const cg_job *j) {
          rcl_spmv_contract_name(j->co.spmv.contract), j->co.tol, j->co.max_iterations, s->vspec);
   printf("  %-40s %6s %-14s %-12s %-16s %-16s %s\n", "device", "iters", "status", "||r||", "sha256(history)",
          "sha256(x)", "time/iter");
-  printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", j->rr.iterations, status_word(j->rrc),
-         j->rr.residual_norm, j->rr.history_sha256, j->rxhex);
+  if (!s->noref)
+    printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", j->rr.iterations, status_word(j->rrc),
+           j->rr.residual_norm, j->rr.history_sha256, j->rxhex);
   for (int r = 0; r < s->size; r++) mpi_cli_print_rank(&s->rows[r], r);
   char label[64];
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_cg", s->size);
   printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", label, j->res.iterations, status_word(j->st),
          j->res.residual_norm, j->res.history_sha256, j->xhex, per * 1e3,
-         j->ok ? "= reference" : "DIFFERS from the reference");
+         s->noref ? "(no reference)" : j->ok ? "= reference" : "DIFFERS from the reference");
   mpi_cli_phases_print(s->phj);
   if (s->out) printf("wrote x (%zu bytes, sha256 %s) to %s\n", s->nrows * s->es, j->xhex, s->out);
-  printf("%s: %d rank(s) ran, %s the reference (%s)\n", j->ok ? "AGREE" : "DISAGREE", s->size,
-         j->ok ? "equal to" : "DIFFERENT from", j->res.message);
+  sparse_verdict(s, j->ok, j->res.message);
 }
 
 int mpi_cmd_cg(int argc, char **argv) {

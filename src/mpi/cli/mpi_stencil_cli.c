@@ -27,6 +27,7 @@ typedef struct {
   rank_row *rows;
   double secs;
   int ok, phases;    /* phases: --phases */
+  int noref;         /* --no-reference */
   rcl_mpi_phases ph; /* this rank's, of the run */
   json_t *phj;       /* rank 0: every rank's */
   char refhex[RCL_SHA256_HEX_SIZE], hex[RCL_SHA256_HEX_SIZE];
@@ -55,12 +56,13 @@ static int parse(mpi_stencil_job *j, int argc, char **argv) {
       CLI_OPT_OUT(&j->out, "rank 0 writes the final grid (raw little-endian) to FILE, whole or not at all"),
       CLI_OPT_JSON(&j->json),
       MPI_CLI_OPT_PHASES(&j->phases),
+      MPI_CLI_OPT_NO_REFERENCE(&j->noref),
       CLI_END};
   const cli_cmd_spec spec = {
       "stencil",
       "--kind nine|laplace5|general|sor (--grid WxH [--init I] [--seed S] | --input FILE) --iters N\n"
       "                       [--weights W,...] [--omega W] [--rhs FILE|INIT] [--boundary B] [--boundary-value V]\n"
-      "                       [--dtype f32|f64] [--device D] [--device-map MAP] [--out FILE] [--json]",
+      "                       [--dtype f32|f64] [--device D] [--device-map MAP] [--out FILE] [--no-reference] [--json]",
       "Under mpirun: N iterations of a 2D stencil (or N red-black SOR sweeps) with the grid's rows cut into\n"
       "blocks over the ranks, each on its own device, halo rows exchanged between them. Rank 0 prints each\n"
       "rank's rows and device and the SHA-256 of the final grid: the digest `reprocl stencil` prints.",
@@ -145,6 +147,7 @@ static int prepare(mpi_stencil_job *j) {
   if (j->rhs_spec && (rc = load_grid(&j->rhs, j->rhs_spec, 1, j->w, j->h, j->dt, j->seed + 1, "--rhs"))) return rc;
   size_t bytes = j->w * j->h * j->es;
   if (!(j->ref = malloc(bytes)) || !(j->all = malloc(bytes))) return cli_error("out of host memory for the grids");
+  if (j->noref) return 0;
   memcpy(j->ref, j->in.data, bytes);
   rc = j->sor ? rcl_ref_sor(j->ref, j->rres, &j->sd, j->dt, j->w, j->h, j->iters, j->rhs.data)
               : rcl_ref_stencil(j->ref, &j->st, j->dt, j->w, j->h, j->iters, j->in.data);
@@ -186,8 +189,8 @@ static int run(mpi_stencil_job *j) {
   if (rc) return cli_fail("%s over %d ranks", j->sor ? "SOR" : "stencil", j->size);
   if ((rc = mpi_cli_gather(j->all, j->mine, j->first, j->count, row)) != 0) return rc;
   if (j->rank == 0) cli_digest(j->hex, j->all, j->w * j->h * j->es);
-  j->ok = mpi_cli_share_status(j->rank == 0 && !memcmp(j->all, j->ref, j->w * j->h * j->es) &&
-                               (!j->sor || !memcmp(j->res, j->rres, j->es)));
+  j->ok = mpi_cli_share_status(j->rank == 0 && (j->noref || (!memcmp(j->all, j->ref, j->w * j->h * j->es) &&
+                                                               (!j->sor || !memcmp(j->res, j->rres, j->es)))));
   return mpi_cli_gather_ranks(&j->rows, j->ctx, j->first, j->count);
 }
 
@@ -203,6 +206,7 @@ static void print(const mpi_stencil_job *j) {
                   "sha256", j->hex, "residual", buf, "time_s", j->secs, "matches_reference", j->ok);
     if (j->out) json_object_set_new(top, "out", json_string(j->out));
     if (j->phj) json_object_set(top, "phases", j->phj);
+    if (j->noref) mpi_cli_no_reference_json(top);
     cli_json_print(top);
     return;
   }
@@ -211,15 +215,18 @@ static void print(const mpi_stencil_job *j) {
   if (j->sor) printf(", omega %g%s", j->sd.omega, j->has_rhs ? ", with b" : "");
   printf(", input %s\n", j->input ? j->input : j->init);
   printf("  %-44s %-16s %-11s %s\n", "device", "sha256", "time", j->sor ? "residual" : "");
-  printf("  %-44s %-16.16s %-11s %s\n", "host reference (C, -ffp-contract=off)", j->refhex, "-", rbuf);
+  if (!j->noref) printf("  %-44s %-16.16s %-11s %s\n", "host reference (C, -ffp-contract=off)", j->refhex, "-", rbuf);
   for (int r = 0; r < j->size; r++) mpi_cli_print_rank(&j->rows[r], r);
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_%s", j->size, j->sor ? "sor" : "stencil");
   printf("  %-44s %-16.16s %8.3f ms %s%s%s\n", label, j->hex, j->secs * 1e3, buf, j->sor ? " " : "",
-         j->ok ? "= reference" : "DIFFERS from the reference");
+         j->noref ? "(no reference)" : j->ok ? "= reference" : "DIFFERS from the reference");
   mpi_cli_phases_print(j->phj);
   if (j->out) printf("wrote the grid (%zu bytes, sha256 %s) to %s\n", j->w * j->h * j->es, j->hex, j->out);
-  printf("%s: %d rank(s) ran, %s the reference\n", j->ok ? "AGREE" : "DISAGREE", j->size,
-         j->ok ? "equal to" : "DIFFERENT from");
+  if (j->noref)
+    printf("RAN: %d rank(s) ran; no host reference (--no-reference)\n", j->size);
+  else
+    printf("%s: %d rank(s) ran, %s the reference\n", j->ok ? "AGREE" : "DISAGREE", j->size,
+           j->ok ? "equal to" : "DIFFERENT from");
 }
 
 int mpi_cmd_stencil(int argc, char **argv) {
