@@ -43,11 +43,11 @@ fi
 limit=(timeout --signal=INT --kill-after=20 "${CMD_TIMEOUT:-300}")
 # The MPI runs skip rank 0's host reference (minutes at these sizes): their digests are compared with the one-device
 # run's, which checks the reference (cg; MPI_REFERENCE=1 checks it in every run).
-noref=(--no-reference)
+noref=(--no-reference --phases) # and each rank's phases (halo exchange, reductions, kernels: docs/scaleout.md)
 # Tuning on first use would run inside the timed calls (each K cuts other sizes, so each run would tune anew):
 # off unless the caller says otherwise (then tune beforehand: `reprocl tune`).
 export REPROCL_TUNING=${REPROCL_TUNING:-off}
-[ "${MPI_REFERENCE:-0}" = 1 ] && noref=()
+[ "${MPI_REFERENCE:-0}" = 1 ] && noref=(--phases)
 cg=(--gen "poisson3d:${CG_N:-245}" --dtype f64 --tol 0 --maxit "${CG_MAXIT:-200}")
 st=(--kind nine --grid "${GRID:-32768}x${GRID:-32768}" --iters "${STENCIL_ITERS:-20}" --dtype f32)
 md=(--lattice fcc --cells "${MD_CELLS:-100}" --density 0.8442 --temp 3 --steps "${MD_STEPS:-200}" --dtype f32)
@@ -91,7 +91,8 @@ for fam in families:
     for k in range(1, gpus + 1):
         j = load(f"{fam}-mpi-{k}.json")
         rows.append({"run": f"mpi {k} rank(s)", "ranks": k, "time_s": j and j.get("time_s"),
-                     "digest": j and digest(j, fam), "matches_reference": j and j.get("matches_reference")})
+                     "digest": j and digest(j, fam), "matches_reference": j and j.get("matches_reference"),
+                     "phases": j and j.get("phases"), "breakdown": j and j.get("breakdown")})
     t1 = rows[0]["time_s"] if rows and rows[0]["time_s"] else None
     for r in rows:
         k = r.get("ranks", gpus if r["run"] == "split" else 1)
