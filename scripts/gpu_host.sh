@@ -174,9 +174,11 @@ step_multigpu() {
   local g
   g=$(nvidia-smi -L | wc -l)
   REPROCL=$cli REPROCL_MPI=$build/reprocl-mpi REPROCL_DATA_PREFIX=/tmp/ocl scripts/bench_multigpu.sh --gpus "$g" \
-    ${MG_FAMILIES:+--families "$MG_FAMILIES"} ${MG_ONE:+--one "$MG_ONE"} --keep "$out/multigpu-$g" \
+    ${MG_FAMILIES:+--families "$MG_FAMILIES"} ${MG_ONE:+--one "$MG_ONE"} --keep /tmp/multigpu-$g \
     --out "$out/multigpu-$g.json" 2>"$out/multigpu-$g.log"
   local rc=$?
+  # Every command's JSON in one file (what comes back from the GPU host is limited in number of files).
+  tar -C /tmp -cf "$out/multigpu-$g-runs.tar" "multigpu-$g"
   grep -vE "^---|^Primary|^a non-zero|^mpirun detected|^the job|^  Process|^  Exit|^$" "$out/multigpu-$g.log" | tail -40
   return $rc
 }
@@ -198,7 +200,7 @@ step_mpi-scaling-16() {
   REPROCL_MPI=$build/reprocl-mpi \
     REPROCL_DATA_PREFIX=/tmp/ocl taskset -c 0-15 scripts/bench_mpi_scaling.sh --full --device pocl --cores-per-rank \
     --ks "${KS:-1 2 4 8}" --maxit "${MAXIT:-100}" --iters "${ITERS:-50}" --md-steps "${MD_STEPS:-30}" \
-    --mpirun-args "--bind-to none" --keep "$out/mpi-scaling-16" --out "$out/mpi-scaling-pocl-16.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
+    --mpirun-args "--bind-to none" --keep /tmp/mpi-scaling-16 --out "$out/mpi-scaling-pocl-16.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r.get("matches_reference", d["md"]["same_bits"])) for b in ("cg","stencil","md") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16.json"
 }
 step_tune() {
