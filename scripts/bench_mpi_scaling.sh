@@ -60,13 +60,9 @@ dev=(--device "$device")
 [ -n "$map" ] && dev=(--device-map "$map")
 bdevice=$device # bench allreduce takes --device only: with a map, its first spec
 if [ -n "$map" ]; then bdevice=${map#*:} bdevice=${bdevice%%,*}; fi
-if [ -n "$keep" ]; then
-  tmp=$keep
-  mkdir -p "$tmp"
-else
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-fi
+# shellcheck source=scripts/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+bench_workdir "$keep"
 for k in $ks; do
   env=()
   [ $share = 1 ] && env=(-x POCL_CPU_MAX_CU_COUNT=$((cores / k > 0 ? cores / k : 1)))

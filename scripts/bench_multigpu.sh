@@ -33,13 +33,9 @@ mpirun_cmd=${MPIRUN:-mpirun}
 specs=() weights=()
 for ((g = 0; g < gpus; g++)); do specs+=("$gpu:#$g"); weights+=(1); done
 split=$(IFS=,; echo "${specs[*]}") sw=$(IFS=:; echo "${weights[*]}")
-if [ -n "$keep" ]; then
-  tmp=$keep
-  mkdir -p "$tmp"
-else
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-fi
+# shellcheck source=scripts/bench_lib.sh
+. "$(dirname "$0")/bench_lib.sh"
+bench_workdir "$keep"
 limit=(timeout --signal=INT --kill-after=20 "${CMD_TIMEOUT:-300}")
 # The MPI runs skip rank 0's host reference (minutes at these sizes): their digests are compared with the one-device
 # run's, which checks the reference (cg; MPI_REFERENCE=1 checks it in every run).
