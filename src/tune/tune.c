@@ -55,6 +55,7 @@ typedef struct tentry {
   unsigned bucket;
   int attempted;  /* tuning was tried in this context (successful or not): never again */
   int has_choice; /* v holds a tuned or cached choice */
+  int looked_up;  /* the disk records were searched for it (they are read once per context: the answer stays) */
   rcl_tune_origin origin;
   size_t v[RCL_TUNE_MAX_PARAMS];
   double time_s, default_s, spread, tuning_s;
@@ -739,8 +740,9 @@ int rcl__tune_lookup(size_t values[RCL_TUNE_MAX_PARAMS], rcl_context *ctx, const
     pthread_mutex_unlock(&t->lock);
     return rc;
   }
-  if (!e->has_choice && !e->attempted && ctx->tuning != RCL_TUNING_FORCE) {
+  if (!e->has_choice && !e->attempted && !e->looked_up && ctx->tuning != RCL_TUNING_FORCE) {
     rc = entry_from_disk(ctx, e);
+    e->looked_up = !rc;
     if (rc) {
       pthread_mutex_unlock(&t->lock);
       return rc;
