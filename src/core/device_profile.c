@@ -153,7 +153,7 @@ static int name_lookup(const rcl_device_info *list, size_t n, const char *spec, 
 }
 
 /* *found = the index spec names: "3", a name spec, or a name spec + "#k" (its k-th match, 0-based: the second
- * of two identical GPUs is "nvidia:#1"); -1 if none. A malformed "#k" is an error. */
+ * of two identical GPUs is "nvidia:#1"); -1 if none. A '#' not followed by digits to the end is part of a name. */
 static int spec_lookup(int *found, const rcl_device_info *list, size_t n, const char *spec) {
   char *end;
   *found = -1;
@@ -165,14 +165,12 @@ static int spec_lookup(int *found, const rcl_device_info *list, size_t n, const 
     }
   }
   const char *hash = strrchr(spec, '#');
-  if (!hash) {
+  unsigned long k = hash && isdigit((unsigned char)hash[1]) ? strtoul(hash + 1, &end, 10) : 0;
+  char body[256];
+  if (!hash || !isdigit((unsigned char)hash[1]) || *end != '\0' || (size_t)(hash - spec) >= sizeof body) {
     *found = name_lookup(list, n, spec, 0);
     return 0;
   }
-  unsigned long k = strtoul(hash + 1, &end, 10);
-  char body[256];
-  if (!isdigit((unsigned char)hash[1]) || *end != '\0' || (size_t)(hash - spec) >= sizeof body)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "device spec \"%s\": after '#' give the match's index (\"nvidia:#1\")", spec);
   memcpy(body, spec, (size_t)(hash - spec));
   body[hash - spec] = '\0';
   *found = name_lookup(list, n, body, k);
