@@ -24,40 +24,18 @@ typedef struct {
   cli_split_run sr;
 } cg_job;
 
-static const char *status_word(int rc) {
-  return rc == 0                        ? "converged"
-         : rc == RCL_ERR_NO_CONVERGENCE ? "no-convergence"
-         : rc == RCL_ERR_BREAKDOWN      ? "breakdown"
-                                        : "error";
-}
-
-/* The options of the untimed one-iteration solve that comes before each timed one: the kernels are built (on
- * NVIDIA's driver also JIT-compiled: seconds) and tuned before the clock starts, as the stencil's rows do. Its
- * result is dropped; an error it meets is the timed solve's to report. */
-static rcl_cg_options warm_options(const cg_job *j) {
-  rcl_cg_options w = j->co;
-  w.max_iterations = 1;
-  return w;
-}
-
-static void warm_done(int st, rcl_cg_result *r) {
-  if (st == 0 || st == RCL_ERR_NO_CONVERGENCE || st == RCL_ERR_BREAKDOWN) rcl_cg_result_free(r);
-  rcl_error_clear();
-}
-
 /* One solve after the warm-up; x receives the solution, *st the CG status (0, NO_CONVERGENCE, BREAKDOWN).
  * Returns 0, or the exit status after printing another error. */
 static int solve_on(int *st, void *x, rcl_cg_result *res, double *secs, rcl_spmv_matrix *M, const cg_job *j) {
-  rcl_cg_options w = warm_options(j);
+  rcl_cg_options w = cli_cg_warm_options(&j->co);
   rcl_cg_result wr;
   memset(x, 0, j->n * j->es);
-  warm_done(rcl_cg(x, &wr, M, j->b, &w), &wr);
+  cli_cg_warm_done(rcl_cg(x, &wr, M, j->b, &w), &wr);
   memset(x, 0, j->n * j->es);
   double t0 = cli_now();
   *st = rcl_cg(x, res, M, j->b, &j->co);
   *secs = cli_now() - t0;
-  if (*st && *st != RCL_ERR_NO_CONVERGENCE && *st != RCL_ERR_BREAKDOWN)
-    return cli_fail("cg on %s", rcl_context_profile(rcl_spmv_matrix_context(M))->device_name);
+  if (!cli_cg_ended(*st)) return cli_fail("cg on %s", rcl_context_profile(rcl_spmv_matrix_context(M))->device_name);
   return 0;
 }
 
@@ -110,7 +88,7 @@ static int cg_prepare(cg_job *j) {
   j->first = calloc(j->n ? j->n : 1, j->es);
   if (!j->xr || !j->x || !j->first) return cli_error("cannot allocate host memory for x");
   j->rrc = rcl_ref_cg(j->xr, &j->rr, j->A, j->b, &j->co);
-  if (j->rrc && j->rrc != RCL_ERR_NO_CONVERGENCE && j->rrc != RCL_ERR_BREAKDOWN) return cli_fail("host reference");
+  if (!cli_cg_ended(j->rrc)) return cli_fail("host reference");
   cli_digest(j->rxhex, j->xr, j->n * j->es);
   return 0;
 }
@@ -122,8 +100,8 @@ static void print_head(const cg_job *j) {
          j->co.max_iterations, j->bspec);
   printf("  %-40s %6s %-14s %-12s %-16s %-16s %s\n", "device", "iters", "status", "||r||", "sha256(history)",
          "sha256(x)", "time/iter");
-  printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", j->rr.iterations, status_word(j->rrc),
-         j->rr.residual_norm, j->rr.history_sha256, j->rxhex);
+  printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", j->rr.iterations,
+         cli_cg_status_word(j->rrc), j->rr.residual_norm, j->rr.history_sha256, j->rxhex);
 }
 
 /* The native build beside device M's solution j->x: its line and jd's "native". */
@@ -141,13 +119,13 @@ static int native_row(cg_job *j, json_t *jd, rcl_spmv_matrix *M, rcl_context *nc
     cli_drift_compute(&d, j->x, nx, j->n, j->dt);
     cli_digest(xhex, nx, j->n * j->es);
     json_object_set_new(jd, "native",
-                        json_pack("{s:s,s:I,s:f,s:s,s:s,s:f,s:o}", "status", status_word(nst), "iterations",
+                        json_pack("{s:s,s:I,s:f,s:s,s:s,s:f,s:o}", "status", cli_cg_status_word(nst), "iterations",
                                   (json_int_t)r.iterations, "residual_norm", r.residual_norm, "history_sha256",
                                   r.history_sha256, "solution_sha256", xhex, "time_s", secs, "solution_drift",
                                   cli_drift_json(&d)));
     if (!j->json)
-      printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %s\n", "  native build", r.iterations, status_word(nst),
-             r.residual_norm, r.history_sha256, xhex,
+      printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %s\n", "  native build", r.iterations,
+             cli_cg_status_word(nst), r.residual_norm, r.history_sha256, xhex,
              d.differing ? "differs from reproducible" : "same bits as reproducible");
     rcl_cg_result_free(&r);
   }
@@ -171,7 +149,7 @@ static void device_result(cg_job *j, cli_tally *t, json_t *jd, const char *name,
   snprintf(key, sizeof key, "%s %s", r->history_sha256, xhex);
   if (cli_tally_add(t, key, ok)) memcpy(j->first, j->x, j->n * j->es);
   double per = secs / (double)(r->iterations ? r->iterations : 1);
-  json_object_set_new(jd, "status", json_string(status_word(st)));
+  json_object_set_new(jd, "status", json_string(cli_cg_status_word(st)));
   json_object_set_new(jd, "iterations", json_integer((json_int_t)r->iterations));
   json_object_set_new(jd, "residual_norm", json_real(r->residual_norm));
   json_object_set_new(jd, "relative_residual", json_real(r->rhs_norm > 0 ? r->residual_norm / r->rhs_norm : 0));
@@ -182,7 +160,7 @@ static void device_result(cg_job *j, cli_tally *t, json_t *jd, const char *name,
   json_object_set_new(jd, "message", json_string(r->message));
   json_object_set_new(jd, "matches_reference", json_boolean(ok));
   if (!j->json)
-    printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", name, r->iterations, status_word(st),
+    printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", name, r->iterations, cli_cg_status_word(st),
            r->residual_norm, r->history_sha256, xhex, per * 1e3, ok ? "= reference" : "DIFFERS from the reference");
 }
 
@@ -213,24 +191,25 @@ static int split_row(cg_job *j) {
   int rc = cli_split_tune(&j->sr, RCL_SPLIT_OP_CG, j->dt, j->n);
   if (rc) return rc;
   if (rcl_split_matrix_create(&M, j->sr.s, j->A)) return cli_split_fail(&j->sr);
-  rcl_cg_options w = warm_options(j);
+  rcl_cg_options w = cli_cg_warm_options(&j->co);
   memset(j->x, 0, j->n * j->es);
-  warm_done(rcl_split_cg(j->x, &r, M, j->b, &w), &r);
+  cli_cg_warm_done(rcl_split_cg(j->x, &r, M, j->b, &w), &r);
   memset(&r, 0, sizeof r);
   memset(j->x, 0, j->n * j->es);
   double t0 = cli_now();
   int st = rcl_split_cg(j->x, &r, M, j->b, &j->co);
   double secs = cli_now() - t0, per = secs / (double)(r.iterations ? r.iterations : 1);
   rcl_split_matrix_free(M);
-  if (st && st != RCL_ERR_NO_CONVERGENCE && st != RCL_ERR_BREAKDOWN) rc = cli_split_fail(&j->sr);
+  if (!cli_cg_ended(st)) rc = cli_split_fail(&j->sr);
   char xhex[RCL_SHA256_HEX_SIZE];
   int ok = !rc && matches(xhex, j, st, &r);
   if (!rc && !j->json)
-    printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", j->sr.label, r.iterations, status_word(st),
-           r.residual_norm, r.history_sha256, xhex, per * 1e3, ok ? "= reference" : "DIFFERS from the reference");
+    printf("  %-40.40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", j->sr.label, r.iterations,
+           cli_cg_status_word(st), r.residual_norm, r.history_sha256, xhex, per * 1e3,
+           ok ? "= reference" : "DIFFERS from the reference");
   if (!rc)
     cli_split_report(&j->sr, xhex, secs, ok, "rows", j->json,
-                     json_pack("{s:s,s:I,s:f,s:s,s:s,s:f}", "status", status_word(st), "iterations",
+                     json_pack("{s:s,s:I,s:f,s:s,s:s,s:f}", "status", cli_cg_status_word(st), "iterations",
                                (json_int_t)r.iterations, "residual_norm", r.residual_norm, "history_sha256",
                                r.history_sha256, "solution_sha256", xhex, "time_per_iteration_s", per));
   rcl_cg_result_free(&r);
@@ -243,9 +222,10 @@ static void print_json(const cg_job *j, const cli_tally *t, json_t *jdevs) {
       cli_sparse_matrix_json(j->A, j->label), "dtype", rcl_dtype_name(j->dt), "jacobi", j->co.jacobi, "dots",
       rcl_reduce_mode_name(j->co.dot_mode), "spmv_contract", rcl_spmv_contract_name(j->co.spmv.contract), "variant",
       rcl_spmv_variant_name(j->co.spmv.variant), "tol", j->co.tol, "maxit", (json_int_t)j->co.max_iterations, "rhs",
-      j->bspec, "reference", "status", status_word(j->rrc), "iterations", (json_int_t)j->rr.iterations, "residual_norm",
-      j->rr.residual_norm, "history_sha256", j->rr.history_sha256, "solution_sha256", j->rxhex, "devices", jdevs, "ran",
-      (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree", cli_tally_ok(t));
+      j->bspec, "reference", "status", cli_cg_status_word(j->rrc), "iterations", (json_int_t)j->rr.iterations,
+      "residual_norm", j->rr.residual_norm, "history_sha256", j->rr.history_sha256, "solution_sha256", j->rxhex,
+      "devices", jdevs, "ran", (json_int_t)t->ran, "unsupported", (json_int_t)t->unsupported, "all_agree",
+      cli_tally_ok(t));
   if (j->out) json_object_set_new(top, "out", json_string(j->out));
   cli_split_json(&j->sr, top);
   cli_json_print(top);

@@ -100,6 +100,26 @@ double cli_sparse_spmv_bytes(const rcl_csr *A, int beta_nonzero) {
          (double)A->nrows * es * (beta_nonzero ? 2.0 : 1.0);
 }
 
+int cli_cg_ended(int st) { return st == 0 || st == RCL_ERR_NO_CONVERGENCE || st == RCL_ERR_BREAKDOWN; }
+
+const char *cli_cg_status_word(int st) {
+  return st == 0                        ? "converged"
+         : st == RCL_ERR_NO_CONVERGENCE ? "no-convergence"
+         : st == RCL_ERR_BREAKDOWN      ? "breakdown"
+                                        : "error";
+}
+
+rcl_cg_options cli_cg_warm_options(const rcl_cg_options *co) {
+  rcl_cg_options w = *co;
+  w.max_iterations = 1;
+  return w;
+}
+
+void cli_cg_warm_done(int st, rcl_cg_result *r) {
+  if (cli_cg_ended(st)) rcl_cg_result_free(r);
+  rcl_error_clear();
+}
+
 int cli_opt_tol(void *target, const char *opt, const char *value) {
   int rc = cli_parse_double(target, opt, value);
   if (!rc && *(double *)target < 0) rc = cli_error("%s must be >= 0, got %s", opt, value);

@@ -43,5 +43,16 @@ int cli_opt_tol(void *target, const char *opt, const char *value);
               "the dot products' and norms' contract (default: ordered)"),                                             \
       CLI_VAL("contract", &(co)->spmv.contract, cli_opt_spmv_contract, "ordered|exact",                                \
               "the SpMV's contract (default: ordered)")
+/* Whether a CG status is one of the solver's ends (0, RCL_ERR_NO_CONVERGENCE, RCL_ERR_BREAKDOWN): a result to
+ * report (and to free), not an error. */
+int cli_cg_ended(int st);
+/* reprocl cg's word for a status: converged, no-convergence, breakdown, or error. */
+const char *cli_cg_status_word(int st);
+/* The options of the untimed one-iteration solve that comes before a timed one (reprocl cg, reprocl-mpi cg): the
+ * kernels are built (on NVIDIA's driver also JIT-compiled: seconds) and tuned before the clock starts. */
+rcl_cg_options cli_cg_warm_options(const rcl_cg_options *co);
+/* After that solve, of status st and result r: r freed where there is one, the error (if any) dropped — it is
+ * the timed solve's to report. */
+void cli_cg_warm_done(int st, rcl_cg_result *r);
 
 #endif

@@ -62,11 +62,18 @@ int mpi_cli_share_status(int rc);
 #define MPI_CLI_OPT_PHASES(target)                                                                                     \
   CLI_FLAG("phases", target, "time the phases on every rank (halo exchange, reductions, kernels): JSON \"phases\"")
 #define MPI_CLI_OPT_NO_REFERENCE(target)                                                                               \
-  CLI_FLAG("no-reference", target,                                                                                     \
-           "skip rank 0's host reference (large runs): the digests are printed, not checked")
-/* --no-reference: "reference" and "matches_reference" of the JSON top are null. */
-void mpi_cli_no_reference_json(json_t *top);
+  CLI_FLAG("no-reference", target, "skip rank 0's host reference (large runs): the digests are printed, not checked")
 json_t *mpi_cli_phases_json(const rcl_mpi_phases *mine);
 void mpi_cli_phases_print(const json_t *phases);
+/* --phases around the timed call: mpi_cli_phases_on starts collecting into *ph (when want); mpi_cli_phases_off
+ * stops and returns mpi_cli_phases_json's object (when want: collective), NULL otherwise. */
+void mpi_cli_phases_on(int want, rcl_mpi_phases *ph);
+json_t *mpi_cli_phases_off(int want, const rcl_mpi_phases *ph);
+/* Rank 0: the result's JSON top with "out" (when written), "phases" (when timed) and, with --no-reference,
+ * "reference" and "matches_reference" null, printed. */
+void mpi_cli_json_print(json_t *top, const char *out, json_t *phases, int noref);
+/* Rank 0: the text form's last line — the verdict against the reference, or that none was checked
+ * (--no-reference); why (the solver's message, or "") in parentheses after it. */
+void mpi_cli_verdict(int noref, int size, int ok, const char *why);
 
 #endif

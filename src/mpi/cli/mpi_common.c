@@ -144,9 +144,23 @@ int mpi_cli_gather(void *all, const void *mine, size_t first, size_t count, size
   return pieces(0, all, (void *)mine, first, count, es);
 }
 
-void mpi_cli_no_reference_json(json_t *top) {
-  json_object_set_new(top, "reference", json_null());
-  json_object_set_new(top, "matches_reference", json_null());
+void mpi_cli_json_print(json_t *top, const char *out, json_t *phases, int noref) {
+  if (out) json_object_set_new(top, "out", json_string(out));
+  if (phases) json_object_set(top, "phases", phases);
+  if (noref) {
+    json_object_set_new(top, "reference", json_null());
+    json_object_set_new(top, "matches_reference", json_null());
+  }
+  cli_json_print(top);
+}
+
+void mpi_cli_verdict(int noref, int size, int ok, const char *why) {
+  const char *open = *why ? " (" : "", *close = *why ? ")" : "";
+  if (noref)
+    printf("RAN: %d rank(s) ran; no host reference (--no-reference)%s%s%s\n", size, open, why, close);
+  else
+    printf("%s: %d rank(s) ran, %s the reference%s%s%s\n", ok ? "AGREE" : "DISAGREE", size,
+           ok ? "equal to" : "DIFFERENT from", open, why, close);
 }
 
 int mpi_cli_share_status(int rc) {
@@ -203,6 +217,18 @@ json_t *mpi_cli_phases_json(const rcl_mpi_phases *mine) {
   json_t *o = all ? phases_object(all, size) : NULL;
   free(all);
   return o;
+}
+
+void mpi_cli_phases_on(int want, rcl_mpi_phases *ph) {
+  if (!want) return;
+  *ph = (rcl_mpi_phases)RCL_MPI_PHASES_INIT;
+  rcl_mpi_phases_collect(ph);
+}
+
+json_t *mpi_cli_phases_off(int want, const rcl_mpi_phases *ph) {
+  if (!want) return NULL;
+  rcl_mpi_phases_collect(NULL);
+  return mpi_cli_phases_json(ph);
 }
 
 void mpi_cli_phases_print(const json_t *ph) {

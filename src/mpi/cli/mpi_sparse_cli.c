@@ -69,33 +69,6 @@ static int sparse_open(mpi_sparse *s, int (*prep)(void *job), void *job) {
 
 static void *zalloc(size_t n, size_t es) { return calloc(n ? n : 1, es); }
 
-/* --phases: collecting from here (on) or no more (off); the JSON of every rank's on rank 0 once off. */
-static void phases(mpi_sparse *s, int on) {
-  if (!s->phases) return;
-  s->ph = on ? (rcl_mpi_phases)RCL_MPI_PHASES_INIT : s->ph;
-  rcl_mpi_phases_collect(on ? &s->ph : NULL);
-  if (!on) s->phj = mpi_cli_phases_json(&s->ph);
-}
-
-/* The last line of the text form: the verdict against the reference (why: the solver's message, or ""). */
-static void sparse_verdict(const mpi_sparse *s, int ok, const char *why) {
-  if (s->noref) {
-    printf("RAN: %d rank(s) ran; no host reference (--no-reference)%s%s%s\n", s->size, *why ? " (" : "", why,
-           *why ? ")" : "");
-    return;
-  }
-  printf("%s: %d rank(s) ran, %s the reference%s%s%s\n", ok ? "AGREE" : "DISAGREE", s->size,
-         ok ? "equal to" : "DIFFERENT from", *why ? " (" : "", why, *why ? ")" : "");
-}
-
-/* The result's JSON with the phases (when timed), printed; the text form's phases. */
-static void sparse_json_print(const mpi_sparse *s, json_t *top) {
-  if (s->out) json_object_set_new(top, "out", json_string(s->out));
-  if (s->phj) json_object_set(top, "phases", s->phj);
-  if (s->noref) mpi_cli_no_reference_json(top);
-  cli_json_print(top);
-}
-
 /* ---- spmv ------------------------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -176,9 +149,9 @@ static int spmv_run(spmv_job *j) {
   memcpy(j->my, j->my0, s->nr * s->es);
   if (cli_bench_time(&s->secs, &mn, &mx, 3, spmv_once, j)) return cli_fail("spmv over %d ranks", s->size);
   memcpy(j->my, j->my0, s->nr * s->es);
-  phases(s, 1);
+  mpi_cli_phases_on(s->phases, &s->ph);
   rc = spmv_once(j);
-  phases(s, 0);
+  s->phj = mpi_cli_phases_off(s->phases, &s->ph);
   if (rc) return cli_fail("spmv over %d ranks", s->size);
   if ((rc = mpi_cli_gather(j->y, j->my, s->r0, s->nr, s->es)) != 0) return rc;
   if (s->rank == 0) cli_digest(j->hex, j->y, s->nrows * s->es);
@@ -196,7 +169,7 @@ static void spmv_print(const spmv_job *j) {
                   cli_sparse_matrix_json(s->A, s->label), "dtype", rcl_dtype_name(s->dt), "contract",
                   rcl_spmv_contract_name(j->so.contract), "reference", "sha256", j->refhex, "ranks",
                   mpi_cli_ranks_json(s->rows, s->size), "sha256", j->hex, "time_s", s->secs, "matches_reference", ok);
-    sparse_json_print(s, top);
+    mpi_cli_json_print(top, s->out, s->phj, s->noref);
     return;
   }
   printf("spmv %s (%zu x %zu, %zu nnz) %s %s alpha=%s beta=%s x=%s\n", s->label, s->nrows, s->ncols, s->A->nnz,
@@ -207,10 +180,12 @@ static void spmv_print(const spmv_job *j) {
   char label[64];
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_spmv", s->size);
   printf("  %-44s %-16.16s %.3f ms %s\n", label, j->hex, s->secs * 1e3,
-         s->noref ? "(no reference)" : ok ? "= reference" : "DIFFERS from the reference");
+         s->noref ? "(no reference)"
+         : ok     ? "= reference"
+                  : "DIFFERS from the reference");
   mpi_cli_phases_print(s->phj);
   if (s->out) printf("wrote y (%zu bytes, sha256 %s) to %s\n", bytes, j->hex, s->out);
-  sparse_verdict(s, ok, "");
+  mpi_cli_verdict(s->noref, s->size, ok, "");
 }
 
 int mpi_cmd_spmv(int argc, char **argv) {
@@ -242,12 +217,6 @@ typedef struct {
   int rrc, st, ok;
   char rxhex[RCL_SHA256_HEX_SIZE], xhex[RCL_SHA256_HEX_SIZE];
 } cg_job;
-
-/* reprocl cg's words for the solver's ends (0, RCL_ERR_NO_CONVERGENCE, RCL_ERR_BREAKDOWN). */
-static const char *status_word(int st) {
-  static const char *const words[] = {"converged", "no-convergence", "breakdown"};
-  return words[(st == RCL_ERR_NO_CONVERGENCE) + 2 * (st == RCL_ERR_BREAKDOWN)];
-}
 
 static int cg_parse(cg_job *j, int argc, char **argv) {
   const cli_opt opts[] = {MPI_SPARSE_OPTS(&j->s),
@@ -286,7 +255,7 @@ static int cg_prep(void *job) {
     return cli_error("out of host memory");
   if (j->s.noref) return 0;
   j->rrc = rcl_ref_cg(j->xr, &j->rr, A, j->b, &j->co);
-  if (j->rrc && j->rrc != RCL_ERR_NO_CONVERGENCE && j->rrc != RCL_ERR_BREAKDOWN) return cli_fail("host reference");
+  if (!cli_cg_ended(j->rrc)) return cli_fail("host reference");
   cli_digest(j->rxhex, j->xr, A->nrows * j->s.es);
   return 0;
 }
@@ -300,28 +269,21 @@ static int cg_run(cg_job *j) {
   if (rc) return cli_fail("vectors");
   if ((rc = mpi_cli_scatter(j->mb, j->b, s->r0, s->nr, s->es)) != 0) return rc;
   mpi_cli_test_die(s->rank);
-  /* An untimed one-iteration solve first (every rank: it is collective): the kernels are built (on NVIDIA's
-   * driver also JIT-compiled) and tuned before the clock starts; its result is dropped, an error it meets is
-   * the timed solve's to report. */
-  rcl_cg_options w = j->co;
-  w.max_iterations = 1;
-  int ws = rcl_mpi_cg(j->mx, &j->res, s->M, j->mb, &w);
-  if (ws == 0 || ws == RCL_ERR_NO_CONVERGENCE || ws == RCL_ERR_BREAKDOWN) rcl_cg_result_free(&j->res);
-  rcl_error_clear();
+  /* The untimed one-iteration warm-up (every rank: it is collective). */
+  rcl_cg_options w = cli_cg_warm_options(&j->co);
+  cli_cg_warm_done(rcl_mpi_cg(j->mx, &j->res, s->M, j->mb, &w), &j->res);
   memset(j->mx, 0, s->nr * s->es);
-  phases(s, 1);
+  mpi_cli_phases_on(s->phases, &s->ph);
   double t0 = cli_now();
   j->st = rcl_mpi_cg(j->mx, &j->res, s->M, j->mb, &j->co);
   s->secs = cli_now() - t0;
-  phases(s, 0);
-  if (j->st && j->st != RCL_ERR_NO_CONVERGENCE && j->st != RCL_ERR_BREAKDOWN)
-    return cli_fail("cg over %d ranks", s->size);
+  s->phj = mpi_cli_phases_off(s->phases, &s->ph);
+  if (!cli_cg_ended(j->st)) return cli_fail("cg over %d ranks", s->size);
   if ((rc = mpi_cli_gather(j->x, j->mx, s->r0, s->nr, s->es)) != 0) return rc;
   if (s->rank == 0) cli_digest(j->xhex, j->x, s->nrows * s->es);
-  j->ok = mpi_cli_share_status(s->rank == 0 &&
-                               (s->noref || (j->st == j->rrc && j->res.iterations == j->rr.iterations &&
-                                             !strcmp(j->res.history_sha256, j->rr.history_sha256) &&
-                                             !strcmp(j->xhex, j->rxhex))));
+  j->ok = mpi_cli_share_status(s->rank == 0 && (s->noref || (j->st == j->rrc && j->res.iterations == j->rr.iterations &&
+                                                             !strcmp(j->res.history_sha256, j->rr.history_sha256) &&
+                                                             !strcmp(j->xhex, j->rxhex))));
   return 0;
 }
 
@@ -333,12 +295,12 @@ static void cg_print(const cg_job *j) {
         json_pack("{s:s,s:o,s:s,s:b,s:s,s:s,s:{s:s,s:I,s:s,s:s},s:o,s:s,s:I,s:f,s:s,s:s,s:f,s:b}", "command", "cg",
                   "matrix", cli_sparse_matrix_json(s->A, s->label), "dtype", rcl_dtype_name(s->dt), "jacobi",
                   j->co.jacobi, "dots", rcl_reduce_mode_name(j->co.dot_mode), "spmv_contract",
-                  rcl_spmv_contract_name(j->co.spmv.contract), "reference", "status", status_word(j->rrc), "iterations",
-                  (json_int_t)j->rr.iterations, "history_sha256", j->rr.history_sha256, "solution_sha256", j->rxhex,
-                  "ranks", mpi_cli_ranks_json(s->rows, s->size), "status", status_word(j->st), "iterations",
-                  (json_int_t)j->res.iterations, "residual_norm", j->res.residual_norm, "history_sha256",
+                  rcl_spmv_contract_name(j->co.spmv.contract), "reference", "status", cli_cg_status_word(j->rrc),
+                  "iterations", (json_int_t)j->rr.iterations, "history_sha256", j->rr.history_sha256, "solution_sha256",
+                  j->rxhex, "ranks", mpi_cli_ranks_json(s->rows, s->size), "status", cli_cg_status_word(j->st),
+                  "iterations", (json_int_t)j->res.iterations, "residual_norm", j->res.residual_norm, "history_sha256",
                   j->res.history_sha256, "solution_sha256", j->xhex, "time_s", s->secs, "matches_reference", j->ok);
-    sparse_json_print(s, top);
+    mpi_cli_json_print(top, s->out, s->phj, s->noref);
     return;
   }
   printf("cg %s (%zu x %zu, %zu nnz) %s jacobi=%s dots=%s spmv=%s tol=%g maxit=%zu rhs=%s\n", s->label, s->nrows,
@@ -347,17 +309,19 @@ static void cg_print(const cg_job *j) {
   printf("  %-40s %6s %-14s %-12s %-16s %-16s %s\n", "device", "iters", "status", "||r||", "sha256(history)",
          "sha256(x)", "time/iter");
   if (!s->noref)
-    printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", j->rr.iterations, status_word(j->rrc),
-           j->rr.residual_norm, j->rr.history_sha256, j->rxhex);
+    printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s -\n", "host reference", j->rr.iterations,
+           cli_cg_status_word(j->rrc), j->rr.residual_norm, j->rr.history_sha256, j->rxhex);
   for (int r = 0; r < s->size; r++) mpi_cli_print_rank(&s->rows[r], r);
   char label[64];
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_cg", s->size);
-  printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", label, j->res.iterations, status_word(j->st),
-         j->res.residual_norm, j->res.history_sha256, j->xhex, per * 1e3,
-         s->noref ? "(no reference)" : j->ok ? "= reference" : "DIFFERS from the reference");
+  printf("  %-40s %6zu %-14s %-12.6g %-16.16s %-16.16s %.3f ms %s\n", label, j->res.iterations,
+         cli_cg_status_word(j->st), j->res.residual_norm, j->res.history_sha256, j->xhex, per * 1e3,
+         s->noref ? "(no reference)"
+         : j->ok  ? "= reference"
+                  : "DIFFERS from the reference");
   mpi_cli_phases_print(s->phj);
   if (s->out) printf("wrote x (%zu bytes, sha256 %s) to %s\n", s->nrows * s->es, j->xhex, s->out);
-  sparse_verdict(s, j->ok, j->res.message);
+  mpi_cli_verdict(s->noref, s->size, j->ok, j->res.message);
 }
 
 int mpi_cmd_cg(int argc, char **argv) {
@@ -369,7 +333,7 @@ int mpi_cmd_cg(int argc, char **argv) {
     if (j.s.rank == 0) cg_print(&j);
     rc = j.ok ? CLI_EXIT_OK : CLI_EXIT_FINDING;
   }
-  if (j.st == 0 || j.st == RCL_ERR_NO_CONVERGENCE || j.st == RCL_ERR_BREAKDOWN) rcl_cg_result_free(&j.res);
+  if (cli_cg_ended(j.st)) rcl_cg_result_free(&j.res);
   rcl_cg_result_free(&j.rr);
   sparse_free(&j.s);
   free(j.b), free(j.xr), free(j.x), free(j.mb), free(j.mx);

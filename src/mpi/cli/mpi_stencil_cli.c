@@ -196,19 +196,18 @@ static int run(mpi_stencil_job *j) {
   if (has_rhs && (rc = mpi_cli_scatter(j->mrhs, j->rhs.data, j->first, j->count, row)) != 0) return rc;
   mpi_cli_test_die(j->rank);
   warm_up(j, row);
-  j->ph = (rcl_mpi_phases)RCL_MPI_PHASES_INIT;
-  if (j->phases) rcl_mpi_phases_collect(&j->ph);
+  mpi_cli_phases_on(j->phases, &j->ph);
   double t0 = cli_now();
   rc = j->sor ? rcl_mpi_sor(j->mine, j->res, MPI_COMM_WORLD, j->ctx, &j->sd, j->dt, j->w, j->h, j->iters, j->mrhs)
               : rcl_mpi_stencil(j->mine, MPI_COMM_WORLD, j->ctx, &j->st, j->dt, j->w, j->h, j->iters, j->mine);
   j->secs = cli_now() - t0;
+  j->phj = mpi_cli_phases_off(j->phases && !rc, &j->ph);
   rcl_mpi_phases_collect(NULL);
-  if (!rc && j->phases) j->phj = mpi_cli_phases_json(&j->ph);
   if (rc) return cli_fail("%s over %d ranks", j->sor ? "SOR" : "stencil", j->size);
   if ((rc = mpi_cli_gather(j->all, j->mine, j->first, j->count, row)) != 0) return rc;
   if (j->rank == 0) cli_digest(j->hex, j->all, j->w * j->h * j->es);
   j->ok = mpi_cli_share_status(j->rank == 0 && (j->noref || (!memcmp(j->all, j->ref, j->w * j->h * j->es) &&
-                                                               (!j->sor || !memcmp(j->res, j->rres, j->es)))));
+                                                             (!j->sor || !memcmp(j->res, j->rres, j->es)))));
   return mpi_cli_gather_ranks(&j->rows, j->ctx, j->first, j->count);
 }
 
@@ -222,10 +221,7 @@ static void print(const mpi_stencil_job *j) {
                   (json_int_t)j->h, "iterations", (json_int_t)j->iters, "boundary", rcl_boundary_name(j->bc),
                   "reference", "sha256", j->refhex, "residual", rbuf, "ranks", mpi_cli_ranks_json(j->rows, j->size),
                   "sha256", j->hex, "residual", buf, "time_s", j->secs, "matches_reference", j->ok);
-    if (j->out) json_object_set_new(top, "out", json_string(j->out));
-    if (j->phj) json_object_set(top, "phases", j->phj);
-    if (j->noref) mpi_cli_no_reference_json(top);
-    cli_json_print(top);
+    mpi_cli_json_print(top, j->out, j->phj, j->noref);
     return;
   }
   printf("stencil %s %s %zux%zu, %zu %s%s, boundary %s", j->sor ? "sor" : j->kind, rcl_dtype_name(j->dt), j->w, j->h,
@@ -237,14 +233,12 @@ static void print(const mpi_stencil_job *j) {
   for (int r = 0; r < j->size; r++) mpi_cli_print_rank(&j->rows[r], r);
   snprintf(label, sizeof label, "%d rank(s), rcl_mpi_%s", j->size, j->sor ? "sor" : "stencil");
   printf("  %-44s %-16.16s %8.3f ms %s%s%s\n", label, j->hex, j->secs * 1e3, buf, j->sor ? " " : "",
-         j->noref ? "(no reference)" : j->ok ? "= reference" : "DIFFERS from the reference");
+         j->noref ? "(no reference)"
+         : j->ok  ? "= reference"
+                  : "DIFFERS from the reference");
   mpi_cli_phases_print(j->phj);
   if (j->out) printf("wrote the grid (%zu bytes, sha256 %s) to %s\n", j->w * j->h * j->es, j->hex, j->out);
-  if (j->noref)
-    printf("RAN: %d rank(s) ran; no host reference (--no-reference)\n", j->size);
-  else
-    printf("%s: %d rank(s) ran, %s the reference\n", j->ok ? "AGREE" : "DISAGREE", j->size,
-           j->ok ? "equal to" : "DIFFERENT from");
+  mpi_cli_verdict(j->noref, j->size, j->ok, "");
 }
 
 int mpi_cmd_stencil(int argc, char **argv) {
