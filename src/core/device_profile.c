@@ -152,29 +152,25 @@ static int name_lookup(const rcl_device_info *list, size_t n, const char *spec, 
   return -1;
 }
 
-/* *found = the index spec names: "3", a name spec, or a name spec + "#k" (its k-th match, 0-based: the second
- * of two identical GPUs is "nvidia:#1"); -1 if none. A '#' not followed by digits to the end is part of a name. */
-static int spec_lookup(int *found, const rcl_device_info *list, size_t n, const char *spec) {
+/* The index spec names — "3", a name spec, or a name spec + "#k" (its k-th match, 0-based: the second of two
+ * identical GPUs is "nvidia:#1") — or -1 if none. A '#' not followed by digits to the end is part of a name. */
+static int spec_lookup(const rcl_device_info *list, size_t n, const char *spec) {
   char *end;
-  *found = -1;
   if (isdigit((unsigned char)spec[0])) {
     unsigned long idx = strtoul(spec, &end, 10);
-    if (*end == '\0') {
-      if (idx < n) *found = (int)idx;
-      return 0;
-    }
+    if (*end == '\0') return idx < n ? (int)idx : -1;
   }
   const char *hash = strrchr(spec, '#');
-  unsigned long k = hash && isdigit((unsigned char)hash[1]) ? strtoul(hash + 1, &end, 10) : 0;
   char body[256];
-  if (!hash || !isdigit((unsigned char)hash[1]) || *end != '\0' || (size_t)(hash - spec) >= sizeof body) {
-    *found = name_lookup(list, n, spec, 0);
-    return 0;
+  if (hash && isdigit((unsigned char)hash[1]) && (size_t)(hash - spec) < sizeof body) {
+    unsigned long k = strtoul(hash + 1, &end, 10);
+    if (*end == '\0') {
+      memcpy(body, spec, (size_t)(hash - spec));
+      body[hash - spec] = '\0';
+      return name_lookup(list, n, body, k);
+    }
   }
-  memcpy(body, spec, (size_t)(hash - spec));
-  body[hash - spec] = '\0';
-  *found = name_lookup(list, n, body, k);
-  return 0;
+  return name_lookup(list, n, spec, 0);
 }
 
 int rcl_device_find(rcl_device_info *out, const char *spec) {
@@ -198,12 +194,7 @@ int rcl_device_find(rcl_device_info *out, const char *spec) {
                      "no OpenCL device found (is an ICD such as pocl-opencl-icd installed? Rusticl also needs "
                      "RUSTICL_ENABLE=llvmpipe)");
   }
-  int found = -1;
-  rc = spec_lookup(&found, list, n, spec);
-  if (rc) {
-    rcl_devices_free(list);
-    return rc;
-  }
+  int found = spec_lookup(list, n, spec);
   if (found < 0) {
     rc = rcl__fail(RCL_ERR_NOT_FOUND, "no OpenCL device matches \"%s\"%s; %zu device%s present (see `reprocl devices`)",
                    spec, from_env, n, n == 1 ? "" : "s");
