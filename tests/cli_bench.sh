@@ -164,7 +164,13 @@ for r in sums:
     assert alone and len(split) == 1, (r, alone, split)
     assert all(m["sha256"] == split[0]["sha256"] for m in alone), (alone, split)
     assert sum(s["count"] for s in split[0]["shares"]) > 0, split
-    assert abs(r["split_s"] / min(m["time_s"]["median"] for m in alone) - r["ratio_split_to_fastest_alone"]) < 1e-9
+    # the verdict: the split against its fastest device alone, timed in turn with it (variant alone-paired)
+    paired = [m for m in res if m["record"] == "measurement" and m["family"] == r["family"] and
+              m["dtype"] == r["dtype"] and m["variant"] == "alone-paired"]
+    assert len(paired) == 1 and paired[0]["sha256"] == split[0]["sha256"], paired
+    assert paired[0]["device"] == r["fastest_alone"], (paired, r)
+    assert abs(r["split_s"] / paired[0]["time_s"]["median"] - r["ratio_split_to_fastest_alone"]) < 1e-9
+    assert r["fastest_alone_first_s"] == min(m["time_s"]["median"] for m in alone), r
 EOF
 "$cli" bench --quick --split all --family md >"$tmp/split-md.out" 2>&1
 [ $? = 2 ] && grep -q "no md problem" "$tmp/split-md.out" || fail "bench --split --family md: $(cat "$tmp/split-md.out")"

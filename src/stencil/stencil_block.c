@@ -67,6 +67,26 @@ void rcl__stencil_block_free(rcl__stencil_block *b) {
   rcl__free(b);
 }
 
+/* Waits for the context's queue: every block operation has finished when it returns (an out-of-order
+ * queue would otherwise let the next operation overtake it). */
+static int finish(rcl__stencil_block *b, int rc) {
+  cl_int err = clFinish(b->ctx->queue);
+  return rc ? rc : err ? rcl__fail_cl(err, "clFinish after a stencil block operation") : 0;
+}
+
+/* The block's buffers on its device now: some drivers (NVIDIA's) copy a buffer's host data to the device
+ * only at its first use, which would put the upload inside the first steps' time. */
+static int resident(rcl__stencil_block *b) {
+  cl_mem m[3];
+  cl_uint n = 0;
+  m[n++] = b->cur;
+  if (b->next) m[n++] = b->next;
+  if (b->rhs) m[n++] = b->rhs;
+  cl_int err = clEnqueueMigrateMemObjects(b->ctx->queue, n, m, 0, 0, NULL, NULL);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueMigrateMemObjects(stencil block)");
+  return finish(b, 0); /* the only command on these new buffers: nothing to order it after */
+}
+
 int rcl__stencil_block_create(rcl__stencil_block **out, rcl_context *ctx, const rcl_stencil_desc *st,
                               const rcl_sor_desc *sor, rcl_dtype dtype, const rcl__block_geom *g, const void *local,
                               const void *local_rhs) {
@@ -90,19 +110,13 @@ int rcl__stencil_block_create(rcl__stencil_block **out, rcl_context *ctx, const 
   int rc = rcl__buffer_copy(&b->cur, ctx, CL_MEM_READ_WRITE, local, bytes, "stencil block grid");
   if (!rc && st) rc = rcl__buffer_create(&b->next, ctx, CL_MEM_READ_WRITE, bytes, NULL, "stencil block grid");
   if (!rc && local_rhs) rc = rcl__buffer_copy(&b->rhs, ctx, CL_MEM_READ_ONLY, local_rhs, bytes, "SOR block rhs");
+  if (!rc) rc = resident(b);
   if (rc) {
     rcl__stencil_block_free(b);
     return rc;
   }
   *out = b;
   return 0;
-}
-
-/* Waits for the context's queue: every block operation has finished when it returns (an out-of-order
- * queue would otherwise let the next operation overtake it). */
-static int finish(rcl__stencil_block *b, int rc) {
-  cl_int err = clFinish(b->ctx->queue);
-  return rc ? rc : err ? rcl__fail_cl(err, "clFinish after a stencil block operation") : 0;
 }
 
 int rcl__stencil_block_step(rcl__stencil_block *b, size_t k) {
