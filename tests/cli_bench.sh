@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Keeps `reprocl bench` working (it asserts nothing about speed): the quick mode of every family on every
 # device writes one JSON document whose every record has the schema's fields (scripts/bench_table.py
-# --validate), every family and the peers (CLBlast, ViennaCL, OpenMM) appear (measured, or recorded as absent), the time budget
-# skips and records what it cannot fit, bad options are refused (exit 2), and scripts/plot_bench.py turns
-# the document into PNG charts, scripts/bench_table.py into Markdown tables.
+# --validate), every family and the peers (CLBlast, ViennaCL, OpenMM) appear (measured, or recorded as
+# absent), the time budget skips and records what it cannot fit, bad options are refused (exit 2), and
+# scripts/plot_bench.py turns the document into PNG charts, scripts/bench_table.py into Markdown tables.
 # Usage (ctest): cli_bench.sh <reprocl CLI> <source dir> <build dir>
 set -u
 cli=$1
