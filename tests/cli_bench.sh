@@ -135,7 +135,7 @@ PY
 "$py" "$src/scripts/plot_bench.py" "$tmp/bench.json" "$tmp/plots" >"$tmp/plots.out" 2>&1 ||
   fail "plot_bench.py: $(cat "$tmp/plots.out")"
 ndev=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$tmp/bench.json")
-for kind in reduce-f32 stencil spmv-f32 cg copy-fraction; do
+for kind in reduce-f32 stencil spmv-f32 cg md-steps copy-fraction; do
   n=$(ls "$tmp/plots"/*-"$kind".png 2>/dev/null | wc -l)
   [ "$n" = "$ndev" ] || fail "plot_bench.py wrote $n $kind charts for $ndev devices"
 done
