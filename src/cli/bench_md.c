@@ -176,6 +176,7 @@ static void openmm_record(cli_bench *b, json_t *r, const json_t *doc, const open
   fprintf(stderr, "  %-8s %-14s %-12s %-16s %-4s %9.3f ms/step, %9.1f steps/s, energy per atom vs reprocl %.1e, %.1e\n",
           "md", variant, size, "peer:openmm", rcl_dtype_name(dt), per_step * 1e3, 1.0 / per_step, d0, d1);
 }
+
 /* Runs the peer script on in's files: 0 and its document, or -1 and the reason in why. */
 static int openmm_spawn(cli_bench *b, const openmm_input *in, const char *script, size_t steps, json_t **doc, char *why,
                         size_t cap) {
@@ -188,25 +189,19 @@ static int openmm_spawn(cli_bench *b, const openmm_input *in, const char *script
   }
   snprintf(st, sizeof st, "%zu", steps);
   snprintf(rep, sizeof rep, "%d", b->repeats);
-  const char *argv[] = {peer_openmm_python(),
-                        script,
-                        "--state",
-                        in->state,
-                        "--check",
-                        in->check,
-                        "--steps",
-                        st,
-                        "--repeats",
-                        rep,
-                        "--platforms",
-                        peer_openmm_platforms(dev),
-                        "--opencl-platform",
-                        pi,
-                        "--opencl-device",
-                        di,
-                        "--gpu-device",
-                        di,
-                        NULL};
+  const char *opts[][2] = {{"--state", in->state},
+                           {"--check", in->check},
+                           {"--steps", st},
+                           {"--repeats", rep},
+                           {"--platforms", peer_openmm_platforms(dev)},
+                           {"--opencl-platform", pi},
+                           {"--opencl-device", di},
+                           {"--gpu-device", di}};
+  const char *argv[2 + 2 * sizeof opts / sizeof *opts + 1] = {peer_openmm_python(), script}; /* NULL-terminated */
+  for (size_t i = 0; i < sizeof opts / sizeof *opts; i++) {
+    argv[2 + 2 * i] = opts[i][0];
+    argv[3 + 2 * i] = opts[i][1];
+  }
   char *text = NULL;
   if (peer_openmm_run(&text, (char *const *)argv)) {
     snprintf(why, cap, "%s", peer_openmm_error());
