@@ -11,10 +11,12 @@
 #   there, from the project root (after `bash scripts/gpu_host.sh build`, or this builds build-gpu itself):
 #     source .device/setup.sh && bash scripts/bench_md_openmm.sh gpu-out/md-openmm
 #
-# OpenMM 8.6.1's wheels are manylinux_2_34 (no 2_28 build of 8.6.1 exists for cp312). Its CUDA 13 plugin needs
-# libnvrtc.so.13 and libcufft.so.12, which the host's PyTorch (cu130) venv already holds under nvidia/cu13/lib: the
-# plugin is installed without its dependencies and that folder put on LD_LIBRARY_PATH. Where OpenMM cannot be
-# installed or a platform cannot load, the JSON says why (skipped records) and the rest still runs.
+# OpenMM 8.6.1's wheels are manylinux_2_34 (no 2_28 build of 8.6.1 exists for cp312; the host's python is 3.12 with
+# numpy 2.5, so numpy need not travel). Its CUDA 13 plugin (OpenMM-CUDA-13: the host's PyTorch is cu130, driver 580)
+# needs libnvrtc.so.13 and libcufft.so.12, which that PyTorch venv holds under nvidia/cu13/lib: the plugin goes
+# without its pip dependencies (the CUDA 12 one would need CUDA 12's cuFFT and NVRTC, not known to be there) and
+# that folder is put on LD_LIBRARY_PATH. Where OpenMM cannot be imported or a platform cannot load, the JSON says
+# why (skipped records, with OpenMM's plugin load failures) and the rest still runs.
 # Environment: REPROCL_PYTHON (default python3), BENCH_SECONDS (the bench's time budget, default 270); for a dry
 # run elsewhere CLI (default build-gpu/reprocl) and DEVICE (default nvidia).
 set -uo pipefail
@@ -25,20 +27,18 @@ export PATH=/tmp/ocl/usr/bin:$PATH
 py=${REPROCL_PYTHON:-python3}
 export REPROCL_PYTHON=$py REPROCL_OPENMM_PEER=$PWD/scripts/peer_openmm.py
 
-# ---- OpenMM from the carried wheels (into the python's own site-packages, else a folder of its own) ----------------
+# ---- OpenMM from the carried wheels: unpacked into a folder of its own on PYTHONPATH (a wheel is a zip; no pip needed,
+# the host's venv is left as it is). numpy only where the python has none.
 if ! "$py" -c 'import openmm' 2>/dev/null && ls .whl/openmm-*.whl >/dev/null 2>&1; then
-  {
-    "$py" -m pip install --no-index --find-links .whl "openmm==8.6.1" &&
-      "$py" -m pip install --no-index --no-deps .whl/openmm_cuda_13-*.whl
-  } >"$out/pip.log" 2>&1 || {
-    "$py" -m pip install --no-index --no-deps --target /tmp/openmm-py .whl/openmm-*.whl .whl/openmm_cuda_13-*.whl \
-      >>"$out/pip.log" 2>&1
-    export PYTHONPATH=/tmp/openmm-py${PYTHONPATH:+:$PYTHONPATH}
-  }
-  tail -2 "$out/pip.log"
+  rm -rf /tmp/openmm-py && mkdir -p /tmp/openmm-py
+  wheels=(.whl/openmm-*.whl .whl/openmm_cuda_13-*.whl)
+  "$py" -c 'import numpy' 2>/dev/null || wheels+=(.whl/numpy-*.whl)
+  for w in "${wheels[@]}"; do [ -f "$w" ] && { "$py" -m zipfile -e "$w" /tmp/openmm-py || echo "cannot unpack $w"; }; done
+  export PYTHONPATH=/tmp/openmm-py${PYTHONPATH:+:$PYTHONPATH}
 fi
-nvlib=$("$py" -c 'import glob, site; print(":".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia/cu13/lib")))' 2>/dev/null)
-[ -n "$nvlib" ] && export LD_LIBRARY_PATH=$nvlib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+# The CUDA 13 plugin needs libnvrtc.so.13 and libcufft.so.12: the PyTorch venv's nvidia/cu13/lib, else CUDA's own.
+nvlib=$("$py" -c 'import glob, site; print(" ".join(d for p in site.getsitepackages() for d in glob.glob(p + "/nvidia/cu13/lib")))' 2>/dev/null)
+for d in $nvlib /usr/local/cuda/lib64; do [ -d "$d" ] && export LD_LIBRARY_PATH=${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$d; done
 "$py" - <<'PY' 2>&1 | tee "$out/openmm.txt"
 try:
     import openmm as mm

@@ -146,7 +146,8 @@ def cases(mm, a, natoms):
                 continue
             why = None
             if name not in have:
-                why = f"OpenMM {mm.version.version} has no {name} platform here"
+                fails = [f for f in mm.Platform.getPluginLoadFailures() if name in f]
+                why = f"OpenMM {mm.version.version} has no {name} platform here" + (f": {fails[0]}" if fails else "")
             elif name == "Reference" and natoms > a.reference_max_atoms:
                 why = f"Reference platform only up to {a.reference_max_atoms} atoms (too slow)"
             yield name, precision, why
