@@ -12,6 +12,8 @@ Per device (file names start with a short device slug):
                               configuration, fastest native, ViennaCL
   SLUG-cg.png                 CG GB/s (effective, per iteration): reproducible, native, ViennaCL
   SLUG-md.png                 pair evaluations per second vs atoms per force path (when measured)
+  SLUG-md-steps.png           MD steps per second vs atoms: reprocl per force path (reproducible and
+                              native) and the OpenMM peer per platform, f32 (OpenMM single) and f64
   SLUG-copy-fraction.png      the fraction of copy bandwidth of every kernel at its largest size,
                               reproducible beside native and the peers
 Prints the files written. The JSON is validated first (scripts/bench_table.py --validate).
@@ -43,7 +45,8 @@ STYLE = {  # (mode kind) -> line style; colours per series label
 }
 COLOURS = {"ordered": "C0", "exact": "C1", "blas1": "C0", "clblast": "C3", "viennacl": "C3", "plain": "C0",
            "tiled": "C1", "tiled (best shape)": "C2", "task": "C4", "gather": "C0", "symmetric": "C1",
-           "allpairs": "C2", "task-md": "C4"}
+           "allpairs": "C2", "task-md": "C4", "openmm-opencl": "C3", "openmm-cuda": "C6", "openmm-hip": "C6",
+           "openmm-cpu": "C5", "openmm-reference": "C7"}
 
 
 def slug(name):
@@ -68,8 +71,8 @@ def series_plot(ax, rows, label_of, x_of, y_of):
         rs.sort(key=x_of)
         variant = label.split(" ", 1)[0]
         mode = rs[0]["mode"]
-        ax.plot([x_of(r) for r in rs], [y_of(r) for r in rs], label=label,
-                color=COLOURS.get(variant, None), **STYLE[kind(mode)])
+        colour = COLOURS.get(variant, COLOURS.get(variant.rsplit("-", 1)[0]))  # openmm-PLATFORM-PRECISION
+        ax.plot([x_of(r) for r in rs], [y_of(r) for r in rs], label=label, color=colour, **STYLE[kind(mode)])
 
 
 def finish(fig, path, written):
@@ -205,24 +208,44 @@ def plot_cg(doc, dev, copy, out, written):
     finish(fig, os.path.join(out, f"{slug(dev)}-cg.png"), written)
 
 
-def plot_md(doc, dev, out, written):
-    rs = list(bt.measurements(doc, dev, "md"))
-    if not rs:
-        return
+def md_figure(rs, y_of, ylabel, steps, name, suptitle, written):
+    """One panel per dtype, one line per force path and mode (and peer platform), against atoms."""
     dts = sorted({r["dtype"] for r in rs})
-    fig, axes = plt.subplots(1, len(dts), figsize=(5 * len(dts), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(dts), figsize=((5.5 if steps else 5) * len(dts), 4.2 if steps else 3.8),
+                             squeeze=False)
     for ax, dt in zip(axes[0], dts):
         series_plot(ax, [r for r in rs if r["dtype"] == dt], lambda r: f"{r['variant']} {r['mode']}",
-                    lambda r: r["n"], lambda r: r["pair_evals_per_s_wall"] / 1e9 if r.get("pair_evals_per_s_wall")
-                    else r["pair_evals_per_s"] / 1e9)
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"MD {dt}")
+                    lambda r: r["n"], y_of)
+        if steps:  # steps/s spans decades from 500 atoms to 1M
+            ax.set_xscale("log")
+            ax.set_yscale("log")
+            ax.set_title(f"MD {dt} (OpenMM: {'double' if dt == 'f64' else 'single'})")
+        else:
+            ax.set_xscale("log", base=2)
+            ax.set_title(f"MD {dt}")
         ax.set_xlabel("atoms")
-        ax.set_ylabel("G pair evaluations / s (per step, wall)")
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.suptitle(f"Lennard-Jones MD on {bt.short_device(dev)}", fontsize=10)
-    finish(fig, os.path.join(out, f"{slug(dev)}-md.png"), written)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="both" if steps else "major", alpha=0.3)
+        ax.legend(fontsize=6 if steps else 7)
+    fig.suptitle(suptitle, fontsize=10)
+    finish(fig, name, written)
+
+
+def plot_md(doc, dev, out, written):
+    rs = list(bt.measurements(doc, dev, "md"))
+    if rs:
+        md_figure(rs, lambda r: r["pair_evals_per_s_wall"] / 1e9 if r.get("pair_evals_per_s_wall")
+                  else r["pair_evals_per_s"] / 1e9, "G pair evaluations / s (per step, wall)", False,
+                  os.path.join(out, f"{slug(dev)}-md.png"), f"Lennard-Jones MD on {bt.short_device(dev)}", written)
+
+
+def plot_md_steps(doc, dev, out, written):
+    """Steps per second against atoms: what an MD user sees, reprocl beside the OpenMM peer."""
+    rs = [r for r in bt.measurements(doc, dev, "md") if r.get("time_per_step_s")]
+    if rs:
+        md_figure(rs, lambda r: 1.0 / r["time_per_step_s"], "steps / s", True,
+                  os.path.join(out, f"{slug(dev)}-md-steps.png"),
+                  f"Lennard-Jones MD steps per second on {bt.short_device(dev)}", written)
 
 
 def plot_copy_fraction(doc, dev, out, written):
@@ -290,6 +313,7 @@ def main(argv):
         plot_spmv(doc, dev, copy, out, written)
         plot_cg(doc, dev, copy, out, written)
         plot_md(doc, dev, out, written)
+        plot_md_steps(doc, dev, out, written)
         plot_copy_fraction(doc, dev, out, written)
     for w in written:
         print(w)

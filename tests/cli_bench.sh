@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Keeps `reprocl bench` working (it asserts nothing about speed): the quick mode of every family on every
 # device writes one JSON document whose every record has the schema's fields (scripts/bench_table.py
-# --validate), every family and both peers appear (measured, or recorded as absent), the time budget
-# skips and records what it cannot fit, bad options are refused (exit 2), and scripts/plot_bench.py turns
-# the document into PNG charts, scripts/bench_table.py into Markdown tables.
+# --validate), every family and the peers (CLBlast, ViennaCL, OpenMM) appear (measured, or recorded as
+# absent), the time budget skips and records what it cannot fit, bad options are refused (exit 2), and
+# scripts/plot_bench.py turns the document into PNG charts, scripts/bench_table.py into Markdown tables.
 # Usage (ctest): cli_bench.sh <reprocl CLI> <source dir> <build dir>
 set -u
 cli=$1
@@ -64,6 +64,11 @@ for d in doc["devices"]:
                     bad.append(f"{dev}: {peer} neither measured nor skipped with a reason in {f}")
             elif not any(r["family"] == f and r["record"] == "skipped" and r["variant"] == peer for r in res):
                 bad.append(f"{peer} absent but {f} does not say so")
+    # the OpenMM peer (a python with the openmm package, found at run time: tests/cli_bench_openmm.sh)
+    if "md" in families and not any(r["device"] == dev and r["family"] == "md" and (
+            r.get("mode") == "peer:openmm" or (r["record"] == "skipped" and r["variant"].startswith("openmm")))
+            for r in res):
+        bad.append(f"{dev}: openmm neither measured nor skipped with a reason in md")
     # a peer's result is compared with reprocl's
     for r in res:
         if r["device"] == dev and r.get("mode", "").startswith("peer:") and r["kernel"] in ("sum", "dot", "spmv"):
@@ -130,7 +135,7 @@ PY
 "$py" "$src/scripts/plot_bench.py" "$tmp/bench.json" "$tmp/plots" >"$tmp/plots.out" 2>&1 ||
   fail "plot_bench.py: $(cat "$tmp/plots.out")"
 ndev=$("$py" -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["devices"]))' "$tmp/bench.json")
-for kind in reduce-f32 stencil spmv-f32 cg copy-fraction; do
+for kind in reduce-f32 stencil spmv-f32 cg md-steps copy-fraction; do
   n=$(ls "$tmp/plots"/*-"$kind".png 2>/dev/null | wc -l)
   [ "$n" = "$ndev" ] || fail "plot_bench.py wrote $n $kind charts for $ndev devices"
 done

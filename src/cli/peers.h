@@ -28,6 +28,21 @@ int peer_viennacl_spmv(peer_viennacl_matrix *M, cl_mem y, cl_mem x, int reps);
 /* ViennaCL's CG (the pipelined solver; with jacobi, its Jacobi-preconditioned one) from x0 = 0 for exactly
  * `iterations` iterations (tolerance 0), writing the solution to x; *done receives the iterations made. */
 int peer_viennacl_cg(peer_viennacl_matrix *M, cl_mem x, cl_mem b, size_t iterations, int jacobi, size_t *done);
+
+/* OpenMM (the PyPI package `openmm`; peer_openmm.c) as the MD benchmark's peer: scripts/peer_openmm.py run
+ * with $REPROCL_PYTHON or python3 from PATH, on the same system and initial state. The script path:
+ * peer_openmm_script (0, or -1 with the reason in peer_openmm_error()). */
+const char *peer_openmm_python(void);
+int peer_openmm_script(char *path, size_t cap);
+const char *peer_openmm_error(void);
+/* Runs argv (argv[0] the python, argv[1] the script; NULL-terminated) without a shell: 0 and *json_text (its
+ * stdout, malloc'd) when it exits 0, else -1 with the reason in peer_openmm_error(). */
+int peer_openmm_run(char **json_text, char *const argv[]);
+/* The indices OpenMM's OpenCL platform takes for dev (OpenCLPlatformIndex, DeviceIndex): 0, or -1. */
+int peer_openmm_opencl_index(cl_device_id dev, int *platform_index, int *device_index);
+/* OpenMM's platforms on dev's hardware: "Reference,CPU,OpenCL" on a CPU, "OpenCL,CUDA" on an NVIDIA GPU,
+ * "OpenCL,HIP" on an AMD GPU, else "OpenCL". */
+const char *peer_openmm_platforms(cl_device_id dev);
 #ifdef __cplusplus
 }
 #endif
