@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from . import md, reference
+from . import md, reference, tools
 from ._lib import LIBRARY_PATH, library_candidates
 from .core import (
     Context,
@@ -49,7 +49,7 @@ from .errors import (
 from .sparse import CGResult, Matrix, cg, spmv
 
 __all__ = [
-    "LIBRARY_PATH", "library_candidates", "reference", "md",
+    "LIBRARY_PATH", "library_candidates", "reference", "md", "tools",
     "Context", "Device", "Support", "devices", "default_context", "digest", "generate", "grid",
     "sum", "dot", "nrm2", "axpy", "scal", "stencil", "sor", "Matrix", "CGResult", "spmv", "cg",
     "Error", "InvalidArgumentError", "OutOfMemoryError", "OpenCLError", "BuildError", "UnsupportedError",

@@ -311,6 +311,55 @@ class ProgramOptions(Structure):
     _fields_ = [("version", c_uint), ("options", c_char_p), ("name", c_char_p), ("flags", c_uint)]
 
 
+class TuneParam(Structure):
+    _fields_ = [("name", c_char * 32), ("value", c_size_t), ("label", c_char * 24)]
+
+
+class TuneChoice(Structure):
+    _fields_ = [
+        ("kernel", c_char * 48),
+        ("dtype", c_int),
+        ("size_log2", c_uint),
+        ("count", c_size_t),
+        ("params", TuneParam * 8),
+        ("origin", c_int),
+        ("time_s", c_double),
+        ("default_time_s", c_double),
+        ("spread", c_double),
+        ("samples", c_uint),
+    ]
+
+
+class TuneReport(Structure):
+    _fields_ = [
+        ("choice", TuneChoice),
+        ("candidates", c_size_t),
+        ("invalid", c_size_t),
+        ("duplicates", c_size_t),
+        ("timed", c_size_t),
+        ("pruned", c_size_t),
+        ("mismatches", c_size_t),
+        ("mismatch", c_char * 512),
+        ("launches", c_size_t),
+        ("tuning_s", c_double),
+        ("budget_exhausted", c_int),
+        ("improved", c_int),
+        ("host_timing", c_int),
+        ("reference_digest", c_char * 65),
+    ]
+
+
+class TuneOptions(Structure):
+    _fields_ = [
+        ("version", c_uint),
+        ("budget_ms", c_double),
+        ("samples", c_int),
+        ("store", c_int),
+        ("progress", c_void_p),
+        ("progress_user", c_void_p),
+    ]
+
+
 # ---- prototypes ------------------------------------------------------------------------------------------
 
 _P = c_void_p
@@ -409,6 +458,13 @@ _PROTOS: dict[str, tuple[object, list[object]]] = {
     "rcl_program_build_options": (c_char_p, [_P]),
     "rcl_policy_lint_source": (c_int, [c_char_p, c_size_t, c_char_p]),
     "rcl_policy_check_options": (c_int, [c_char_p]),
+    "rcl_tune_kernel_count": (c_size_t, []),
+    "rcl_tune_kernel_name": (c_char_p, [c_size_t]),
+    "rcl_tune_kernel_default_size": (c_size_t, [c_char_p]),
+    "rcl_tune_origin_name": (c_char_p, [c_int]),
+    "rcl_tune_get": (c_int, [POINTER(TuneChoice), _P, c_char_p, c_int, c_size_t]),
+    "rcl_tune": (c_int, [POINTER(TuneReport), _P, c_char_p, c_int, c_size_t, POINTER(TuneOptions)]),
+    "rcl_program_create_kernel": (c_int, [POINTER(_P), _P, c_char_p]),
 }
 
 for _name, (_res, _args) in _PROTOS.items():
@@ -435,4 +491,7 @@ STRUCTS = {
     "rcl_md_options": MdOptions,
     "rcl_md_thermo": MdThermo,
     "rcl_program_options": ProgramOptions,
+    "rcl_tune_choice": TuneChoice,
+    "rcl_tune_report": TuneReport,
+    "rcl_tune_options": TuneOptions,
 }
