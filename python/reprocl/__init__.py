@@ -10,7 +10,7 @@
 
 from __future__ import annotations
 
-from . import md, reference, tools
+from . import md, reference, tools  # reprocl.opencl: import it explicitly (needs pyopencl)
 from ._lib import LIBRARY_PATH, library_candidates
 from .core import (
     Context,
