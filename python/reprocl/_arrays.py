@@ -4,7 +4,7 @@ silently: a wrong input raises TypeError or ValueError before any C call."""
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Union
+from typing import Any, Callable, Optional, Union
 
 import numpy as np
 
@@ -35,11 +35,9 @@ def rcl_dtype(d: np.dtype) -> int:
     return F32 if d == np.float32 else F64
 
 
-def check_array(a: Any, name: str, ndim: int, dtype: Any = None, writable: bool = False) -> np.ndarray:
-    """a itself (never a copy): a C-contiguous, native-byte-order float32/float64 ndarray of ndim
-    dimensions, of `dtype` when given."""
-    if not isinstance(a, np.ndarray):
-        raise TypeError(f"{name} must be a numpy.ndarray, not {type(a).__name__} (no implicit conversion)")
+def check_layout(a: Any, name: str, ndim: int, dtype: Any = None) -> None:
+    """The checks every array argument passes, host (numpy) or device (pyopencl): float32/float64 in
+    native byte order, of `dtype` when given, ndim dimensions, C-contiguous."""
     if a.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
         raise TypeError(f"{name} has dtype {a.dtype}: reprocl takes float32 or float64 arrays only (no casts)")
     if not a.dtype.isnative:
@@ -49,7 +47,14 @@ def check_array(a: Any, name: str, ndim: int, dtype: Any = None, writable: bool 
     if a.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, has shape {a.shape}")
     if not a.flags.c_contiguous:
-        raise ValueError(f"{name} is not C-contiguous (a view with strides?); pass np.ascontiguousarray({name})")
+        raise ValueError(f"{name} is not C-contiguous (a view with strides?); make a contiguous copy yourself")
+
+
+def check_array(a: Any, name: str, ndim: int, dtype: Any = None, writable: bool = False) -> np.ndarray:
+    """a itself (never a copy): a numpy array that passes check_layout."""
+    if not isinstance(a, np.ndarray):
+        raise TypeError(f"{name} must be a numpy.ndarray, not {type(a).__name__} (no implicit conversion)")
+    check_layout(a, name, ndim, dtype)
     if writable and not a.flags.writeable:
         raise ValueError(f"{name} is read-only but is written in place")
     return a
@@ -69,3 +74,35 @@ def scalar(value: Any, d: np.dtype, name: str) -> np.ndarray:
 
 def cbuf(a: np.ndarray) -> ctypes.c_void_p:
     return ctypes.c_void_p(a.ctypes.data)
+
+
+class Handle:
+    """A C object owned by a Python object: `handle` (raises once closed), close() (frees it with the
+    class's `_free`), a context manager, and freed on garbage collection."""
+
+    _free: Callable[[int], None]
+    _what = "object"
+    _h: Optional[int] = None
+
+    @property
+    def handle(self) -> int:
+        if self._h is None:
+            raise ValueError(f"this {self._what} is closed")
+        return self._h
+
+    def close(self) -> None:
+        if self._h is not None:
+            type(self)._free(self._h)
+            self._h = None
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass

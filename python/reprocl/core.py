@@ -10,7 +10,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from . import _lib
-from ._arrays import DTypeLike, check_array, np_dtype, ptr, rcl_dtype, scalar
+from ._arrays import DTypeLike, Handle, check_array, np_dtype, ptr, rcl_dtype, scalar
 from ._lib import lib
 from .errors import check
 
@@ -113,7 +113,7 @@ def devices() -> list[Device]:
 # ---- contexts ------------------------------------------------------------------------------------------
 
 
-class Context:
+class Context(Handle):
     """A reprocl context: one device, its queue and the programs built for it. Use as a context manager
     (``with reprocl.Context(device="pocl") as ctx:``) or call close(). device: None ($REPROCL_DEVICE or
     device 0), an index, a Device, or a spec string ("pocl:", "intel", "rusticl#0"). mode: "reproducible"
@@ -152,29 +152,11 @@ class Context:
         opts.cache_dir = None if cache_dir is None else str(cache_dir).encode()
         return opts
 
-    @property
-    def handle(self) -> int:
-        """The rcl_context pointer (raises once closed)."""
-        if self._h is None:
-            raise ValueError("this reprocl.Context is closed")
-        return self._h
-
-    def close(self) -> None:
-        if self._h is not None:
-            lib.rcl_context_free(self._h)
-            self._h = None
+    _free = staticmethod(lib.rcl_context_free)
+    _what = "reprocl.Context"
 
     def __enter__(self) -> "Context":
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
 
     @property
     def profile(self) -> dict[str, Any]:

@@ -22,42 +22,62 @@ class Error(Exception):
 
 
 class InvalidArgumentError(Error, ValueError):
+    """A bad argument: NULL, a size out of range, an unknown name (RCL_ERR_INVALID_ARG)."""
+
     status = -1
 
 
 class OutOfMemoryError(Error, MemoryError):
+    """Host allocation failed."""
+
     status = -2
 
 
 class OpenCLError(Error):
+    """An OpenCL call failed; the message names the call and the CL error."""
+
     status = -3
 
 
 class BuildError(Error):
+    """A program failed to compile; the message holds the build log."""
+
     status = -4
 
 
 class UnsupportedError(Error):
+    """The device cannot run this bit-exactly; the message says which feature (fp64 on Rusticl)."""
+
     status = -5
 
 
 class NotFoundError(Error, LookupError):
+    """No device, file or entry matches."""
+
     status = -6
 
 
 class ReproclIOError(Error, OSError):
+    """A file could not be read or written."""
+
     status = -7
 
 
 class ParseError(Error, ValueError):
+    """Malformed input; the message names file, line and problem."""
+
     status = -8
 
 
 class PolicyError(Error):
+    """A build option or source construct would break reproducibility."""
+
     status = -9
 
 
 class ReproclOverflowError(Error, ArithmeticError):
+    """A fixed-point accumulator or a size computation would overflow."""
+
     status = -10
 
 
@@ -74,10 +94,14 @@ class BreakdownError(Error, ArithmeticError):
 
 
 class MismatchError(Error):
+    """Two results that must be bit-identical differ (a bug; please report)."""
+
     status = -13
 
 
 class InternalError(Error):
+    """An invariant of the library failed (a bug; please report)."""
+
     status = -14
 
 

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from . import _lib
-from ._arrays import DTypeLike, np_dtype, ptr, rcl_dtype
+from ._arrays import DTypeLike, Handle, np_dtype, ptr, rcl_dtype
 from ._lib import MD_MAX_TYPES, lib
 from .core import Context, _count, _ctx, _parse, _u64
 from .errors import check
@@ -134,7 +134,7 @@ def _thermo(t: _lib.MdThermo) -> Thermo:
 ThermoCallback = Callable[[Thermo], Optional[bool]]
 
 
-class Simulation:
+class Simulation(Handle):
     """A simulation (rcl_md) on ctx's device, or on the host reference with host=True (O(N^2), for
     tests). The forces of the initial positions are computed on creation. path: "auto", "gather",
     "symmetric", "allpairs", "task" (same bits, different speed)."""
@@ -151,11 +151,8 @@ class Simulation:
                                 byref(lj._s), byref(opts)))
         self._h: Optional[int] = h.value
 
-    @property
-    def handle(self) -> int:
-        if self._h is None:
-            raise ValueError("this Simulation is closed")
-        return self._h
+    _free = staticmethod(lib.rcl_md_free)
+    _what = "reprocl.md.Simulation"
 
     def run(self, steps: int, dt: float = 0.005, thermo_every: int = 0,
             callback: Optional[ThermoCallback] = None) -> Thermo:
@@ -213,19 +210,5 @@ class Simulation:
         pos, vel = self.state()
         return digest(np.concatenate([pos.ravel(), vel.ravel()]))
 
-    def close(self) -> None:
-        if self._h is not None:
-            lib.rcl_md_free(self._h)
-            self._h = None
-
     def __enter__(self) -> "Simulation":
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass

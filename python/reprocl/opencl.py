@@ -12,7 +12,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from . import _lib
-from ._arrays import rcl_dtype, scalar
+from ._arrays import Handle, check_layout, rcl_dtype, scalar
 from ._lib import lib
 from .core import Context, _OPS, _choice, _count, _REDUCE_MODES, _reduce_opts, _stencil_desc, _stencil_opts
 from .errors import check
@@ -83,14 +83,7 @@ def _buf(a: Any, name: str, ndim: int, dtype: Any = None) -> tuple[int, int]:
     """(cl_mem, element offset) of a contiguous pyopencl array of float32/float64."""
     if not isinstance(a, cla.Array):
         raise TypeError(f"{name} must be a pyopencl.array.Array, not {type(a).__name__}")
-    if a.dtype not in (np.dtype(np.float32), np.dtype(np.float64)):
-        raise TypeError(f"{name} has dtype {a.dtype}: float32 or float64 only (no casts)")
-    if dtype is not None and a.dtype != dtype:
-        raise TypeError(f"{name} has dtype {a.dtype}, expected {np.dtype(dtype)} (no implicit casts)")
-    if a.ndim != ndim:
-        raise ValueError(f"{name} must be {ndim}-dimensional, has shape {a.shape}")
-    if not a.flags.c_contiguous:
-        raise ValueError(f"{name} is not C-contiguous")
+    check_layout(a, name, ndim, dtype)
     if a.offset % a.dtype.itemsize:
         raise ValueError(f"{name}'s byte offset {a.offset} is not a whole number of elements")
     return a.base_data.int_ptr, a.offset // a.dtype.itemsize
@@ -162,26 +155,18 @@ def stencil_enqueue(ctx: Context, out: "cla.Array", grid: "cla.Array", iters: in
     return q.event()
 
 
-class DeviceMatrix:
+class DeviceMatrix(Handle):
     """A CSR matrix uploaded once to ctx's device (rcl_spmv_matrix), for spmv_enqueue."""
 
     def __init__(self, ctx: Context, A: MatrixLike, dtype: Any = None) -> None:
         self.matrix: Matrix = as_matrix(A, None if dtype is None else np.dtype(dtype))
         h = c_void_p()
         check(lib.rcl_spmv_matrix_create(byref(h), ctx.handle, self.matrix._p))
-        self._h: Optional[int] = h.value
+        self._h = h.value
         self._ctx = ctx
 
-    def close(self) -> None:
-        if self._h is not None:
-            lib.rcl_spmv_matrix_free(self._h)
-            self._h = None
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+    _free = staticmethod(lib.rcl_spmv_matrix_free)
+    _what = "reprocl.opencl.DeviceMatrix"
 
 
 def spmv_enqueue(A: DeviceMatrix, y: "cla.Array", x: "cla.Array", *, alpha: float = 1.0, beta: float = 0.0,
@@ -196,14 +181,14 @@ def spmv_enqueue(A: DeviceMatrix, y: "cla.Array", x: "cla.Array", *, alpha: floa
     a, b = scalar(alpha, d, "alpha"), scalar(beta, d, "beta")
     o = _spmv_opts(contract, variant)
     q = _Queue(queue, wait_for)
-    check(lib.rcl_spmv_enqueue(yb, yo, A._h, a.ctypes.data, xb, xo, b.ctypes.data, byref(o), byref(q.args)))
+    check(lib.rcl_spmv_enqueue(yb, yo, A.handle, a.ctypes.data, xb, xo, b.ctypes.data, byref(o), byref(q.args)))
     return q.event()
 
 
 # ---- the application's kernels under the policy --------------------------------------------------------
 
 
-class Program:
+class Program(Handle):
     """The caller's OpenCL C source built for ctx's device under the context's mode (rcl_program_build):
     the prelude is prepended (FP_CONTRACT OFF, exact fp32 operations rcl_add_f32, ...) and options that
     break reproducibility are refused (PolicyError). prelude_ops=True declares that the source uses the
@@ -216,13 +201,13 @@ class Program:
         src = source.encode()
         h = c_void_p()
         check(lib.rcl_program_build(byref(h), ctx.handle, src, len(src), byref(opts)))
-        self._h: Optional[int] = h.value
+        self._h = h.value
         self.ctx = ctx
         self.program = cl.Program.from_int_ptr(lib.rcl_program_cl(self._h), retain=True)
 
     @property
     def build_options(self) -> str:
-        return (lib.rcl_program_build_options(self._h) or b"").decode()
+        return (lib.rcl_program_build_options(self.handle) or b"").decode()
 
     def kernel(self, name: str) -> "cl.Kernel":
         """A pyopencl.Kernel of the policy-built program (callable as kernel(queue, gsize, lsize, *args))."""
@@ -233,13 +218,5 @@ class Program:
             raise AttributeError(name)
         return self.kernel(name)
 
-    def close(self) -> None:
-        if getattr(self, "_h", None) is not None:
-            lib.rcl_program_free(self._h)
-            self._h = None
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
+    _free = staticmethod(lib.rcl_program_free)
+    _what = "reprocl.opencl.Program"
