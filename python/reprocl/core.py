@@ -72,7 +72,8 @@ class Device:
 
 def _profile_dict(p: _lib.DeviceProfile) -> dict[str, Any]:
     out: dict[str, Any] = {}
-    for name, ctype in p._fields_:
+    for fld in p._fields_:
+        name = fld[0]
         v = getattr(p, name)
         if isinstance(v, bytes):
             v = _s(v)

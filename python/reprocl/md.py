@@ -128,7 +128,7 @@ class Thermo:
 
 
 def _thermo(t: _lib.MdThermo) -> Thermo:
-    return Thermo(*(getattr(t, f) for f, _ in _lib.MdThermo._fields_))
+    return Thermo(*(getattr(t, f[0]) for f in _lib.MdThermo._fields_))
 
 
 ThermoCallback = Callable[[Thermo], Optional[bool]]
