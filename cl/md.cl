@@ -32,8 +32,8 @@
 /* status[] (the device decides and records; the host reads it only now and then, src/md/md_device.c):
  * [0] the step (low 32 bits) of the last rebuild request: the build kernels of step s run only when it is s,
  * [1] error bits, [2] largest neighbour count seen, [3] largest cell seen, [4..5] partner pairs within
- * cutoff + skin of the last build (low and high 32 bits), [6] the step of the first error, [7] the step
- * being computed (set by md_integrate1), [8] builds done (mod 2^32) */
+ * cutoff + skin of the last build (low and high 32 bits), [6] the step of the first error (0: none), [7]
+ * the step being computed (set by md_integrate1; the host's step count + 1), [8] builds done (mod 2^32) */
 #define MD_ST_REBUILD 0
 #define MD_ST_ERRORS 1
 #define MD_ST_MAXNEIGH 2
@@ -213,9 +213,11 @@ RCL_FN int md_pair(real4 pi, real4 pj, int ti, __constant const real_t *coef, re
   return 1;
 }
 
-/* Error bits; the first flag since the status was cleared records its step. */
+/* Error bits, of the first failing step only (status[6], 0 while none; steps count from 1): the flags of
+ * later steps, which may be consequences, are dropped, so the bits do not depend on timing. */
 RCL_FN void md_flag_at(__global volatile int *status, uint bits, int step) {
-  if (atomic_or(&status[MD_ST_ERRORS], (int)bits) == 0) status[MD_ST_ERRSTEP] = step;
+  int first = atomic_cmpxchg(&status[MD_ST_ERRSTEP], 0, step);
+  if (first == 0 || first == step) atomic_or(&status[MD_ST_ERRORS], (int)bits);
 }
 RCL_FN void md_flag(__global volatile int *status, uint bits) { md_flag_at(status, bits, status[MD_ST_STEP]); }
 

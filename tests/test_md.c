@@ -149,11 +149,11 @@ typedef struct {
   rcl_md_convert convert;
 } variant;
 static const variant variants[] = {
-    {RCL_MD_PATH_GATHER, 0, 0, RCL_MD_CONVERT_AUTO},       {RCL_MD_PATH_GATHER, 8, 16, RCL_MD_CONVERT_BUILTIN},
-    {RCL_MD_PATH_GATHER, 64, 32, RCL_MD_CONVERT_FLOAT64},  {RCL_MD_PATH_GATHER, 32, 8, RCL_MD_CONVERT_INTEGER},
-    {RCL_MD_PATH_SYMMETRIC, 0, 0, RCL_MD_CONVERT_AUTO},    {RCL_MD_PATH_SYMMETRIC, 16, 64, RCL_MD_CONVERT_BUILTIN},
-    {RCL_MD_PATH_ALLPAIRS, 0, 0, RCL_MD_CONVERT_AUTO},     {RCL_MD_PATH_ALLPAIRS, 16, 0, RCL_MD_CONVERT_AUTO},
-    {RCL_MD_PATH_ALLPAIRS, 128, 0, RCL_MD_CONVERT_AUTO},   {RCL_MD_PATH_TASK, 0, 32, RCL_MD_CONVERT_AUTO}};
+    {RCL_MD_PATH_GATHER, 0, 0, RCL_MD_CONVERT_AUTO},      {RCL_MD_PATH_GATHER, 8, 16, RCL_MD_CONVERT_BUILTIN},
+    {RCL_MD_PATH_GATHER, 64, 32, RCL_MD_CONVERT_FLOAT64}, {RCL_MD_PATH_GATHER, 32, 8, RCL_MD_CONVERT_INTEGER},
+    {RCL_MD_PATH_SYMMETRIC, 0, 0, RCL_MD_CONVERT_AUTO},   {RCL_MD_PATH_SYMMETRIC, 16, 64, RCL_MD_CONVERT_BUILTIN},
+    {RCL_MD_PATH_ALLPAIRS, 0, 0, RCL_MD_CONVERT_AUTO},    {RCL_MD_PATH_ALLPAIRS, 16, 0, RCL_MD_CONVERT_AUTO},
+    {RCL_MD_PATH_ALLPAIRS, 128, 0, RCL_MD_CONVERT_AUTO},  {RCL_MD_PATH_TASK, 0, 32, RCL_MD_CONVERT_AUTO}};
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
 /* Whether a variant can run here; if not, asserts the refusal is the documented one. */
@@ -347,7 +347,8 @@ START_TEST(neighbor_lists_canonical) {
     rcl_md_free(md);
   }
   for (size_t i = 0; i < n; i++) {
-    ck_assert_msg(counts[0][i] == counts[1][i] && !memcmp(lists[0] + i * cap, lists[1] + i * cap, counts[0][i] * sizeof(size_t)),
+    ck_assert_msg(counts[0][i] == counts[1][i] &&
+                      !memcmp(lists[0] + i * cap, lists[1] + i * cap, counts[0][i] * sizeof(size_t)),
                   "atom %zu: the neighbour list depends on the work-group size on %s", i, rt_device_name(_i));
     /* the set: partners within (cutoff + skin) in binary32, minimum image */
     float rcs2 = (float)((2.5 + 0.3) * (2.5 + 0.3));
@@ -357,8 +358,10 @@ START_TEST(neighbor_lists_canonical) {
       float r2 = 0;
       for (int d = 0; d < 3; d++) {
         float len = (float)(s->hi[d] - s->lo[d]), dd = (float)s->pos[3 * i + d] - (float)s->pos[3 * j + d];
-        if (dd > len / 2) dd -= len;
-        else if (dd < -len / 2) dd += len;
+        if (dd > len / 2)
+          dd -= len;
+        else if (dd < -len / 2)
+          dd += len;
         r2 = d == 0 ? dd * dd : r2 + dd * dd;
       }
       if (!(r2 < rcs2)) continue;
@@ -445,8 +448,8 @@ static double force_error(const void *force, rcl_dtype dt, const lammps_ref *r, 
  * binary64 positions 3e-5, since rounding the coordinates to binary32 (an absolute 1e-6 at |x| ~ 16)
  * moves the forces by ~1e-5 of the largest before any arithmetic. */
 static void check_lammps(size_t dev, const char *what, rcl_dtype dt, const char *data, double cutoff, int shift,
-                         const char *ref_path, const char *forces_path, int with_velocities, double tol_e,
-                         double tol_p, double tol_f) {
+                         const char *ref_path, const char *forces_path, int with_velocities, double tol_e, double tol_p,
+                         double tol_f) {
   if (!rt_supported(dev, RCL_FAMILY_MD, dt)) return;
   rcl_md_system *s;
   rcl_md_lj lj = RCL_MD_LJ_INIT;
@@ -500,8 +503,10 @@ END_TEST
 
 START_TEST(lammps_heat) {
   FILE *f = fopen(HEAT_DATA, "r");
-  ck_assert_msg(f != NULL, "%s is missing: install the Debian package lammps-examples (or point "
-                "REPROCL_LAMMPS_EXAMPLES at its examples directory)", HEAT_DATA);
+  ck_assert_msg(f != NULL,
+                "%s is missing: install the Debian package lammps-examples (or point "
+                "REPROCL_LAMMPS_EXAMPLES at its examples directory)",
+                HEAT_DATA);
   fclose(f);
   check_lammps(_i, "heat_lj", RCL_F64, HEAT_DATA, 3.0, 1, DATA "heat_lj.ref", DATA "heat_lj.forces", 1, 1e-12, 1e-12,
                1e-12);
@@ -595,19 +600,25 @@ START_TEST(bad_input_files) {
   ck_assert(s->id[0] == 1 && s->pos[0] == 2.0 && s->vel[0] == 0.1 && s->vel[4] == 0.2);
   rcl_md_system_free(s);
 
-  read_fails("num.data", HDR MASS "Atoms\n\n1 1 1.2.3 1 1\n2 1 2 2 2\n", "num.data:16: the coordinate \"1.2.3\" is not a number");
+  read_fails("num.data", HDR MASS "Atoms\n\n1 1 1.2.3 1 1\n2 1 2 2 2\n",
+             "num.data:16: the coordinate \"1.2.3\" is not a number");
   read_fails("nan.data", HDR MASS "Atoms\n\n1 1 nan 1 1\n2 1 2 2 2\n", "nan.data:16: the coordinate is nan");
-  read_fails("cols.data", HDR MASS "Atoms\n\n1 1 1 1\n2 1 2 2 2\n", "cols.data:16: an Atoms line of atom_style atomic has 5 or 8 columns");
-  read_fails("outside.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 12 2\n", "outside.data:17: atom 2 lies outside the box: y = 12");
+  read_fails("cols.data", HDR MASS "Atoms\n\n1 1 1 1\n2 1 2 2 2\n",
+             "cols.data:16: an Atoms line of atom_style atomic has 5 or 8 columns");
+  read_fails("outside.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 12 2\n",
+             "outside.data:17: atom 2 lies outside the box: y = 12");
   read_fails("type.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 3 2 2 2\n", "type.data:17: atom 2 has type 3");
   read_fails("dup.data", HDR MASS "Atoms\n\n1 1 1 1 1\n1 1 2 2 2\n", "atom ID 1 appears twice");
   read_fails("short.data", HDR MASS "Atoms\n\n1 1 1 1 1\n", "the file ends inside section \"Atoms\"");
   read_fails("zero.data", "LAMMPS data file\n\n0 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n",
              "declares 0 atoms");
-  read_fails("nobox.data", "LAMMPS data file\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n\n" MASS, "no \"zlo zhi\"");
-  read_fails("header.data", "LAMMPS data file\n\n2 atoms\n1 atom types\nfoo bar\n", "header.data:5: unknown header line \"foo bar\"");
+  read_fails("nobox.data", "LAMMPS data file\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n\n" MASS,
+             "no \"zlo zhi\"");
+  read_fails("header.data", "LAMMPS data file\n\n2 atoms\n1 atom types\nfoo bar\n",
+             "header.data:5: unknown header line \"foo bar\"");
   read_fails("tri.data", HDR "0 0 0 xy xz yz\n\n" MASS, "triclinic");
-  read_fails("style.data", HDR MASS "Atoms # full\n\n1 1 1 1 1\n2 1 2 2 2\n", "style.data:14: Atoms section of atom_style \"full\"");
+  read_fails("style.data", HDR MASS "Atoms # full\n\n1 1 1 1 1\n2 1 2 2 2\n",
+             "style.data:14: Atoms section of atom_style \"full\"");
   read_fails("bonds.data", HDR MASS "Bonds\n\n1 1 1 2\n", "section \"Bonds\" is not supported");
   read_fails("vel.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 2 2\n\nVelocities\n\n1 0 0 0\n7 0 0 0\n",
              "vel.data:22: velocity for atom 7");
@@ -615,7 +626,8 @@ START_TEST(bad_input_files) {
   read_fails("bad.xyz", "3\ncomment\nAr 0 0 0\nAr 1 1\n", "bad.xyz:4: an atom line has 4 columns");
   read_fails("count.xyz", "-3\ncomment\n", "count.xyz:1: the file declares -3 atoms");
   read_fails("tri.xyz", "1\nLattice=\"5 1 0 0 5 0 0 0 5\"\nAr 1 1 1\n", "tri.xyz:2: the Lattice is not orthorhombic");
-  read_fails("pbc.xyz", "1\npbc=\"T T T\"\nAr 1 1 1\n", "pbc.xyz:2: pbc asks for periodic axes but there is no Lattice");
+  read_fails("pbc.xyz", "1\npbc=\"T T T\"\nAr 1 1 1\n",
+             "pbc.xyz:2: pbc asks for periodic axes but there is no Lattice");
   rcl_md_system *none = NULL;
   rt_fails(rcl_md_read(&none, NULL, "/nonexistent/file.data"), RCL_ERR_IO, "cannot open /nonexistent/file.data");
 }
@@ -665,12 +677,14 @@ START_TEST(bad_systems) {
     rcl_md_lj lj = RCL_MD_LJ_INIT;
     rcl_md *md = NULL;
     s->pos[7] = NAN;
-    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "atom 3 has a non-finite position y");
+    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG,
+             "atom 3 has a non-finite position y");
     s->pos[7] = s->hi[1] + 0.5;
     rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "atom 3 lies outside the box");
     s->pos[7] = 1.0;
     lj.cutoff = 3.5;
-    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
+    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG,
+             "larger than half the periodic box");
     rt_fails(rcl_md_check(s, &lj, RCL_F32), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
     lj.cutoff = 2.5;
     s->type[5] = 2;
@@ -759,6 +773,129 @@ START_TEST(overflow_detected) {
 }
 END_TEST
 
+/* ---- deferred status reads ------------------------------------------------------------------------------ */
+
+/* The device simulation reads its status only every REPROCL_MD_SYNC steps (the rebuild decision stays on the
+ * device). Both tests below run at K = 1 (a read every step), 16 and 64. */
+static const char *const sync_every[] = {"1", "16", "64"};
+#define NSYNC (sizeof sync_every / sizeof sync_every[0])
+
+/* A dilute gas imploding towards the box centre: the neighbour counts grow through the run. */
+static rcl_md_system *imploding(void) {
+  rcl_md_system *s;
+  rt_ok(rcl_md_lattice(&s, "sc", 8, 0.3, 0.5, 21));
+  for (size_t i = 0; i < 3 * s->natoms; i++) {
+    int d = (int)(i % 3);
+    s->vel[i] -= 0.5 * (s->pos[i] - 0.5 * (s->lo[d] + s->hi[d]));
+  }
+  return s;
+}
+
+/* The largest neighbour count of any atom. */
+static size_t max_neighbors(rcl_md *md) {
+  size_t most = 0, count;
+  for (size_t i = 0; i < rcl_md_natoms(md); i++) {
+    rt_ok(rcl_md_get_neighbors(md, i, &count, NULL, 0));
+    if (count > most) most = count;
+  }
+  return most;
+}
+
+/* Lists created with exactly the slots the first build needs outgrow them inside a window of K steps: the
+ * window is restored and run again with more slots. Forces, state, thermo rows and the number of builds are
+ * those of K = 1 and of the host reference. */
+START_TEST(sync_window_overflow) {
+  rcl_context *c = rt_ctx(_i);
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_MD, dt)) continue;
+    rcl_md_system *s = imploding();
+    rcl_md_lj lj = RCL_MD_LJ_INIT;
+    rcl_md *md;
+    thermo_rows want_rows = {.n = 0};
+    rt_ok(rcl_md_create(&md, NULL, dt, s, &lj, NULL));
+    rt_ok(rcl_md_run(md, 120, 0.005, 40, collect, &want_rows));
+    snapshot want;
+    snap(&want, md);
+    rcl_md_free(md);
+    rt_ok(rcl_md_create(&md, c, dt, s, &lj, NULL));
+    rcl_md_options o = RCL_MD_OPTIONS_INIT;
+    o.neighbor_capacity = max_neighbors(md);
+    rcl_md_free(md);
+    size_t builds = 0;
+    for (size_t k = 0; k < NSYNC; k++) {
+      setenv("REPROCL_MD_SYNC", sync_every[k], 1);
+      rt_ok(rcl_md_create(&md, c, dt, s, &lj, &o));
+      thermo_rows rows = {.n = 0};
+      rt_ok(rcl_md_run(md, 120, 0.005, 40, collect, &rows));
+      snapshot got;
+      snap(&got, md);
+      char what[160];
+      snprintf(what, sizeof what, "imploding gas %s on %s, status read every %s steps", rcl_dtype_name(dt),
+               rt_device_name(_i), sync_every[k]);
+      assert_snap_eq(&got, &want, s->natoms, dt, what);
+      ck_assert_uint_eq(rows.n, want_rows.n);
+      for (size_t r = 0; r < rows.n; r++) assert_thermo_eq(&rows.rows[r], &want_rows.rows[r], what);
+      size_t most = max_neighbors(md);
+      ck_assert_msg(most > o.neighbor_capacity, "%s: the lists never outgrew %zu slots (%zu partners)", what,
+                    o.neighbor_capacity, most);
+      if (k == 0) builds = got.th.neighbor_builds;
+      ck_assert_msg(got.th.neighbor_builds == builds, "%s: %zu builds, %zu at K = 1", what, got.th.neighbor_builds,
+                    builds);
+      snap_free(&got);
+      rcl_md_free(md);
+    }
+    unsetenv("REPROCL_MD_SYNC");
+    snap_free(&want);
+    rcl_md_system_free(s);
+  }
+}
+END_TEST
+
+/* The step an error message names ("(step S)"), or -1. */
+static long named_step(const char *msg) {
+  const char *p = strstr(msg, "(step ");
+  return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+/* Two atoms of a dilute gas flying head-on into each other overlap at step 40 (a fixed-point range error):
+ * every K names the step the host reference names, though the host reads the status up to K - 1 steps later. */
+START_TEST(sync_error_step) {
+  rcl_context *c = rt_ctx(_i);
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_MD, dt)) continue;
+    rcl_md_system *s;
+    rt_ok(rcl_md_lattice(&s, "sc", 2, 1e-6, 1.0, 3)); /* 8 atoms 100 apart */
+    for (size_t i = 0; i < 3 * s->natoms; i++) s->vel[i] = 0;
+    for (int a = 0; a < 2; a++) { /* 96.25 apart along x, closing 2.4 per step: 0.25 apart after 40 steps */
+      s->pos[3 * a] = s->lo[0] + 10.0 + 96.25 * a;
+      s->pos[3 * a + 1] = s->lo[1] + 50.0;
+      s->pos[3 * a + 2] = s->lo[2] + 50.0;
+      s->vel[3 * a] = a ? -240.0 : 240.0;
+    }
+    rcl_md_lj lj = RCL_MD_LJ_INIT;
+    rcl_md *md;
+    rt_ok(rcl_md_create(&md, NULL, dt, s, &lj, NULL));
+    rt_fails(rcl_md_run(md, 100, 0.005, 0, NULL, NULL), RCL_ERR_OVERFLOW, "fixed-point range");
+    long want = named_step(rcl_error_last());
+    rcl_md_free(md);
+    ck_assert_msg(want >= 30 && want < 48, "the reference names step %ld", want);
+    for (size_t k = 0; k < NSYNC; k++) {
+      setenv("REPROCL_MD_SYNC", sync_every[k], 1);
+      rt_ok(rcl_md_create(&md, c, dt, s, &lj, NULL));
+      rt_fails(rcl_md_run(md, 100, 0.005, 0, NULL, NULL), RCL_ERR_OVERFLOW, "fixed-point range");
+      long got = named_step(rcl_error_last());
+      ck_assert_msg(got == want, "%s on %s, status read every %s steps: step %ld named, the reference names %ld (%s)",
+                    rcl_dtype_name(dt), rt_device_name(_i), sync_every[k], got, want, rcl_error_last());
+      rcl_md_free(md);
+    }
+    unsetenv("REPROCL_MD_SYNC");
+    rcl_md_system_free(s);
+  }
+}
+END_TEST
+
 /* Energy conservation of the NVE integrator (an accuracy check with a stated bound, not a bitwise one):
  * a shifted-potential liquid over 2000 steps keeps its total energy within 5e-4 relative. */
 START_TEST(energy_conservation) {
@@ -801,6 +938,8 @@ int main(void) {
   rt_add_device_loop(tc, lammps_heat);
   rt_add_device_loop(tc, bad_systems);
   rt_add_device_loop(tc, overflow_detected);
+  rt_add_device_loop(tc, sync_window_overflow);
+  rt_add_device_loop(tc, sync_error_step);
   rt_add_device_loop(tc, energy_conservation);
   suite_add_tcase(s, tc);
   return rt_run(s);

@@ -243,13 +243,14 @@ static int fill_int(dev_state *s, cl_mem buf, size_t offset, size_t bytes, cl_in
 }
 
 /* Errors the kernels flagged (the capacity bit is handled by dev_sync, not an error), named with the step
- * the first of them happened at: status[6] holds its low 32 bits, at most the step being computed. */
+ * the first of them happened at, as the host reference names it (md->step while that step runs): status[6]
+ * holds the low 32 bits of one more, at most md->step + 1. */
 static int check_errors(rcl_md *md, const cl_int st[MD_STATUS_WORDS], const char *where) {
   unsigned bits = (unsigned)st[1] & ~MD_ERR_CAPACITY;
   if (!bits) return 0;
-  size_t now = md->step + 1;
+  size_t now = md->step + 1, then = now - (uint32_t)((uint32_t)now - (uint32_t)st[MD_ST_ERRSTEP]);
   rcl_md at = *md;
-  at.step = now - (uint32_t)((uint32_t)now - (uint32_t)st[MD_ST_ERRSTEP]);
+  at.step = then ? then - 1 : 0;
   if (bits & MD_ERR_CELLS)
     return rcl__fail(RCL_ERR_UNSUPPORTED,
                      "a cell holds %d atoms %s (step %zu): scanning 27 such cells exceeds %s's limit of %llu loop "
@@ -257,6 +258,11 @@ static int check_errors(rcl_md *md, const cl_int st[MD_STATUS_WORDS], const char
                      st[3], where, at.step, md->ctx->profile.device_name,
                      (unsigned long long)md->ctx->profile.loop_iteration_limit);
   return md_status_error(&at, bits, where);
+}
+
+/* status[7], the step errors are recorded at: md->step + 1 (integration sets it for each step). */
+static int set_step(rcl_md *md, dev_state *s) {
+  return fill_int(s, s->status, MD_ST_STEP * sizeof(cl_int), sizeof(cl_int), (cl_int)(uint32_t)(md->step + 1));
 }
 
 /* ---- neighbour lists ------------------------------------------------------------------------------ */
@@ -481,11 +487,12 @@ static int dev_sync(rcl_md *md, dev_state *s, const char *where) {
   for (;;) {
     int rc = read_status(s, s->st);
     if (rc) return rc;
+    /* errors of the first failing step only (cl/md.cl): never consequences of an overflow before them */
+    if ((rc = check_errors(md, s->st, where)) != 0) return rc;
     if (s->lists && (s->st[1] & (cl_int)MD_ERR_CAPACITY) && s->nlog && s->cap < RCL_MD_MAX_NEIGHBORS) {
       if ((rc = redo_window(md, s, (size_t)s->st[2])) != 0) return rc;
       continue;
     }
-    if ((rc = check_errors(md, s->st, where)) != 0) return rc;
     if (s->st[1] & (cl_int)MD_ERR_CAPACITY)
       return rcl__fail(RCL_ERR_INTERNAL, "MD: a neighbour list overflowed %zu slots (a bug; please report)", s->cap);
     md->builds += (uint32_t)s->st[MD_ST_BUILDS] - s->builds_seen;
@@ -572,6 +579,7 @@ static int dev_sums(rcl_md *md, md_sums *out) {
   memset(out, 0, sizeof *out);
   size_t acc = s->native ? s->es : 8;
   int rc = dev_sync(md, s, "before the thermo sums");
+  if (!rc) rc = set_step(md, s);
   if (!rc)
     rc = rcl__set_args(s->k[K_THERMO], knames[K_THERMO], 9, MEM(s->pos), MEM(s->vel), MEM(s->ev), U32(n), U32(stride),
                        MEM(s->coef), MEM(s->partials), MEM(s->status), 6 * s->WT * acc, NULL);
@@ -1123,7 +1131,7 @@ static int dev_upload(rcl_md *md, dev_state *s, const rcl_md_system *sys) {
   rcl__free(hv);
   rcl__free(ht);
   if (!rc) rc = fill_int(s, s->status, 0, MD_STATUS_WORDS * sizeof(cl_int), 0);
-  if (!rc) rc = fill_int(s, s->status, MD_ST_STEP * sizeof(cl_int), sizeof(cl_int), (cl_int)(uint32_t)md->step);
+  if (!rc) rc = set_step(md, s);
   if (!rc && s->lists) rc = fill_int(s, s->ccount, 0, s->ncells * sizeof(cl_int), 0); /* kept zero by the scan */
   if (!rc) rc = fill_int(s, s->force, 0, 3 * s->stride * 8, 0);
   if (!rc) rc = fill_int(s, s->ev, 0, 2 * s->stride * 8, 0);
