@@ -50,7 +50,8 @@ typedef struct {
    * tag_s, and copies them back */
   cl_mem pos, vel, tag, vel_s, tag_s, pos0, cellof, cellnew;
   cl_mem force, ev, status, coef, ccount, cstart, cfill, members, nlist, ncount, partials;
-  size_t cap; /* neighbour slots per atom */
+  size_t cap;            /* neighbour slots per atom */
+  size_t build_args_cap; /* the build kernels' arguments are set for these slots (0: not set) */
   int nc[3];
   size_t ncells;
   double cinv[3];
@@ -271,17 +272,15 @@ static int alloc_lists(rcl_md *md, dev_state *s, size_t cap) {
   if (s->nlist) clReleaseMemObject(s->nlist);
   s->nlist = NULL;
   s->cap = cap;
+  s->build_args_cap = 0;
   size_t bytes;
   int rc = rcl__mul_size(&bytes, s->stride * 4, cap, "neighbour list");
   if (!rc) rc = rcl__buffer_create(&s->nlist, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, "neighbour list");
   return rc;
 }
 
-/* The build of step seq (see cl/md.cl): renumbers the atoms in (cell, tag) order and builds the neighbour
- * lists. Every kernel returns at once unless status[0] is seq: launched every step, it runs only on the
- * steps whose displacement test asked for it (or when the host forced it). Overflowing slots are flagged
- * in the status (dev_sync grows them). */
-static int launch_build(rcl_md *md, dev_state *s, cl_uint seq) {
+/* The arguments of the build kernels (cl/md.cl) for step seq. */
+static int set_build_args(rcl_md *md, dev_state *s, cl_uint seq) {
   cl_uint n = (cl_uint)md->n, nc_total = (cl_uint)s->ncells, per = periodic_mask(md),
           half = md->path == RCL_MD_PATH_SYMMETRIC, stride = (cl_uint)s->stride, cap = (cl_uint)s->cap;
   /* Work-items loop over up to 27 cells of the largest occupancy: beyond the driver's loop limit the lists
@@ -294,26 +293,50 @@ static int launch_build(rcl_md *md, dev_state *s, cl_uint seq) {
          hh = arg_half(md), rcs2 = arg_real(md, (md->cutoff + md->skin) * (md->cutoff + md->skin));
   int rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 9, MEM(s->pos), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
                          MEM(s->cellof), MEM(s->ccount), MEM(s->status), U32(seq));
-  if (!rc) rc = launch(s, K_COUNT, knames[K_COUNT], n, s->WB);
   if (!rc)
     rc = rcl__set_args(s->k[K_SCAN], knames[K_SCAN], 8, MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total),
                        MEM(s->status), U32(seq), sizeof maxcell, &maxcell, 2 * s->WS * sizeof(cl_int), NULL);
-  if (!rc) rc = launch(s, K_SCAN, knames[K_SCAN], s->WS, s->WS);
   if (!rc)
     rc = rcl__set_args(s->k[K_FILL], knames[K_FILL], 7, MEM(s->cellof), U32(n), MEM(s->cstart), MEM(s->cfill),
                        MEM(s->members), MEM(s->status), U32(seq));
-  if (!rc) rc = launch(s, K_FILL, knames[K_FILL], n, s->WB);
   if (!rc)
     rc = rcl__set_args(s->k[K_MOVE], knames[K_MOVE], 13, MEM(s->pos), MEM(s->vel), MEM(s->tag), MEM(s->cellof),
                        MEM(s->cstart), MEM(s->members), U32(n), MEM(s->pos0), MEM(s->vel_s), MEM(s->tag_s),
                        MEM(s->cellnew), MEM(s->status), U32(seq));
-  if (!rc) rc = launch(s, K_MOVE, knames[K_MOVE], n, s->WB);
   if (!rc)
     rc = rcl__set_args(s->k[K_NEIGH], knames[K_NEIGH], 21, MEM(s->pos0), MEM(s->cellnew), MEM(s->cstart), U32(n),
                        sizeof nc, &nc, U32(per), ARG(len), ARG(hh), ARG(rcs2), U32(half), U32(stride), U32(cap),
                        MEM(s->nlist), MEM(s->ncount), MEM(s->status), U32(seq), MEM(s->vel_s), MEM(s->tag_s),
                        MEM(s->pos), MEM(s->vel), MEM(s->tag));
-  if (!rc) rc = launch(s, K_NEIGH, knames[K_NEIGH], n, s->WB);
+  return rc;
+}
+
+/* The build kernels' argument index of seq, the only argument that changes from step to step. */
+static const struct {
+  int k;
+  cl_uint arg;
+} build_seq_arg[] = {{K_COUNT, 8}, {K_SCAN, 5}, {K_FILL, 6}, {K_MOVE, 12}, {K_NEIGH, 15}};
+
+/* The build of step seq (see cl/md.cl): renumbers the atoms in (cell, tag) order and builds the neighbour
+ * lists. Every kernel returns at once unless status[0] is seq: launched every step, it runs only on the
+ * steps whose displacement test asked for it (or when the host forced it). Overflowing slots are flagged
+ * in the status (dev_sync grows them). */
+static int launch_build(rcl_md *md, dev_state *s, cl_uint seq) {
+  int rc = 0;
+  if (s->build_args_cap != s->cap) { /* first, and after the lists grew: every argument */
+    rc = set_build_args(md, s, seq);
+    s->build_args_cap = rc ? 0 : s->cap;
+  } else {
+    for (size_t i = 0; i < 5 && !rc; i++) {
+      cl_int err = clSetKernelArg(s->k[build_seq_arg[i].k], build_seq_arg[i].arg, sizeof seq, &seq);
+      if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clSetKernelArg(%s, seq)", knames[build_seq_arg[i].k]);
+    }
+  }
+  cl_uint n = (cl_uint)md->n;
+  for (size_t i = 0; i < 5 && !rc; i++) {
+    int k = build_seq_arg[i].k;
+    rc = k == K_SCAN ? launch(s, k, knames[k], s->WS, s->WS) : launch(s, k, knames[k], n, s->WB);
+  }
   return rc;
 }
 
