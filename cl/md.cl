@@ -12,9 +12,8 @@
  * nearest even is odd-symmetric.
  *
  * Build defines: RCL_DTYPE_F32/F64 (prelude), MD_NT (atom types, 1..8), MD_EV (1: also energy and
- * virial), MD_RTE (the implementation of the fixed-point rounding, below). In native mode (RCL_NATIVE) the same kernels
- * accumulate in floating point instead (float atomics through compare-and-swap in the symmetric path), for speed
- * comparisons only.
+ * virial), MD_RTE (the implementation of the fixed-point rounding, below). In native mode (RCL_NATIVE) the same kernels accumulate in floating point instead (float
+ * atomics through compare-and-swap in the symmetric path), for speed comparisons only.
  *
  * Layouts: positions and velocities are real4 per atom; the w of a position carries the atom's type in
  * the low bits of a normal number (1.0 + type ulps), so copies can never flush it. Forces are three
@@ -238,16 +237,16 @@ RCL_FN void md_store(uint i, uint stride, __global acc_t *force, __global acc_t 
 }
 
 /* Atom i over its full neighbour list: the body of the gather and task kernels. */
-RCL_FN void md_gather_atom(uint i, __global const real4 *pos, __global const int *nlist, __global const int *ncount,
-                           uint stride, __constant const real_t *coef, real_t rc2, real4 blen, real4 bhalf,
-                           __global acc_t *force, __global acc_t *ev, __global volatile int *status) {
+RCL_FN void md_gather_atom(uint i, __global const real4 *pos, __global const int *nlist,
+                           __global const int *ncount, uint stride, __constant const real_t *coef, real_t rc2,
+                           real4 blen, real4 bhalf, __global acc_t *force, __global acc_t *ev,
+                           __global volatile int *status) {
   real4 pi = pos[i];
   int ti = MD_TYPE_OF(pi);
   acc_t ax = 0, ay = 0, az = 0, ae = 0, aw = 0;
   int bad = 0, cnt = ncount[i];
   __global const int *nl = nlist + i; /* column-major: consecutive work-items read consecutive entries */
-  for (int k = 0; k < cnt; k++, nl += stride)
-    md_pair(pi, pos[*nl], ti, coef, rc2, blen, bhalf, &ax, &ay, &az, &ae, &aw, &bad);
+  for (int k = 0; k < cnt; k++, nl += stride) md_pair(pi, pos[*nl], ti, coef, rc2, blen, bhalf, &ax, &ay, &az, &ae, &aw, &bad);
   md_store(i, stride, force, ev, ax, ay, az, ae, aw);
   if (bad) md_flag(status, MD_ERR_RANGE);
 }
@@ -287,7 +286,8 @@ __kernel void md_force_allpairs(__global const real4 *pos, uint n, uint stride, 
     uint m = n - base < W ? n - base : W;
     if (i < n)
       for (uint k = 0; k < m; k++)
-        if (base + k != i) partners += md_pair(pi, tile[k], ti, coef, rc2, blen, bhalf, &ax, &ay, &az, &ae, &aw, &bad);
+        if (base + k != i)
+          partners += md_pair(pi, tile[k], ti, coef, rc2, blen, bhalf, &ax, &ay, &az, &ae, &aw, &bad);
   }
   if (i >= n) return;
   md_store(i, stride, force, ev, ax, ay, az, ae, aw);
@@ -544,7 +544,7 @@ __kernel void md_neigh_build(__global const real4 *pos, __global const int *cell
  * b = 1 for the wrap, which is exact — so the emulation appears once in the kernel: a driver that
  * processes the kernel at every launch (Mesa 22.3's Rusticl) pays for its size every step. Elsewhere
  * the plain sequence. Both are the same operations in the same order. */
-#if defined(RCL_DTYPE_F32) && (defined(RCL_EMULATE_F32_SUBNORMALS) || defined(RCL_EMULATE_F32_DIV_SQRT)) &&            \
+#if defined(RCL_DTYPE_F32) && (defined(RCL_EMULATE_F32_SUBNORMALS) || defined(RCL_EMULATE_F32_DIV_SQRT)) && \
     !defined(RCL_NATIVE)
 #define MD_COMPACT 1
 #else
@@ -582,22 +582,18 @@ RCL_FN real4 md_update(real4 v, real4 *p, real_t h, __global const acc_t *force,
       c = (periodic & (1u << d)) ? md_wrap_shift(x[d], lo[d], hi[d], len[d]) : MD_ZERO;
     }
     real_t r = R_SEAL(R_ADD(a, R_MUL(b, c)), z);
-    if (phase < kicks)
-      u[d] = r;
-    else if (phase == kicks || c != MD_ZERO)
-      x[d] = r;
+    if (phase < kicks) u[d] = r;
+    else if (phase == kicks || c != MD_ZERO) x[d] = r;
   }
 #else
-  RCL_ORDERED_LOOP for (uint k = 0; k < kicks; k++) for (uint d = 0; d < 3u; d++) u[d] =
-      R_SEAL(R_ADD(u[d], R_MUL(h, f[d])), z);
+  RCL_ORDERED_LOOP for (uint k = 0; k < kicks; k++)
+    for (uint d = 0; d < 3u; d++) u[d] = R_SEAL(R_ADD(u[d], R_MUL(h, f[d])), z);
   if (drift)
     for (uint d = 0; d < 3u; d++) {
       real_t c = R_ADD(x[d], R_MUL(dtv, u[d]));
       if (periodic & (1u << d)) {
-        if (MD_GE(c, hi[d]))
-          c = R_SUB(c, len[d]);
-        else if (MD_LT(c, lo[d]))
-          c = R_ADD(c, len[d]);
+        if (MD_GE(c, hi[d])) c = R_SUB(c, len[d]);
+        else if (MD_LT(c, lo[d])) c = R_ADD(c, len[d]);
       }
       x[d] = c;
     }
@@ -690,8 +686,8 @@ RCL_FN void md_thermo_sums(__global const real4 *pos, __global const real4 *vel,
     for (int q = 0; q < 6; q++) partials[get_group_id(0) * 6 + q] = scratch[q * W];
 }
 
-__kernel void md_thermo_partials(__global const real4 *pos, __global const real4 *vel, __global const acc_t *ev, uint n,
-                                 uint stride, __constant const real_t *coef, __global acc_t *partials,
+__kernel void md_thermo_partials(__global const real4 *pos, __global const real4 *vel, __global const acc_t *ev,
+                                 uint n, uint stride, __constant const real_t *coef, __global acc_t *partials,
                                  __global volatile int *status, __local acc_t *scratch) {
   md_thermo_sums(pos, vel, ev, (__global const int *)0, n, n, stride, coef, partials, status, scratch);
 }
