@@ -1,8 +1,9 @@
 #!/bin/sh
 # MD steps per second on one GPU against system size (issue 20, "MD: no floor"): the LJ fcc liquid of the
 # issue's table (density 0.8442, T* 3, cutoff 2.5, dt 0.005, 2000 steps, REPROCL_TUNING=off) at 500, 4000,
-# 32000 and 256000 atoms, f32 and f64, through `reprocl md --json`; each also with the status read every step
-# (REPROCL_MD_SYNC=1: the host's round trip per step, close to the design before the change) and every 128.
+# 32000 and 256000 atoms, f32 and f64, through `reprocl md --json`, with the status read every 32 steps (the
+# default), every step (REPROCL_MD_SYNC=1: a host round trip and a state snapshot per step, slower than the
+# design before the change) and every 128. The state digest must be the same for every K.
 # Builds nothing: build/reprocl must exist. Writes OUTDIR/md_<atoms>_<dtype>_sync<K>.json and a summary
 # OUTDIR/summary.tsv (atoms dtype K steps/s builds state digest). About 1-2 minutes on an H100.
 #   usage: scripts/bench_md_floor.sh OUTDIR [DEVICE]   (DEVICE: a --device spec, default nvidia:)
