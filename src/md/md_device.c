@@ -13,6 +13,7 @@
 #define MD_ST_BUILDS 8
 #define MD_SYNC_DEFAULT 32 /* steps between status reads (REPROCL_MD_SYNC overrides) */
 #define MD_SYNC_MAX 4096
+#define MD_PENDING 256 /* timed launches not yet accounted: several windows' worth, so the host rarely waits */
 #define ALLPAIRS_MAX_ATOMS 16384
 
 enum {
@@ -64,8 +65,8 @@ typedef struct {
   size_t budget;
   /* kernel timing: events of launches not yet accounted (processed once the queue has passed them) */
   int profiling;
-  cl_event pending[64];
-  int pending_cat[64];
+  cl_event pending[MD_PENDING];
+  int pending_cat[MD_PENDING];
   int npending;
   double seconds[3]; /* force, build, integrate */
   uint64_t pairs;
@@ -111,7 +112,7 @@ static void account(dev_state *s) {
 
 /* Waits for every pending launch and accounts it. After clFinish alone, Rusticl 22.3 still reports most
  * events as not complete (only waiting on them updates their status), so account() would keep them all
- * and launch() would store a 65th; what still seems unfinished after the wait is dropped unaccounted. */
+ * and launch() would store one too many; what still seems unfinished after the wait is dropped unaccounted. */
 static void account_all(dev_state *s) {
   if (s->npending) clWaitForEvents((cl_uint)s->npending, s->pending);
   account(s);
@@ -209,7 +210,8 @@ static int launch(dev_state *s, int k, const char *name, size_t items, size_t lo
   size_t global = ceil_div(items ? items : 1, local) * local;
   int cat = k <= K_FORCE_EV ? CAT_FORCE : k <= K_INT2 ? CAT_INTEGRATE : k <= K_NEIGH ? CAT_BUILD : CAT_NONE;
   int timed = s->profiling && cat != CAT_NONE;
-  if (timed && s->npending == 64) account_all(s);
+  if (timed && s->npending == MD_PENDING) account(s); /* the finished ones, without waiting */
+  if (timed && s->npending == MD_PENDING) account_all(s);
   /* Through a chain of one that follows s->ord and always has an event: the tuner captures the
    * launches of its runs there, and profiling times them. */
   rcl_queue_args qa = rcl__chain_args(&s->ord);
