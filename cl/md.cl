@@ -28,19 +28,25 @@
 #endif
 #define MD_NT2 (MD_NT * MD_NT)
 
-/* status[]: [0] rebuild requested, [1] error bits, [2] largest neighbour count seen, [3] largest cell,
- * [4..5] partner pairs within cutoff + skin of the last build (low and high 32 bits), [6] close to a
- * rebuild (the host's hint for scheduling; no result depends on it) */
+/* status[] (the device decides and records; the host reads it only now and then, src/md/md_device.c):
+ * [0] the step (low 32 bits) of the last rebuild request: the build kernels of step s run only when it is s,
+ * [1] error bits, [2] largest neighbour count seen, [3] largest cell seen, [4..5] partner pairs within
+ * cutoff + skin of the last build (low and high 32 bits), [6] the step of the first error (0: none), [7]
+ * the step being computed (set by md_integrate1; the host's step count + 1), [8] builds done (mod 2^32) */
 #define MD_ST_REBUILD 0
 #define MD_ST_ERRORS 1
 #define MD_ST_MAXNEIGH 2
-#define MD_ST_CLOSE 6 /* some atom moved more than 0.4 skin: a rebuild may come next step */
+#define MD_ST_MAXCELL 3
+#define MD_ST_ERRSTEP 6
+#define MD_ST_STEP 7
+#define MD_ST_BUILDS 8
 #define MD_ERR_RANGE 1u     /* a contribution outside the fixed-point range, or not a number */
 #define MD_ERR_NONFINITE 2u /* a position or velocity became inf or NaN */
 #define MD_ERR_CAPACITY 4u  /* a neighbour list outgrew its slots (the host grows them and rebuilds) */
 #define MD_ERR_PARTNERS 8u  /* an atom has more than MD_MAX_PARTNERS partners */
 #define MD_ERR_KINETIC 16u  /* a kinetic-energy term outside the fixed-point range */
 #define MD_ERR_ESCAPED 32u  /* an atom moved more than half a periodic box length in one step */
+#define MD_ERR_CELLS 64u    /* a cell holds more atoms than the device's loop limit lets the build scan */
 #define MD_MAX_PARTNERS 1024
 
 #if defined(RCL_DTYPE_F64)
@@ -206,7 +212,18 @@ RCL_FN int md_pair(real4 pi, real4 pj, int ti, __constant const real_t *coef, re
   return 1;
 }
 
-RCL_FN void md_flag(__global volatile int *status, uint bits) { atomic_or(&status[MD_ST_ERRORS], (int)bits); }
+/* Error bits, of the first failing step only (status[6], 0 while none; steps count from 1): the flags of
+ * later steps, which may be consequences, are dropped, so the bits do not depend on timing. */
+RCL_FN void md_flag_at(__global volatile int *status, uint bits, int step) {
+  int first = atomic_cmpxchg(&status[MD_ST_ERRSTEP], 0, step);
+  if (first == 0 || first == step) atomic_or(&status[MD_ST_ERRORS], (int)bits);
+}
+RCL_FN void md_flag(__global volatile int *status, uint bits) { md_flag_at(status, bits, status[MD_ST_STEP]); }
+
+/* The build kernels of step seq do nothing unless that step asked for a rebuild (md_integrate1) or the
+ * host forced one (status[0] = seq): the decision stays on the device. */
+#define MD_BUILD_GATE(status, seq)                                                                                     \
+  if ((uint)(status)[MD_ST_REBUILD] != (seq)) return;
 
 RCL_FN void md_store(uint i, uint stride, __global acc_t *force, __global acc_t *ev, acc_t ax, acc_t ay, acc_t az,
                      acc_t ae, acc_t aw) {
@@ -356,9 +373,10 @@ RCL_FN int md_cell_of(real4 p, real4 blo, real4 cinv, int4 nc) {
   return c;
 }
 
-__kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 cinv, int4 nc,
-                            __global int *cellof, __global volatile int *ccount) {
+__kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 cinv, int4 nc, __global int *cellof,
+                            __global volatile int *ccount, __global const int *status, uint seq) {
   uint i = (uint)get_global_id(0);
+  MD_BUILD_GATE(status, seq)
   if (i >= n) return;
   int c = md_cell_of(pos[i], blo, cinv, nc);
   cellof[i] = c;
@@ -366,10 +384,13 @@ __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 
 }
 
 /* Exclusive scan of the cell counts into cstart[0..ncells] by one work-group (each work-item a
- * contiguous chunk), the fill counters zeroed, and the largest cell recorded in status[3]. */
-__kernel void md_cell_scan(__global const int *ccount, __global int *cstart, __global int *cfill, uint ncells,
-                           __global int *status, __local int *part) {
+ * contiguous chunk), the counts (for the next build) and the fill counters zeroed; the largest cell kept in
+ * status[3] (a cell above maxcell is an error: scanning 27 of them exceeds the driver's loop limit), the
+ * pair count reset and the build counted. */
+__kernel void md_cell_scan(__global int *ccount, __global int *cstart, __global int *cfill, uint ncells,
+                           __global volatile int *status, uint seq, int maxcell, __local int *part) {
   uint lid = (uint)get_local_id(0), W = (uint)get_local_size(0);
+  MD_BUILD_GATE(status, seq)
   uint chunk = (ncells + W - 1) / W, a = lid * chunk, b = a + chunk < ncells ? a + chunk : ncells;
   int s = 0, mx = 0;
   for (uint c = a; c < b; c++) {
@@ -388,40 +409,46 @@ __kernel void md_cell_scan(__global const int *ccount, __global int *cstart, __g
       m = max(m, part[W + k]);
     }
     cstart[ncells] = run;
-    status[3] = m;
+    status[MD_ST_MAXCELL] = max(status[MD_ST_MAXCELL], m);
+    status[4] = 0;
+    status[5] = 0;
+    status[MD_ST_BUILDS] += 1;
+    if (m > maxcell) md_flag(status, MD_ERR_CELLS);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   int run = part[lid];
   for (uint c = a; c < b; c++) {
     cstart[c] = run;
     run += ccount[c];
+    ccount[c] = 0;
     cfill[c] = 0;
   }
 }
 
 /* Cell members in arrival order (not canonical yet). */
-__kernel void md_cell_fill(__global const int *cellof, uint n, __global const int *cstart,
-                           __global volatile int *cfill, __global int *members) {
+__kernel void md_cell_fill(__global const int *cellof, uint n, __global const int *cstart, __global volatile int *cfill,
+                           __global int *members, __global const int *status, uint seq) {
   uint i = (uint)get_global_id(0);
+  MD_BUILD_GATE(status, seq)
   if (i >= n) return;
   int c = cellof[i];
   members[cstart[c] + atomic_inc(&cfill[c])] = (int)i;
 }
 
 /* Moves atom i to its canonical place: its cell's start plus the number of cell members with a smaller
- * tag. Positions at the build are kept for the displacement check. */
+ * tag, into pos0 (the positions at the build, kept for the displacement check) and the sorted velocity and
+ * tag arrays; md_neigh_build copies them back. */
 __kernel void md_sort_move(__global const real4 *pos, __global const real4 *vel, __global const int *tag,
-                           __global const int *cellof, __global const int *cstart, __global const int *members,
-                           uint n, __global real4 *pos_out, __global real4 *vel_out, __global int *tag_out,
-                           __global int *cell_out, __global real4 *pos0) {
+                           __global const int *cellof, __global const int *cstart, __global const int *members, uint n,
+                           __global real4 *pos0, __global real4 *vel_out, __global int *tag_out, __global int *cell_out,
+                           __global const int *status, uint seq) {
   uint i = (uint)get_global_id(0);
+  MD_BUILD_GATE(status, seq)
   if (i >= n) return;
   int c = cellof[i], s = cstart[c], e = cstart[c + 1], t = tag[i], rank = 0;
   for (int k = s; k < e; k++) rank += tag[members[k]] < t;
   int d = s + rank;
-  real4 p = pos[i];
-  pos_out[d] = p;
-  pos0[d] = p;
+  pos0[d] = pos[i];
   vel_out[d] = vel[i];
   tag_out[d] = t;
   cell_out[d] = c;
@@ -454,13 +481,20 @@ RCL_FN int md_axis_cells(int c, int nc, int periodic, int *out) {
 
 /* Neighbour list of atom i: the atoms j != i (half: j > i) of the adjacent cells with r2 < rcs2
  * (cutoff + skin), visited in increasing cell and then internal index order, so every list is sorted by
- * internal index. The count of all partners (both halves) is checked against MD_MAX_PARTNERS. */
-__kernel void md_neigh_build(__global const real4 *pos, __global const int *cellof, __global const int *cstart,
-                             uint n, int4 nc, uint periodic, real4 blen, real4 bhalf, real_t rcs2, uint halflist,
-                             uint stride, uint cap, __global int *nlist, __global int *ncount,
-                             __global volatile int *status) {
+ * internal index. The count of all partners (both halves) is checked against MD_MAX_PARTNERS. pos holds
+ * the sorted positions (pos0); the atom's sorted position, velocity and tag are copied into the state
+ * arrays (pos_out, vel_out, tag_out), which always hold the current order. */
+__kernel void md_neigh_build(__global const real4 *pos, __global const int *cellof, __global const int *cstart, uint n,
+                             int4 nc, uint periodic, real4 blen, real4 bhalf, real_t rcs2, uint halflist, uint stride,
+                             uint cap, __global int *nlist, __global int *ncount, __global volatile int *status,
+                             uint seq, __global const real4 *vel_s, __global const int *tag_s, __global real4 *pos_out,
+                             __global real4 *vel_out, __global int *tag_out) {
   uint i = (uint)get_global_id(0);
+  MD_BUILD_GATE(status, seq)
   if (i >= n) return;
+  pos_out[i] = pos[i];
+  vel_out[i] = vel_s[i];
+  tag_out[i] = tag_s[i];
   int c = cellof[i];
   int cx = c % nc.x, cy = (c / nc.x) % nc.y, cz = c / (nc.x * nc.y);
   int xs[3], ys[3], zs[3];
@@ -501,8 +535,8 @@ __kernel void md_neigh_build(__global const real4 *pos, __global const int *cell
  *   drift: x = x + dtv * v
  *   wrap:  x = x - len if x >= hi, x = x + len if x < lo (periodic axes; comparisons on the bit patterns)
  * then the escape check (x outside [elo, ehi] = [lo - len/2, hi + len/2] is an error) and, with check,
- * the displacement test against the positions of the last build: a rebuild request beyond skin/2
- * (d2 > hskin2), a scheduling hint beyond 0.4 skin (d2 > hclose2). The displacement test only decides
+ * the displacement test against the positions of the last build: a rebuild request for this step (seq)
+ * beyond skin/2 (d2 > hskin2). The displacement test only decides
  * when lists are rebuilt, which changes no bit, so it uses the pair arithmetic.
  *
  * On devices that emulate fp32 operations (integer routines behind every R_ADD and R_MUL), every exact
@@ -573,8 +607,9 @@ RCL_FN real4 md_update(real4 v, real4 *p, real_t h, __global const acc_t *force,
 __kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global const acc_t *force,
                             __global const real4 *pos0, uint n, uint stride, __constant const real_t *coef, real_t dtv,
                             real4 blo, real4 bhi, real4 blen, real4 bhalf, real4 elo, real4 ehi, uint periodic,
-                            uint check, real_t hskin2, real_t hclose2, uint kicks, __global volatile int *status) {
+                            uint check, real_t hskin2, uint kicks, uint seq, __global volatile int *status) {
   uint i = (uint)get_global_id(0);
+  if (i == 0) status[MD_ST_STEP] = (int)seq; /* later kernels of the step name it in their errors */
   if (i >= n) return;
   real4 p = pos[i];
   real4 v = md_update(vel[i], &p, coef[MD_C_DTFM + MD_TYPE_OF(p)], force, i, stride, kicks, 1u, dtv, blo, bhi, blen,
@@ -583,14 +618,15 @@ __kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global c
   int escaped = ((periodic & 1u) && (MD_LT(p.x, elo.x) || MD_LT(ehi.x, p.x))) ||
                 ((periodic & 2u) && (MD_LT(p.y, elo.y) || MD_LT(ehi.y, p.y))) ||
                 ((periodic & 4u) && (MD_LT(p.z, elo.z) || MD_LT(ehi.z, p.z)));
-  if (!finite) md_flag(status, MD_ERR_NONFINITE);
-  else if (escaped) md_flag(status, MD_ERR_ESCAPED);
+  if (!finite)
+    md_flag_at(status, MD_ERR_NONFINITE, (int)seq);
+  else if (escaped)
+    md_flag_at(status, MD_ERR_ESCAPED, (int)seq);
   pos[i] = (real4)(R_CANON(p.x), R_CANON(p.y), R_CANON(p.z), p.w);
   vel[i] = (real4)(R_CANON(v.x), R_CANON(v.y), R_CANON(v.z), v.w);
   if (check) {
     real_t dx, dy, dz, d2 = md_dist2(p, pos0[i], blen, bhalf, &dx, &dy, &dz);
-    if (!(d2 <= hskin2)) atomic_or(&status[MD_ST_REBUILD], 1); /* also NaN */
-    if (!(d2 <= hclose2)) status[MD_ST_CLOSE] = 1;
+    if (!(d2 <= hskin2)) atomic_xchg(&status[MD_ST_REBUILD], (int)seq); /* also NaN */
   }
 }
 

@@ -759,6 +759,129 @@ START_TEST(overflow_detected) {
 }
 END_TEST
 
+/* ---- deferred status reads ------------------------------------------------------------------------------ */
+
+/* The device simulation reads its status only every REPROCL_MD_SYNC steps (the rebuild decision stays on the
+ * device). Both tests below run at K = 1 (a read every step), 16 and 64. */
+static const char *const sync_every[] = {"1", "16", "64"};
+#define NSYNC (sizeof sync_every / sizeof sync_every[0])
+
+/* A dilute gas imploding towards the box centre: the neighbour counts grow through the run. */
+static rcl_md_system *imploding(void) {
+  rcl_md_system *s;
+  rt_ok(rcl_md_lattice(&s, "sc", 8, 0.3, 0.5, 21));
+  for (size_t i = 0; i < 3 * s->natoms; i++) {
+    int d = (int)(i % 3);
+    s->vel[i] -= 0.5 * (s->pos[i] - 0.5 * (s->lo[d] + s->hi[d]));
+  }
+  return s;
+}
+
+/* The largest neighbour count of any atom. */
+static size_t max_neighbors(rcl_md *md) {
+  size_t most = 0, count;
+  for (size_t i = 0; i < rcl_md_natoms(md); i++) {
+    rt_ok(rcl_md_get_neighbors(md, i, &count, NULL, 0));
+    if (count > most) most = count;
+  }
+  return most;
+}
+
+/* Lists created with exactly the slots the first build needs outgrow them inside a window of K steps: the
+ * window is restored and run again with more slots. Forces, state, thermo rows and the number of builds are
+ * those of K = 1 and of the host reference. */
+START_TEST(sync_window_overflow) {
+  rcl_context *c = rt_ctx(_i);
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_MD, dt)) continue;
+    rcl_md_system *s = imploding();
+    rcl_md_lj lj = RCL_MD_LJ_INIT;
+    rcl_md *md;
+    thermo_rows want_rows = {.n = 0};
+    rt_ok(rcl_md_create(&md, NULL, dt, s, &lj, NULL));
+    rt_ok(rcl_md_run(md, 120, 0.005, 40, collect, &want_rows));
+    snapshot want;
+    snap(&want, md);
+    rcl_md_free(md);
+    rt_ok(rcl_md_create(&md, c, dt, s, &lj, NULL));
+    rcl_md_options o = RCL_MD_OPTIONS_INIT;
+    o.neighbor_capacity = max_neighbors(md);
+    rcl_md_free(md);
+    size_t builds = 0;
+    for (size_t k = 0; k < NSYNC; k++) {
+      setenv("REPROCL_MD_SYNC", sync_every[k], 1);
+      rt_ok(rcl_md_create(&md, c, dt, s, &lj, &o));
+      thermo_rows rows = {.n = 0};
+      rt_ok(rcl_md_run(md, 120, 0.005, 40, collect, &rows));
+      snapshot got;
+      snap(&got, md);
+      char what[160];
+      snprintf(what, sizeof what, "imploding gas %s on %s, status read every %s steps", rcl_dtype_name(dt),
+               rt_device_name(_i), sync_every[k]);
+      assert_snap_eq(&got, &want, s->natoms, dt, what);
+      ck_assert_uint_eq(rows.n, want_rows.n);
+      for (size_t r = 0; r < rows.n; r++) assert_thermo_eq(&rows.rows[r], &want_rows.rows[r], what);
+      size_t most = max_neighbors(md);
+      ck_assert_msg(most > o.neighbor_capacity, "%s: the lists never outgrew %zu slots (%zu partners)", what,
+                    o.neighbor_capacity, most);
+      if (k == 0) builds = got.th.neighbor_builds;
+      ck_assert_msg(got.th.neighbor_builds == builds, "%s: %zu builds, %zu at K = 1", what, got.th.neighbor_builds,
+                    builds);
+      snap_free(&got);
+      rcl_md_free(md);
+    }
+    unsetenv("REPROCL_MD_SYNC");
+    snap_free(&want);
+    rcl_md_system_free(s);
+  }
+}
+END_TEST
+
+/* The step an error message names ("(step S)"), or -1. */
+static long named_step(const char *msg) {
+  const char *p = strstr(msg, "(step ");
+  return p ? strtol(p + 6, NULL, 10) : -1;
+}
+
+/* Two atoms of a dilute gas flying head-on into each other overlap at step 40 (a fixed-point range error):
+ * every K names the step the host reference names, though the host reads the status up to K - 1 steps later. */
+START_TEST(sync_error_step) {
+  rcl_context *c = rt_ctx(_i);
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_MD, dt)) continue;
+    rcl_md_system *s;
+    rt_ok(rcl_md_lattice(&s, "sc", 2, 1e-6, 1.0, 3)); /* 8 atoms 100 apart */
+    for (size_t i = 0; i < 3 * s->natoms; i++) s->vel[i] = 0;
+    for (int a = 0; a < 2; a++) { /* 96.25 apart along x, closing 2.4 per step: 0.25 apart after 40 steps */
+      s->pos[3 * a] = s->lo[0] + 10.0 + 96.25 * a;
+      s->pos[3 * a + 1] = s->lo[1] + 50.0;
+      s->pos[3 * a + 2] = s->lo[2] + 50.0;
+      s->vel[3 * a] = a ? -240.0 : 240.0;
+    }
+    rcl_md_lj lj = RCL_MD_LJ_INIT;
+    rcl_md *md;
+    rt_ok(rcl_md_create(&md, NULL, dt, s, &lj, NULL));
+    rt_fails(rcl_md_run(md, 100, 0.005, 0, NULL, NULL), RCL_ERR_OVERFLOW, "fixed-point range");
+    long want = named_step(rcl_error_last());
+    rcl_md_free(md);
+    ck_assert_msg(want >= 30 && want < 48, "the reference names step %ld", want);
+    for (size_t k = 0; k < NSYNC; k++) {
+      setenv("REPROCL_MD_SYNC", sync_every[k], 1);
+      rt_ok(rcl_md_create(&md, c, dt, s, &lj, NULL));
+      rt_fails(rcl_md_run(md, 100, 0.005, 0, NULL, NULL), RCL_ERR_OVERFLOW, "fixed-point range");
+      long got = named_step(rcl_error_last());
+      ck_assert_msg(got == want, "%s on %s, status read every %s steps: step %ld named, the reference names %ld (%s)",
+                    rcl_dtype_name(dt), rt_device_name(_i), sync_every[k], got, want, rcl_error_last());
+      rcl_md_free(md);
+    }
+    unsetenv("REPROCL_MD_SYNC");
+    rcl_md_system_free(s);
+  }
+}
+END_TEST
+
 /* Energy conservation of the NVE integrator (an accuracy check with a stated bound, not a bitwise one):
  * a shifted-potential liquid over 2000 steps keeps its total energy within 5e-4 relative. */
 START_TEST(energy_conservation) {
@@ -801,6 +924,8 @@ int main(void) {
   rt_add_device_loop(tc, lammps_heat);
   rt_add_device_loop(tc, bad_systems);
   rt_add_device_loop(tc, overflow_detected);
+  rt_add_device_loop(tc, sync_window_overflow);
+  rt_add_device_loop(tc, sync_error_step);
   rt_add_device_loop(tc, energy_conservation);
   suite_add_tcase(s, tc);
   return rt_run(s);

@@ -7,7 +7,13 @@
 
 #include "md/md_internal.h"
 
-#define MD_STATUS_WORDS 7
+#define MD_STATUS_WORDS 9 /* cl/md.cl */
+#define MD_ST_ERRSTEP 6
+#define MD_ST_STEP 7
+#define MD_ST_BUILDS 8
+#define MD_SYNC_DEFAULT 32 /* steps between status reads (REPROCL_MD_SYNC overrides) */
+#define MD_SYNC_MAX 4096
+#define MD_PENDING 256 /* timed launches not yet accounted: several windows' worth, so the host rarely waits */
 #define ALLPAIRS_MAX_ATOMS 16384
 
 enum {
@@ -27,16 +33,26 @@ enum {
   K_N
 };
 
+/* One logged operation of a window: a step, or forces outside a step (the last of a window). */
+typedef struct {
+  unsigned char step, ev, complete;
+} md_op;
+
+/* The snapshot of a window's start: pos, vel, tag, force, pos0, ncount, nlist, status. */
+enum { SN_POS, SN_VEL, SN_TAG, SN_FORCE, SN_POS0, SN_NCOUNT, SN_NLIST, SN_STATUS, MD_NSNAP };
+
 typedef struct {
   cl_command_queue q;
   rcl_chain ord; /* every command follows the one before: lazy (no events) on an in-order queue */
   int native;
   size_t es;     /* bytes of a real */
   size_t stride; /* n rounded up to 64: the pitch of the per-atom arrays */
-  cl_mem pos[2], vel[2], tag[2], pos0, cellof, cellnew;
-  int cur; /* which of pos/vel/tag is current */
+  /* the state in the current order; the build sorts into pos0 (positions at the last build), vel_s and
+   * tag_s, and copies them back */
+  cl_mem pos, vel, tag, vel_s, tag_s, pos0, cellof, cellnew;
   cl_mem force, ev, status, coef, ccount, cstart, cfill, members, nlist, ncount, partials;
-  size_t cap; /* neighbour slots per atom */
+  size_t cap;            /* neighbour slots per atom */
+  size_t build_args_cap; /* the build kernels' arguments are set for these slots (0: not set) */
   int nc[3];
   size_t ncells;
   double cinv[3];
@@ -49,14 +65,22 @@ typedef struct {
   size_t budget;
   /* kernel timing: events of launches not yet accounted (processed once the queue has passed them) */
   int profiling;
-  cl_event pending[64];
-  int pending_cat[64];
+  cl_event pending[MD_PENDING];
+  int pending_cat[MD_PENDING];
   int npending;
   double seconds[3]; /* force, build, integrate */
   uint64_t pairs;
-  /* the per-step status, read without blocking while the speculative force kernel runs */
-  cl_int st[MD_STATUS_WORDS];
-  int spec_ok; /* last step no atom was close to a rebuild: launch the forces before the status arrives */
+  cl_int st[MD_STATUS_WORDS]; /* the status at the last read */
+  /* The host reads the status only every sync_every steps (and before anything reads results): the window
+   * since the last read is logged, and with lists its starting state kept on the device (snapshot), so that
+   * a neighbour-list overflow seen late is undone — slots grown, the snapshot restored, the window run again
+   * (the same bits: no result depends on the scheduling). */
+  size_t sync_every, nlog;
+  md_op *log;
+  cl_mem snap[MD_NSNAP];
+  size_t snap_cap, snap_step;
+  int snap_kick, snap_build;
+  uint32_t builds_seen; /* status[8] at the last read */
   /* a decomposed simulation's local one (rcl__md_dev_link): internal indices of the atoms sent and of the
    * ghosts, and their positions */
   cl_mem sidx, gidx, sbuf, gbuf;
@@ -88,7 +112,7 @@ static void account(dev_state *s) {
 
 /* Waits for every pending launch and accounts it. After clFinish alone, Rusticl 22.3 still reports most
  * events as not complete (only waiting on them updates their status), so account() would keep them all
- * and launch() would store a 65th; what still seems unfinished after the wait is dropped unaccounted. */
+ * and launch() would store one too many; what still seems unfinished after the wait is dropped unaccounted. */
 static void account_all(dev_state *s) {
   if (s->npending) clWaitForEvents((cl_uint)s->npending, s->pending);
   account(s);
@@ -186,7 +210,8 @@ static int launch(dev_state *s, int k, const char *name, size_t items, size_t lo
   size_t global = ceil_div(items ? items : 1, local) * local;
   int cat = k <= K_FORCE_EV ? CAT_FORCE : k <= K_INT2 ? CAT_INTEGRATE : k <= K_NEIGH ? CAT_BUILD : CAT_NONE;
   int timed = s->profiling && cat != CAT_NONE;
-  if (timed && s->npending == 64) account_all(s);
+  if (timed && s->npending == MD_PENDING) account(s); /* the finished ones, without waiting */
+  if (timed && s->npending == MD_PENDING) account_all(s);
   /* Through a chain of one that follows s->ord and always has an event: the tuner captures the
    * launches of its runs there, and profiling times them. */
   rcl_queue_args qa = rcl__chain_args(&s->ord);
@@ -211,24 +236,36 @@ static int read_status(dev_state *s, cl_int st[MD_STATUS_WORDS]) {
   return rc;
 }
 
-static int write_status(dev_state *s, size_t word, cl_int value) {
-  return rcl__chain_write(&s->ord, s->status, word * sizeof(cl_int), sizeof value, &value, "MD status");
-}
-
-/* Zeroes bytes of buf from offset (multiples of 4), after the commands before it. */
-static int fill_zero(dev_state *s, cl_mem buf, size_t offset, size_t bytes) {
-  const cl_int zero = 0;
+/* Sets the words of bytes of buf from offset (multiples of 4) to value, after the commands before it. */
+static int fill_int(dev_state *s, cl_mem buf, size_t offset, size_t bytes, cl_int value) {
   rcl_queue_args qa = rcl__chain_args(&s->ord);
-  cl_int err = clEnqueueFillBuffer(s->q, buf, &zero, sizeof zero, offset, bytes, qa.num_events_in_wait_list,
+  cl_int err = clEnqueueFillBuffer(s->q, buf, &value, sizeof value, offset, bytes, qa.num_events_in_wait_list,
                                    qa.event_wait_list, qa.event);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueFillBuffer(%zu bytes at %zu)", bytes, offset);
   return rcl__chain_adopt(&s->ord, 0);
 }
 
-/* Errors the kernels flagged (the capacity bit is handled by the rebuild, not an error). */
+/* Errors the kernels flagged (the capacity bit is handled by dev_sync, not an error), named with the step
+ * the first of them happened at, as the host reference names it (md->step while that step runs): status[6]
+ * holds the low 32 bits of one more, at most md->step + 1. */
 static int check_errors(rcl_md *md, const cl_int st[MD_STATUS_WORDS], const char *where) {
   unsigned bits = (unsigned)st[1] & ~MD_ERR_CAPACITY;
-  return bits ? md_status_error(md, bits, where) : 0;
+  if (!bits) return 0;
+  size_t now = md->step + 1, then = now - (uint32_t)((uint32_t)now - (uint32_t)st[MD_ST_ERRSTEP]);
+  rcl_md at = *md;
+  at.step = then ? then - 1 : 0;
+  if (bits & MD_ERR_CELLS)
+    return rcl__fail(RCL_ERR_UNSUPPORTED,
+                     "a cell holds %d atoms %s (step %zu): scanning 27 such cells exceeds %s's limit of %llu loop "
+                     "iterations per work-item (the system is too dense or too clumped for this device)",
+                     st[3], where, at.step, md->ctx->profile.device_name,
+                     (unsigned long long)md->ctx->profile.loop_iteration_limit);
+  return md_status_error(&at, bits, where);
+}
+
+/* status[7], the step errors are recorded at: md->step + 1 (integration sets it for each step). */
+static int set_step(rcl_md *md, dev_state *s) {
+  return fill_int(s, s->status, MD_ST_STEP * sizeof(cl_int), sizeof(cl_int), (cl_int)(uint32_t)(md->step + 1));
 }
 
 /* ---- neighbour lists ------------------------------------------------------------------------------ */
@@ -237,76 +274,72 @@ static int alloc_lists(rcl_md *md, dev_state *s, size_t cap) {
   if (s->nlist) clReleaseMemObject(s->nlist);
   s->nlist = NULL;
   s->cap = cap;
+  s->build_args_cap = 0;
   size_t bytes;
   int rc = rcl__mul_size(&bytes, s->stride * 4, cap, "neighbour list");
   if (!rc) rc = rcl__buffer_create(&s->nlist, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, "neighbour list");
   return rc;
 }
 
-/* Renumbers the atoms in (cell, tag) order and builds the neighbour lists (see cl/md.cl), growing the
- * list slots when an atom has more partners than fit. */
-static int build_lists(rcl_md *md, dev_state *s) {
+/* The arguments of the build kernels (cl/md.cl) for step seq. */
+static int set_build_args(rcl_md *md, dev_state *s, cl_uint seq) {
   cl_uint n = (cl_uint)md->n, nc_total = (cl_uint)s->ncells, per = periodic_mask(md),
-          half = md->path == RCL_MD_PATH_SYMMETRIC;
-  cl_uint stride = (cl_uint)s->stride;
+          half = md->path == RCL_MD_PATH_SYMMETRIC, stride = (cl_uint)s->stride, cap = (cl_uint)s->cap;
+  /* Work-items loop over up to 27 cells of the largest occupancy: beyond the driver's loop limit the lists
+   * would be cut short silently, so a larger cell is an error. */
+  cl_int maxcell = s->budget == SIZE_MAX || (s->budget - 64) / 27 > INT32_MAX ? INT32_MAX
+                   : s->budget < 64                                           ? -1
+                                                                              : (cl_int)((s->budget - 64) / 27);
   cl_int4 nc = {{s->nc[0], s->nc[1], s->nc[2], 0}};
   md_arg lo = arg_lo(md), cinv = arg_real4(md, s->cinv[0], s->cinv[1], s->cinv[2]), len = arg_len(md),
          hh = arg_half(md), rcs2 = arg_real(md, (md->cutoff + md->skin) * (md->cutoff + md->skin));
-  int cur = s->cur, nxt = 1 - s->cur;
-  int rc = fill_zero(s, s->ccount, 0, s->ncells * sizeof(cl_int));
+  int rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 9, MEM(s->pos), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
+                         MEM(s->cellof), MEM(s->ccount), MEM(s->status), U32(seq));
   if (!rc)
-    rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 7, MEM(s->pos[cur]), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
-                       MEM(s->cellof), MEM(s->ccount));
-  if (!rc) rc = launch(s, K_COUNT, knames[K_COUNT], n, s->WB);
+    rc = rcl__set_args(s->k[K_SCAN], knames[K_SCAN], 8, MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total),
+                       MEM(s->status), U32(seq), sizeof maxcell, &maxcell, 2 * s->WS * sizeof(cl_int), NULL);
   if (!rc)
-    rc = rcl__set_args(s->k[K_SCAN], knames[K_SCAN], 6, MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total),
-                       MEM(s->status), 2 * s->WS * sizeof(cl_int), NULL);
-  if (!rc) rc = launch(s, K_SCAN, knames[K_SCAN], s->WS, s->WS);
+    rc = rcl__set_args(s->k[K_FILL], knames[K_FILL], 7, MEM(s->cellof), U32(n), MEM(s->cstart), MEM(s->cfill),
+                       MEM(s->members), MEM(s->status), U32(seq));
   if (!rc)
-    rc = rcl__set_args(s->k[K_FILL], knames[K_FILL], 5, MEM(s->cellof), U32(n), MEM(s->cstart), MEM(s->cfill),
-                       MEM(s->members));
-  if (!rc) rc = launch(s, K_FILL, knames[K_FILL], n, s->WB);
+    rc = rcl__set_args(s->k[K_MOVE], knames[K_MOVE], 13, MEM(s->pos), MEM(s->vel), MEM(s->tag), MEM(s->cellof),
+                       MEM(s->cstart), MEM(s->members), U32(n), MEM(s->pos0), MEM(s->vel_s), MEM(s->tag_s),
+                       MEM(s->cellnew), MEM(s->status), U32(seq));
   if (!rc)
-    rc = rcl__set_args(s->k[K_MOVE], knames[K_MOVE], 12, MEM(s->pos[cur]), MEM(s->vel[cur]), MEM(s->tag[cur]),
-                       MEM(s->cellof), MEM(s->cstart), MEM(s->members), U32(n), MEM(s->pos[nxt]), MEM(s->vel[nxt]),
-                       MEM(s->tag[nxt]), MEM(s->cellnew), MEM(s->pos0));
-  if (!rc) rc = launch(s, K_MOVE, knames[K_MOVE], n, s->WB);
-  if (rc) return rc;
-  s->cur = nxt;
-  for (;;) {
-    cl_uint cap = (cl_uint)s->cap;
-    if ((rc = write_status(s, 4, 0)) != 0 || (rc = write_status(s, 5, 0)) != 0) return rc;
-    rc = rcl__set_args(s->k[K_NEIGH], knames[K_NEIGH], 15, MEM(s->pos[nxt]), MEM(s->cellnew), MEM(s->cstart), U32(n),
+    rc = rcl__set_args(s->k[K_NEIGH], knames[K_NEIGH], 21, MEM(s->pos0), MEM(s->cellnew), MEM(s->cstart), U32(n),
                        sizeof nc, &nc, U32(per), ARG(len), ARG(hh), ARG(rcs2), U32(half), U32(stride), U32(cap),
-                       MEM(s->nlist), MEM(s->ncount), MEM(s->status));
-    if (!rc) rc = launch(s, K_NEIGH, knames[K_NEIGH], n, s->WB);
-    cl_int st[MD_STATUS_WORDS];
-    if (!rc) rc = read_status(s, st);
-    if (!rc) rc = check_errors(md, st, "while building the neighbour lists");
-    if (rc) return rc;
-    /* Work-items loop over up to 27 cells of the largest occupancy: beyond the driver's loop limit the
-     * lists would be cut short silently, so refuse instead. */
-    if (s->budget != SIZE_MAX && (size_t)st[3] * 27 + 64 > s->budget)
-      return rcl__fail(RCL_ERR_UNSUPPORTED,
-                       "a cell holds %d atoms: scanning 27 such cells exceeds %s's limit of %llu loop iterations per "
-                       "work-item (the system is too dense or too clumped for this device)",
-                       st[3], md->ctx->profile.device_name, (unsigned long long)md->ctx->profile.loop_iteration_limit);
-    if (!(st[1] & (cl_int)MD_ERR_CAPACITY)) break;
-    /* Grow the slots (rounded up, with room to spare) and build again. */
-    size_t want = (size_t)st[2], cap2 = (want + want / 4 + 15) / 16 * 16;
-    if (cap2 > RCL_MD_MAX_NEIGHBORS) cap2 = RCL_MD_MAX_NEIGHBORS;
-    if ((rc = alloc_lists(md, s, cap2)) != 0 || (rc = write_status(s, 1, st[1] & ~(cl_int)MD_ERR_CAPACITY)) != 0 ||
-        (rc = write_status(s, 2, 0)) != 0)
-      return rc;
+                       MEM(s->nlist), MEM(s->ncount), MEM(s->status), U32(seq), MEM(s->vel_s), MEM(s->tag_s),
+                       MEM(s->pos), MEM(s->vel), MEM(s->tag));
+  return rc;
+}
+
+/* The build kernels' argument index of seq, the only argument that changes from step to step. */
+static const struct {
+  int k;
+  cl_uint arg;
+} build_seq_arg[] = {{K_COUNT, 8}, {K_SCAN, 5}, {K_FILL, 6}, {K_MOVE, 12}, {K_NEIGH, 15}};
+
+/* The build of step seq (see cl/md.cl): renumbers the atoms in (cell, tag) order and builds the neighbour
+ * lists. Every kernel returns at once unless status[0] is seq: launched every step, it runs only on the
+ * steps whose displacement test asked for it (or when the host forced it). Overflowing slots are flagged
+ * in the status (dev_sync grows them). */
+static int launch_build(rcl_md *md, dev_state *s, cl_uint seq) {
+  int rc = 0;
+  if (s->build_args_cap != s->cap) { /* first, and after the lists grew: every argument */
+    rc = set_build_args(md, s, seq);
+    s->build_args_cap = rc ? 0 : s->cap;
+  } else {
+    for (size_t i = 0; i < 5 && !rc; i++) {
+      cl_int err = clSetKernelArg(s->k[build_seq_arg[i].k], build_seq_arg[i].arg, sizeof seq, &seq);
+      if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clSetKernelArg(%s, seq)", knames[build_seq_arg[i].k]);
+    }
   }
-  md->builds++;
-  s->need_build = 0;
-  {
-    cl_int st[MD_STATUS_WORDS];
-    if ((rc = read_status(s, st)) != 0) return rc;
-    s->pairs = (uint64_t)(uint32_t)st[4] | ((uint64_t)(uint32_t)st[5] << 32);
+  cl_uint n = (cl_uint)md->n;
+  for (size_t i = 0; i < 5 && !rc; i++) {
+    int k = build_seq_arg[i].k;
+    rc = k == K_SCAN ? launch(s, k, knames[k], s->WS, s->WS) : launch(s, k, knames[k], n, s->WB);
   }
-  return 0;
+  return rc;
 }
 
 /* ---- forces ----------------------------------------------------------------------------------------- */
@@ -316,9 +349,13 @@ static int launch_forces(rcl_md *md, dev_state *s, int ev) {
   const char *name = force_kernel_name(md->path);
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
   md_arg rc2 = arg_real(md, md->cutoff * md->cutoff), len = arg_len(md), hh = arg_half(md);
-  cl_mem p = s->pos[s->cur];
-  if (s->lists && s->need_build && (rc = build_lists(md, s)) != 0) return rc;
-  p = s->pos[s->cur];
+  cl_mem p = s->pos;
+  if (s->lists && s->need_build) { /* the creation's build, forced */
+    cl_uint seq = (cl_uint)md->step;
+    if ((rc = fill_int(s, s->status, 0, sizeof(cl_int), (cl_int)seq)) != 0 || (rc = launch_build(md, s, seq)) != 0)
+      return rc;
+    s->need_build = 0;
+  }
   switch (md->path) {
   case RCL_MD_PATH_ALLPAIRS:
     rc = rcl__set_args(s->k[k], name, 11, MEM(p), U32(n), U32(stride), MEM(s->coef), ARG(rc2), ARG(len), ARG(hh),
@@ -338,7 +375,7 @@ static int launch_forces(rcl_md *md, dev_state *s, int ev) {
     break;
   }
   case RCL_MD_PATH_SYMMETRIC:
-    rc = fill_zero(s, s->force, 0, 3 * s->stride * 8);
+    rc = fill_int(s, s->force, 0, 3 * s->stride * 8, 0);
     /* fall through */
   default:
     if (!rc)
@@ -350,32 +387,18 @@ static int launch_forces(rcl_md *md, dev_state *s, int ev) {
   return rc;
 }
 
-static int dev_forces(rcl_md *md, int ev) {
-  dev_state *s = md->bs;
-  int rc = launch_forces(md, s, ev);
-  cl_int st[MD_STATUS_WORDS];
-  if (!rc) rc = read_status(s, st);
-  if (!rc) rc = check_errors(md, st, "in the force computation");
-  return rc;
-}
-
 /* ---- integration ------------------------------------------------------------------------------------ */
 
-/* One step. The rebuild decision needs this step's displacements, so the status is read every step —
- * without blocking: while it travels, the force kernel is already launched on the current lists
- * (speculatively) unless the last step saw an atom close to the rebuild threshold. In the rare case the
- * status then asks for a rebuild, the lists are rebuilt and the forces computed again: scheduling only,
- * the bits are those of the contract either way. */
-/* The first half of a step (md_integrate1): the deferred half kick if any, half kick, drift, with check the
- * displacement test. */
-static int launch_int1(rcl_md *md, dev_state *s, cl_uint check) {
+/* The first half of step seq (md_integrate1): the deferred half kick if any, half kick, drift, with check the
+ * displacement test (a rebuild request for seq in status[0]). */
+static int launch_int1(rcl_md *md, dev_state *s, cl_uint check, cl_uint seq) {
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), kicks = s->pending_kick ? 2u : 1u;
   md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
-         hs2 = arg_real(md, 0.25 * md->skin * md->skin), hc2 = arg_real(md, 0.16 * md->skin * md->skin), elo, ehi;
+         hs2 = arg_real(md, 0.25 * md->skin * md->skin), elo, ehi;
   escape_bounds(md, &elo, &ehi);
-  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 20, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
-                         MEM(s->pos0), U32(n), U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len), ARG(hh),
-                         ARG(elo), ARG(ehi), U32(per), U32(check), ARG(hs2), ARG(hc2), U32(kicks), MEM(s->status));
+  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 20, MEM(s->pos), MEM(s->vel), MEM(s->force), MEM(s->pos0),
+                         U32(n), U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len), ARG(hh), ARG(elo),
+                         ARG(ehi), U32(per), U32(check), ARG(hs2), U32(kicks), U32(seq), MEM(s->status));
   if (!rc) rc = launch(s, K_INT1, knames[K_INT1], n, s->WB);
   s->pending_kick = 0;
   return rc;
@@ -388,42 +411,138 @@ static int launch_int2(rcl_md *md, dev_state *s, int complete) {
     return 0;
   }
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
-  int rc = rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->force),
-                         U32(n), U32(stride), MEM(s->coef), MEM(s->status));
+  int rc = rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos), MEM(s->vel), MEM(s->force), U32(n), U32(stride),
+                         MEM(s->coef), MEM(s->status));
   return rc ? rc : launch(s, K_INT2, knames[K_INT2], n, s->WB);
 }
 
+/* One step: the first half (md_integrate1, which also decides on the device whether this step rebuilds), the
+ * build (returns at once unless it did), the forces and the second half kick (or deferred). No host wait. */
+static int run_step(rcl_md *md, dev_state *s, int ev, int complete) {
+  cl_uint seq = (cl_uint)(md->step + 1);
+  int rc = launch_int1(md, s, (cl_uint)s->lists, seq);
+  if (!rc && s->lists) rc = launch_build(md, s, seq);
+  if (!rc) rc = launch_forces(md, s, ev);
+  return rc ? rc : launch_int2(md, s, complete);
+}
+
+/* Copies bytes of buffer a into b on the device, after the commands before it. */
+static int copy_buffer(dev_state *s, cl_mem a, cl_mem b, size_t bytes) {
+  rcl_queue_args qa = rcl__chain_args(&s->ord);
+  cl_int err = clEnqueueCopyBuffer(s->q, a, b, 0, 0, bytes, qa.num_events_in_wait_list, qa.event_wait_list, qa.event);
+  if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueCopyBuffer(MD snapshot, %zu bytes)", bytes);
+  return rcl__chain_adopt(&s->ord, 0);
+}
+
+/* The state buffers a snapshot keeps, and their sizes (the lists at snap_cap slots). */
+static void snap_buffers(dev_state *s, cl_mem live[MD_NSNAP], size_t bytes[MD_NSNAP]) {
+  size_t p4 = s->stride * 4 * s->es, acc = s->native ? s->es : 8;
+  cl_mem l[MD_NSNAP] = {s->pos, s->vel, s->tag, s->force, s->pos0, s->ncount, s->nlist, s->status};
+  size_t b[MD_NSNAP] = {p4,
+                        p4,
+                        s->stride * 4,
+                        3 * s->stride * acc,
+                        p4,
+                        s->stride * 4,
+                        s->snap_cap * s->stride * 4,
+                        MD_STATUS_WORDS * sizeof(cl_int)};
+  memcpy(live, l, sizeof l);
+  memcpy(bytes, b, sizeof b);
+}
+
+/* The window's starting state kept on the device (with lists only: nothing else can make a window run
+ * again), the host's part of it in s. */
+static int take_snapshot(rcl_md *md, dev_state *s) {
+  if (!s->lists) return 0;
+  if (s->snap_cap != s->cap && s->snap[SN_NLIST]) {
+    clReleaseMemObject(s->snap[SN_NLIST]);
+    s->snap[SN_NLIST] = NULL;
+  }
+  s->snap_cap = s->cap;
+  cl_mem live[MD_NSNAP];
+  size_t bytes[MD_NSNAP];
+  snap_buffers(s, live, bytes);
+  int rc = 0;
+  for (int k = 0; k < MD_NSNAP && !rc; k++) {
+    if (!s->snap[k]) rc = rcl__buffer_create(&s->snap[k], md->ctx, CL_MEM_READ_WRITE, bytes[k], NULL, "MD snapshot");
+    if (!rc) rc = copy_buffer(s, live[k], s->snap[k], bytes[k]);
+  }
+  s->snap_step = md->step;
+  s->snap_kick = s->pending_kick;
+  s->snap_build = s->need_build;
+  return rc;
+}
+
+/* Logs an operation of the window, the snapshot taken at its start. */
+static int log_op(rcl_md *md, dev_state *s, int step, int ev, int complete) {
+  int rc = s->nlog ? 0 : take_snapshot(md, s);
+  s->log[s->nlog++] = (md_op){(unsigned char)step, (unsigned char)ev, (unsigned char)complete};
+  return rc;
+}
+
+/* A list overflow seen at a status read: slots for want partners, the window's starting state restored and
+ * its operations run again. */
+static int redo_window(rcl_md *md, dev_state *s, size_t want) {
+  size_t cap2 = (want + want / 4 + 15) / 16 * 16, now = md->step;
+  if (cap2 > RCL_MD_MAX_NEIGHBORS) cap2 = RCL_MD_MAX_NEIGHBORS;
+  int rc = alloc_lists(md, s, cap2);
+  cl_mem live[MD_NSNAP];
+  size_t bytes[MD_NSNAP];
+  snap_buffers(s, live, bytes); /* the new lists take the snapshot's slots first: the same layout */
+  for (int k = 0; k < MD_NSNAP && !rc; k++) rc = copy_buffer(s, s->snap[k], live[k], bytes[k]);
+  if (rc) return rc;
+  md->step = s->snap_step;
+  s->pending_kick = s->snap_kick;
+  s->need_build = s->snap_build;
+  for (size_t i = 0; i < s->nlog && !rc; i++) {
+    if (!s->log[i].step) {
+      rc = launch_forces(md, s, s->log[i].ev);
+      continue;
+    }
+    rc = run_step(md, s, s->log[i].ev, s->log[i].complete);
+    md->step++;
+  }
+  md->step = now;
+  return rc;
+}
+
+/* Reads the status (blocking) and settles the window since the last read: an overflow of the lists undone
+ * (redo_window, until none is left), then the errors reported with their step, the builds counted. */
+static int dev_sync(rcl_md *md, dev_state *s, const char *where) {
+  for (;;) {
+    int rc = read_status(s, s->st);
+    if (rc) return rc;
+    /* errors of the first failing step only (cl/md.cl): never consequences of an overflow before them */
+    if ((rc = check_errors(md, s->st, where)) != 0) return rc;
+    if (s->lists && (s->st[1] & (cl_int)MD_ERR_CAPACITY) && s->nlog && s->cap < RCL_MD_MAX_NEIGHBORS) {
+      if ((rc = redo_window(md, s, (size_t)s->st[2])) != 0) return rc;
+      continue;
+    }
+    if (s->st[1] & (cl_int)MD_ERR_CAPACITY)
+      return rcl__fail(RCL_ERR_INTERNAL, "MD: a neighbour list overflowed %zu slots (a bug; please report)", s->cap);
+    md->builds += (uint32_t)s->st[MD_ST_BUILDS] - s->builds_seen;
+    s->builds_seen = (uint32_t)s->st[MD_ST_BUILDS];
+    s->pairs = (uint64_t)(uint32_t)s->st[4] | ((uint64_t)(uint32_t)s->st[5] << 32);
+    s->nlog = 0;
+    return 0;
+  }
+}
+
+/* One step; the status is read every sync_every steps only (and whenever results are read). */
 static int dev_step(rcl_md *md, int ev, int complete) {
   dev_state *s = md->bs;
-  int rc = launch_int1(md, s, (cl_uint)s->lists);
+  int rc = log_op(md, s, 1, ev, complete);
+  if (!rc) rc = run_step(md, s, ev, complete);
   if (rc) return rc;
-  if (!s->lists) {
-    rc = launch_forces(md, s, ev); /* no lists, no decision: errors surface at the next check */
-  } else {
-    cl_event rd = NULL;
-    if ((rc = rcl__chain_read(&s->ord, s->status, 0, sizeof s->st, s->st, &rd, "MD status")) != 0) return rc;
-    int spec = s->spec_ok && !s->need_build;
-    if (spec) rc = launch_forces(md, s, ev);
-    clFlush(s->q);
-    cl_int err = clWaitForEvents(1, &rd);
-    clReleaseEvent(rd);
-    if (!rc && err != CL_SUCCESS) rc = rcl__fail_cl(err, "waiting for the MD status");
-    if (s->npending) account(s);
-    if (!rc) rc = check_errors(md, s->st, "at or before this step");
-    if (rc) return rc;
-    if (s->st[6]) rc = fill_zero(s, s->status, 6 * sizeof(cl_int), sizeof(cl_int));
-    s->spec_ok = !s->st[6];
-    if (!rc && s->st[0]) {
-      s->need_build = 1;
-      rc = fill_zero(s, s->status, 0, sizeof(cl_int));
-    }
-    if (!rc && (s->st[0] || !spec)) rc = launch_forces(md, s, ev);
-  }
-  return rc ? rc : launch_int2(md, s, complete);
+  if (s->nlog >= s->sync_every) return dev_sync(md, s, "at or before this step");
+  clFlush(s->q);
+  return 0;
 }
 
 static int dev_stats(rcl_md *md, rcl_md_stats *out) {
   dev_state *s = md->bs;
+  int rc = dev_sync(md, s, "during the run");
+  if (rc) return rc;
   cl_int err = clFinish(s->q);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clFinish(MD queue)");
   account_all(s);
@@ -434,12 +553,14 @@ static int dev_stats(rcl_md *md, rcl_md_stats *out) {
   return 0;
 }
 
-static int dev_check(rcl_md *md) {
+static int dev_check(rcl_md *md) { return dev_sync(md, md->bs, "during the run"); }
+
+/* Forces outside a step (the creation, a thermo query), the status read after them. */
+static int dev_forces(rcl_md *md, int ev) {
   dev_state *s = md->bs;
-  cl_int st[MD_STATUS_WORDS];
-  int rc = read_status(s, st);
-  if (!rc) rc = check_errors(md, st, "during the run");
-  return rc;
+  int rc = log_op(md, s, 0, ev, 0);
+  if (!rc) rc = launch_forces(md, s, ev);
+  return rc ? rc : dev_sync(md, s, "in the force computation");
 }
 
 /* ---- thermo sums ------------------------------------------------------------------------------------ */
@@ -482,8 +603,11 @@ static int dev_sums(rcl_md *md, md_sums *out) {
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
   memset(out, 0, sizeof *out);
   size_t acc = s->native ? s->es : 8;
-  int rc = rcl__set_args(s->k[K_THERMO], knames[K_THERMO], 9, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->ev),
-                         U32(n), U32(stride), MEM(s->coef), MEM(s->partials), MEM(s->status), 6 * s->WT * acc, NULL);
+  int rc = dev_sync(md, s, "before the thermo sums");
+  if (!rc) rc = set_step(md, s);
+  if (!rc)
+    rc = rcl__set_args(s->k[K_THERMO], knames[K_THERMO], 9, MEM(s->pos), MEM(s->vel), MEM(s->ev), U32(n), U32(stride),
+                       MEM(s->coef), MEM(s->partials), MEM(s->status), 6 * s->WT * acc, NULL);
   if (!rc) rc = launch(s, K_THERMO, knames[K_THERMO], s->thermo_groups * s->WT, s->WT);
   md_sum t[3] = {{0, 0}, {0, 0}, {0, 0}};
   double v[3] = {0, 0, 0};
@@ -524,12 +648,10 @@ static int dev_get_state(rcl_md *md, void *pos, void *vel) {
   dev_state *s = md->bs;
   size_t n = md->n, es = s->es;
   void *tag = NULL, *p4 = NULL, *v4 = NULL;
-  cl_int st[MD_STATUS_WORDS];
-  int rc = read_status(s, st);
-  if (!rc) rc = check_errors(md, st, "before reading the state");
-  if (!rc) rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
-  if (!rc && pos) rc = read_new(&p4, s, s->pos[s->cur], n * 4 * es, "positions");
-  if (!rc && vel) rc = read_new(&v4, s, s->vel[s->cur], n * 4 * es, "velocities");
+  int rc = dev_sync(md, s, "before reading the state");
+  if (!rc) rc = read_new(&tag, s, s->tag, n * 4, "atom tags");
+  if (!rc && pos) rc = read_new(&p4, s, s->pos, n * 4 * es, "positions");
+  if (!rc && vel) rc = read_new(&v4, s, s->vel, n * 4 * es, "velocities");
   if (!rc) {
     const cl_int *t = tag;
     for (size_t i = 0; i < n; i++)
@@ -549,10 +671,8 @@ static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   dev_state *s = md->bs;
   size_t n = md->n, acc = s->native ? s->es : 8;
   void *tag = NULL, *f = NULL;
-  cl_int st[MD_STATUS_WORDS];
-  int rc = read_status(s, st);
-  if (!rc) rc = check_errors(md, st, "before reading the forces");
-  if (!rc) rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
+  int rc = dev_sync(md, s, "before reading the forces");
+  if (!rc) rc = read_new(&tag, s, s->tag, n * 4, "atom tags");
   if (!rc) rc = read_new(&f, s, s->force, 3 * s->stride * acc, "forces");
   if (!rc) {
     const cl_int *t = tag;
@@ -593,8 +713,8 @@ static int track_positions(rcl_md *md, dev_state *s) {
   int rc = rcl__buffer_create(&s->pos0, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, "positions at the decomposition");
   if (rc) return rc;
   rcl_queue_args qa = rcl__chain_args(&s->ord);
-  cl_int err = clEnqueueCopyBuffer(s->q, s->pos[s->cur], s->pos0, 0, 0, bytes, qa.num_events_in_wait_list,
-                                   qa.event_wait_list, qa.event);
+  cl_int err =
+      clEnqueueCopyBuffer(s->q, s->pos, s->pos0, 0, 0, bytes, qa.num_events_in_wait_list, qa.event_wait_list, qa.event);
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clEnqueueCopyBuffer(positions at the decomposition)");
   return rcl__chain_adopt(&s->ord, 0);
 }
@@ -603,7 +723,7 @@ int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) 
   dev_state *s = md->bs;
   size_t n = md->n, ng = n - nown;
   cl_int *tag = NULL, *inv = rcl__malloc((n ? n : 1) * sizeof *inv), *idx = rcl__malloc((nsend + ng + 1) * 4);
-  int rc = inv && idx ? read_new((void **)&tag, s, s->tag[s->cur], n * 4, "atom tags") : RCL_ERR_OUT_OF_MEMORY;
+  int rc = inv && idx ? read_new((void **)&tag, s, s->tag, n * 4, "atom tags") : RCL_ERR_OUT_OF_MEMORY;
   if (!rc) {
     for (size_t i = 0; i < n; i++) inv[tag[i]] = (cl_int)i; /* the internal index of each local atom */
     for (size_t j = 0; j < nsend; j++) idx[j] = inv[send[j]];
@@ -629,16 +749,15 @@ int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) 
 int rcl__md_dev_half1(rcl_md *md, void *sent, int *far) {
   dev_state *s = md->bs;
   cl_uint m = (cl_uint)s->nsend;
-  int rc = launch_int1(md, s, 1);
+  cl_uint seq = (cl_uint)(md->step + 1);
+  int rc = launch_int1(md, s, 1, seq);
   if (!rc && m)
-    rc = rcl__set_args(s->k[K_GATHER], knames[K_GATHER], 4, MEM(s->pos[s->cur]), MEM(s->sidx), U32(m), MEM(s->sbuf));
+    rc = rcl__set_args(s->k[K_GATHER], knames[K_GATHER], 4, MEM(s->pos), MEM(s->sidx), U32(m), MEM(s->sbuf));
   if (!rc && m) rc = launch_small(s, K_GATHER, m);
   if (!rc && m) rc = rcl__chain_read(&s->ord, s->sbuf, 0, m * 4 * s->es, sent, NULL, "positions sent");
   if (!rc) rc = read_status(s, s->st);
   if (!rc) rc = check_errors(md, s->st, "at or before this step");
-  if (!rc && s->st[0]) rc = fill_zero(s, s->status, 0, sizeof(cl_int));
-  if (!rc && s->st[6]) rc = fill_zero(s, s->status, 6 * sizeof(cl_int), sizeof(cl_int));
-  *far = !rc && s->st[0];
+  *far = !rc && (cl_uint)s->st[0] == seq;
   return rc;
 }
 
@@ -649,8 +768,8 @@ int rcl__md_dev_half2(rcl_md *md, const void *ghosts, int forces, int ev, int co
   if (ghosts && m) {
     rc = rcl__chain_write(&s->ord, s->gbuf, 0, m * 4 * s->es, ghosts, "ghost positions");
     if (!rc)
-      rc = rcl__set_args(s->k[K_SCATTER], knames[K_SCATTER], 5, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->gidx),
-                         U32(m), MEM(s->gbuf));
+      rc = rcl__set_args(s->k[K_SCATTER], knames[K_SCATTER], 5, MEM(s->pos), MEM(s->vel), MEM(s->gidx), U32(m),
+                         MEM(s->gbuf));
     if (!rc) rc = launch_small(s, K_SCATTER, m);
   }
   if (!rc && forces) rc = launch_forces(md, s, ev); /* errors surface at the next status read */
@@ -664,9 +783,8 @@ int rcl__md_dev_owned_sums(rcl_md *md, size_t nown, md_sum out[3]) {
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, no = (cl_uint)nown;
   size_t W = s->WT <= s->wmax[K_OWNED] ? s->WT : rcl__floor_pow2(s->wmax[K_OWNED]);
   if (s->native) return rcl__fail(RCL_ERR_INVALID_ARG, "a native-mode simulation has no fixed-point sums");
-  int rc = rcl__set_args(s->k[K_OWNED], knames[K_OWNED], 11, MEM(s->pos[s->cur]), MEM(s->vel[s->cur]), MEM(s->ev),
-                         MEM(s->tag[s->cur]), U32(no), U32(n), U32(stride), MEM(s->coef), MEM(s->partials),
-                         MEM(s->status), 6 * W * 8, NULL);
+  int rc = rcl__set_args(s->k[K_OWNED], knames[K_OWNED], 11, MEM(s->pos), MEM(s->vel), MEM(s->ev), MEM(s->tag), U32(no),
+                         U32(n), U32(stride), MEM(s->coef), MEM(s->partials), MEM(s->status), 6 * W * 8, NULL);
   if (!rc) rc = launch(s, K_OWNED, knames[K_OWNED], s->thermo_groups * W, W);
   double v[3] = {0, 0, 0};
   for (int q = 0; q < 3; q++) out[q] = (md_sum){0, 0};
@@ -677,7 +795,8 @@ static int dev_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *lis
   dev_state *s = md->bs;
   size_t n = md->n;
   void *tag = NULL, *cnt = NULL, *nl = NULL;
-  int rc = read_new(&tag, s, s->tag[s->cur], n * 4, "atom tags");
+  int rc = dev_sync(md, s, "before reading the neighbour lists");
+  if (!rc) rc = read_new(&tag, s, s->tag, n * 4, "atom tags");
   if (!rc) rc = read_new(&cnt, s, s->ncount, n * 4, "neighbour counts");
   if (!rc) rc = read_new(&nl, s, s->nlist, s->cap * s->stride * 4, "neighbour lists");
   if (!rc) {
@@ -700,7 +819,8 @@ static int dev_set_coef(rcl_md *md) {
   size_t nc = (size_t)MD_NCOEF(md->nt);
   unsigned char tab[MD_NCOEF(RCL_MD_MAX_TYPES) * 8];
   for (size_t i = 0; i < nc; i++) md_put_real(tab, i, md->dtype, md->coef[i]);
-  return rcl__chain_write(&s->ord, s->coef, 0, nc * s->es, tab, "MD coefficients");
+  int rc = s->nlog ? dev_sync(md, s, "during the run") : 0; /* a window never spans a change of coefficients */
+  return rc ? rc : rcl__chain_write(&s->ord, s->coef, 0, nc * s->es, tab, "MD coefficients");
 }
 
 static void dev_destroy(rcl_md *md) {
@@ -708,9 +828,12 @@ static void dev_destroy(rcl_md *md) {
   if (!s) return;
   if (s->q) clFinish(s->q); /* nothing may still run on buffers about to be released */
   rcl__chain_end(&s->ord, NULL);
-  cl_mem *bufs[] = {&s->pos[0],  &s->pos[1], &s->vel[0], &s->vel[1],   &s->tag[0], &s->tag[1], &s->pos0,   &s->cellof,
-                    &s->cellnew, &s->force,  &s->ev,     &s->status,   &s->coef,   &s->ccount, &s->cstart, &s->cfill,
-                    &s->members, &s->nlist,  &s->ncount, &s->partials, &s->sidx,   &s->gidx,   &s->sbuf,   &s->gbuf};
+  cl_mem *bufs[] = {&s->pos,   &s->vel,    &s->vel_s,    &s->tag,  &s->tag_s,  &s->pos0,   &s->cellof, &s->cellnew,
+                    &s->force, &s->ev,     &s->status,   &s->coef, &s->ccount, &s->cstart, &s->cfill,  &s->members,
+                    &s->nlist, &s->ncount, &s->partials, &s->sidx, &s->gidx,   &s->sbuf,   &s->gbuf};
+  for (int k = 0; k < MD_NSNAP; k++)
+    if (s->snap[k]) clReleaseMemObject(s->snap[k]);
+  rcl__free(s->log);
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (*bufs[i]) clReleaseMemObject(*bufs[i]);
   for (int k = 0; k < K_N; k++)
@@ -883,6 +1006,11 @@ static int dev_setup(rcl_md *md) {
   s->stride = ceil_div(md->n, 64) * 64;
   s->budget = rcl__loop_budget(ctx);
   s->lists = md->path != RCL_MD_PATH_ALLPAIRS;
+  const char *env = getenv("REPROCL_MD_SYNC"); /* steps between status reads (a diagnostic; 1: every step) */
+  long k = env && *env ? strtol(env, NULL, 10) : MD_SYNC_DEFAULT;
+  s->sync_every = k < 1 ? 1 : k > MD_SYNC_MAX ? MD_SYNC_MAX : (size_t)k;
+  s->log = rcl__calloc(s->sync_every + 1, sizeof *s->log);
+  if (!s->log) return RCL_ERR_OUT_OF_MEMORY;
   if (md->path == RCL_MD_PATH_ALLPAIRS && md->n > ALLPAIRS_MAX_ATOMS)
     return rcl__fail(RCL_ERR_INVALID_ARG, "the allpairs path takes at most %d atoms; this system has %zu",
                      ALLPAIRS_MAX_ATOMS, md->n);
@@ -967,12 +1095,11 @@ static int dev_buffers(rcl_md *md, dev_state *s) {
     cl_mem *buf;
     size_t bytes;
     const char *what;
-  } b[] = {{&s->pos[0], p4, "positions"},
-           {&s->pos[1], s->lists ? p4 : 1, "positions"},
-           {&s->vel[0], p4, "velocities"},
-           {&s->vel[1], s->lists ? p4 : 1, "velocities"},
-           {&s->tag[0], s->stride * 4, "atom tags"},
-           {&s->tag[1], s->lists ? s->stride * 4 : 1, "atom tags"},
+  } b[] = {{&s->pos, p4, "positions"},
+           {&s->vel, p4, "velocities"},
+           {&s->vel_s, s->lists ? p4 : 1, "velocities"},
+           {&s->tag, s->stride * 4, "atom tags"},
+           {&s->tag_s, s->lists ? s->stride * 4 : 1, "atom tags"},
            {&s->pos0, s->lists ? p4 : 1, "positions at the last build"},
            {&s->cellof, s->lists ? s->stride * 4 : 1, "cell of each atom"},
            {&s->cellnew, s->lists ? s->stride * 4 : 1, "cell of each atom"},
@@ -1022,15 +1149,17 @@ static int dev_upload(rcl_md *md, dev_state *s, const rcl_md_system *sys) {
     }
     ht[i] = (cl_int)i;
   }
-  if (!rc) rc = rcl__chain_write(&s->ord, s->pos[0], 0, s->stride * 4 * es, hp, "MD initial positions");
-  if (!rc) rc = rcl__chain_write(&s->ord, s->vel[0], 0, s->stride * 4 * es, hv, "MD initial velocities");
-  if (!rc) rc = rcl__chain_write(&s->ord, s->tag[0], 0, s->stride * 4, ht, "MD atom tags");
+  if (!rc) rc = rcl__chain_write(&s->ord, s->pos, 0, s->stride * 4 * es, hp, "MD initial positions");
+  if (!rc) rc = rcl__chain_write(&s->ord, s->vel, 0, s->stride * 4 * es, hv, "MD initial velocities");
+  if (!rc) rc = rcl__chain_write(&s->ord, s->tag, 0, s->stride * 4, ht, "MD atom tags");
   rcl__free(hp);
   rcl__free(hv);
   rcl__free(ht);
-  if (!rc) rc = fill_zero(s, s->status, 0, MD_STATUS_WORDS * sizeof(cl_int));
-  if (!rc) rc = fill_zero(s, s->force, 0, 3 * s->stride * 8);
-  if (!rc) rc = fill_zero(s, s->ev, 0, 2 * s->stride * 8);
+  if (!rc) rc = fill_int(s, s->status, 0, MD_STATUS_WORDS * sizeof(cl_int), 0);
+  if (!rc) rc = set_step(md, s);
+  if (!rc && s->lists) rc = fill_int(s, s->ccount, 0, s->ncells * sizeof(cl_int), 0); /* kept zero by the scan */
+  if (!rc) rc = fill_int(s, s->force, 0, 3 * s->stride * 8, 0);
+  if (!rc) rc = fill_int(s, s->ev, 0, 2 * s->stride * 8, 0);
   return rc;
 }
 
