@@ -7,6 +7,7 @@
 # Builds nothing: build/reprocl must exist. Writes OUTDIR/md_<atoms>_<dtype>_sync<K>.json and a summary
 # OUTDIR/summary.tsv (atoms dtype K steps/s builds state digest). About 1-2 minutes on an H100.
 #   usage: scripts/bench_md_floor.sh OUTDIR [DEVICE]   (DEVICE: a --device spec, default nvidia:)
+# SYNCS: the K values (default "32 1 128"; for a build before the change, which ignores it, "32").
 set -eu
 out=${1:?usage: scripts/bench_md_floor.sh OUTDIR [DEVICE]}
 dev=${2:-nvidia:}
@@ -19,7 +20,7 @@ printf 'atoms\tdtype\tsync\tsteps_per_s\tneighbor_builds\tstate_sha256\n' > "$ou
 for cells in 5 10 20 40; do
   atoms=$((4 * cells * cells * cells))
   for dt in f32 f64; do
-    for k in 32 1 128; do
+    for k in ${SYNCS:-32 1 128}; do
       f="$out/md_${atoms}_${dt}_sync${k}.json"
       if ! REPROCL_MD_SYNC=$k timeout 60 "$bin" md --lattice fcc --cells "$cells" --density 0.8442 --temp 3 \
         --steps 2000 --dtype "$dt" --device "$dev" --json > "$f" 2> "$f.err"; then

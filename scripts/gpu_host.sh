@@ -194,6 +194,19 @@ step_cg-diag() {
   $cli spmv --gen poisson3d:245 --dtype f64 --device nvidia:#0 2>&1 | tail -3
   $cli run reduce --op dot --dtype f64 --mode ordered --n 14706125 --device nvidia:#0 2>&1 | tail -2
 }
+step_md-floor() {
+  # Issue 20's MD steps/s, this tree (scripts/bench_md_floor.sh: status every 32, 1 and 128 steps) beside the tree
+  # in .old (OLD_TREE; its CLI alone built here: the baseline on the same GPU in the same call), then OpenMM
+  # (scripts/bench_md_openmm.sh, wheels in .whl). Results tarred: the device returns at most 8 files.
+  local old=${OLD_TREE:-.old}
+  if [ -d "$old" ]; then
+    { cmake -S "$old" -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build build-old --target reprocl_cli; } \
+      >"$out/cmake-old.log" 2>&1 && SYNCS=32 REPROCL_BIN=build-old/reprocl timeout 240 scripts/bench_md_floor.sh /tmp/mdfloor-old | tail -30
+  fi
+  REPROCL_BIN=$cli timeout 240 scripts/bench_md_floor.sh /tmp/mdfloor | tail -30
+  [ -d .whl ] && BENCH_SECONDS=${OPENMM_BENCH_SECONDS:-150} timeout "${OPENMM_TIMEOUT:-240}" bash scripts/bench_md_openmm.sh /tmp/md-openmm | tail -40
+  tar -C /tmp -czf "$out/md-floor.tgz" mdfloor mdfloor-old md-openmm 2>/dev/null
+}
 step_mpi-scaling-16() {
   # Issue 17's CPU scaling on 16 cores of a larger host: the whole job pinned to cores 0-15 (taskset), the
   # ranks not bound further, each rank's PoCL on 16 / K compute units (RANK_CORES=N: on N for every K; ONE_RUN=1:
