@@ -29,12 +29,13 @@ for f in /usr/bin/reprocl /usr/lib/pkgconfig/reprocl.pc /usr/include/reprocl/rep
 done
 stage "deb: a C program against the installed files; /usr/bin/reprocl"
 REPROCL_INSTALLED_PREFIX=/usr bash tests/cli_install.sh /usr/bin/reprocl "$PWD" "$bld"
-# The tool from /usr/bin, found on PATH: the devices with their self-tests, and the quick suite's reductions on
+# The tool from /usr/bin: the devices with their self-tests, and the quick suite's reductions on
 # every device against the host reference (48 cases; native and split runs left out: the main suite has them).
-(cd / && reprocl devices && reprocl check --suite quick --family reduce --no-native --no-split)
+(cd / && /usr/bin/reprocl devices && /usr/bin/reprocl check --suite quick --family reduce --no-native --no-split)
 # ---- HOOK (lead, after merging python/): build the Python package against the installed files here, while the
 # ---- packages are installed (pkg-config reprocl, /usr/lib/libreprocl.so.0), and run its tests, e.g.
-# ----   python3 -m pip install ./python && python3 -m pytest python/tests
+# ----   python3 -m pip install --break-system-packages ./python && python3 -m pytest python/tests
+# ---- (Debian 12's python3 is externally managed, PEP 668: pip needs that flag, or a venv).
 stage "deb: apt-get purge ${pkgs[*]}"
 apt-get purge -y "${pkgs[@]}"
 trap - EXIT
