@@ -8,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${1:-}" = "--no-deps" ] || scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+# Tests ON explicitly: a build/ first configured by scripts/check-devices.sh without Check has them off.
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROCL_BUILD_TESTS=ON
 cmake --build build
 # Rusticl exposes its CPU device only when asked; CI must see both drivers, so a missing one fails.
 export RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe}
