@@ -32,12 +32,37 @@ REPROCL_INSTALLED_PREFIX=/usr bash tests/cli_install.sh /usr/bin/reprocl "$PWD" 
 # The tool from /usr/bin: the devices with their self-tests, and the quick suite's reductions on
 # every device against the host reference (48 cases; native and split runs left out: the main suite has them).
 (cd / && /usr/bin/reprocl devices && /usr/bin/reprocl check --suite quick --family reduce --no-native --no-split)
-# ---- HOOK (lead, after merging python/): build the Python package against the installed files here, while the
-# ---- packages are installed (pkg-config reprocl, /usr/lib/libreprocl.so.0), and run its tests, e.g.
-# ----   python3 -m pip install --break-system-packages ./python && python3 -m pytest python/tests
-# ---- (Debian 12's python3 is externally managed, PEP 668: pip needs that flag, or a venv).
+# The Python package against the installed files (docs/python.md): a venv over Debian's numpy, scipy and pytest,
+# `pip install ./python` finding the library with pkg-config (it builds and bundles nothing then), the README's
+# five lines, whose digest must be the one /usr/bin/reprocl prints for the same dot, and the pytest files that
+# check the binding against the installed headers and the errors (the main suite's ctest `python` runs them all).
+stage "deb: pip install ./python against the installed library; five lines = /usr/bin/reprocl; pytest"
+venv=$(mktemp -d)
+trap 'rm -rf "$venv"; apt-get purge -y "${pkgs[@]}" >/dev/null 2>&1 || true' EXIT
+python3 -m venv --system-site-packages "$venv"
+"$venv/bin/pip" install -q --no-build-isolation --no-deps ./python
+(cd / && "$venv/bin/python" - <<'PY') >"$venv/five.txt"
+import reprocl
+x = reprocl.generate(1_000_000, "uniform", seed=1)
+y = reprocl.generate(1_000_000, "uniform", seed=2)
+with reprocl.Context(device=0) as ctx:
+    print(ctx.dot(x, y), reprocl.digest(ctx.dot(x, y)))
+import os.path
+print(os.path.normpath(reprocl.LIBRARY_PATH))
+PY
+cat "$venv/five.txt"
+sed -n 2p "$venv/five.txt" | grep -q '^/usr/lib/libreprocl\.so' ||
+  { echo "FAIL ci-deb: the package did not load the installed library" >&2; exit 1; }
+(cd / && /usr/bin/reprocl run reduce --op dot --dtype f32 --mode ordered --n 1000000 --seed 1 --device 0 \
+  --out "$venv/dot.bin" >/dev/null)
+want=$(sha256sum "$venv/dot.bin" | cut -d' ' -f1)
+[ "$(sed -n 1p "$venv/five.txt" | cut -d' ' -f2)" = "$want" ] ||
+  { echo "FAIL ci-deb: the five lines' digest is not the CLI's $want" >&2; exit 1; }
+(cd "$venv" && REPROCL_CLI=/usr/bin/reprocl "$venv/bin/python" -m pytest -q -p no:cacheprovider "$OLDPWD/python/tests/test_layout.py" \
+  "$OLDPWD/python/tests/test_errors.py")
 stage "deb: apt-get purge ${pkgs[*]}"
 apt-get purge -y "${pkgs[@]}"
+rm -rf "$venv"
 trap - EXIT
 for f in /usr/bin/reprocl /usr/lib/libreprocl.so.0; do
   [ ! -e "$f" ] || { echo "FAIL ci-deb: $f left after purge" >&2; exit 1; }
