@@ -62,6 +62,20 @@ void rcl__md_dom_reals(double *dst, size_t dstride, const void *src, size_t sstr
   }
 }
 
+void rcl__md_dom_scatter(void *dst, const size_t *idx, const void *src, size_t n, rcl_dtype dt) {
+  if (dt == RCL_F32) {
+    float *o = dst;
+    const float *f = src;
+    for (size_t j = 0; j < n; j++)
+      o[3 * idx[j]] = f[3 * j], o[3 * idx[j] + 1] = f[3 * j + 1], o[3 * idx[j] + 2] = f[3 * j + 2];
+  } else {
+    double *o = dst;
+    const double *f = src;
+    for (size_t j = 0; j < n; j++)
+      o[3 * idx[j]] = f[3 * j], o[3 * idx[j] + 1] = f[3 * j + 1], o[3 * idx[j] + 2] = f[3 * j + 2];
+  }
+}
+
 void rcl__md_dom_axis_coords(double *x, const rcl_md *md, const void *pos, size_t n, int axis) {
   if (md->dtype == RCL_F32) {
     const float *f = (const float *)pos + axis;

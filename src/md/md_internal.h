@@ -228,6 +228,12 @@ RCL_SIBLING void rcl__md_dom_axis_coords(double *x, const rcl_md *md, const void
 RCL_SIBLING void rcl__md_dom_slabs(size_t *slab, const double *bound, size_t count, const double *x, size_t n);
 RCL_SIBLING size_t rcl__md_dom_near_list(size_t *out, const rcl_md *md, int axis, const double *bound, size_t k,
                                          const double *x, size_t n, const size_t *skip);
+/* Element i of a of dtype dt in binary64 (inline: for the O(n) loops of a decomposition). */
+static inline double md_dom_real(const void *a, size_t i, rcl_dtype dt) {
+  return dt == RCL_F32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+/* dst[3 idx[j] + a] = src[3 j + a] for j < n, a < 3: [3n] arrays of the dtype into system order. */
+RCL_SIBLING void rcl__md_dom_scatter(void *dst, const size_t *idx, const void *src, size_t n, rcl_dtype dt);
 /* n reals of dtype dt as binary64: dst[i * dstride] = src[i * sstride] (strides in elements). */
 RCL_SIBLING void rcl__md_dom_reals(double *dst, size_t dstride, const void *src, size_t sstride, size_t n,
                                    rcl_dtype dt);

@@ -127,16 +127,11 @@ static int exchange(const mpi_md *m, const void *sbuf, void *rbuf, MPI_Datatype 
                         "MPI_Alltoallv (MD)");
 }
 
-static double real_at(const void *a, size_t i, int f32) {
-  return f32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
-}
-
 /* The owned atoms that leave this rank's slab packed by the rank of their new slab (MIG_W doubles each, in owned
  * order within a rank); m->dest holds every owned atom's slab, m->nleave their count. */
 static int pack_migrants(rcl_md *md, mpi_md *m) {
   const own_set *s = &m->own[m->cur];
   size_t n = m->nown, nleave = 0;
-  int f32 = md->dtype == RCL_F32;
   if (rcl__md_dom_grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x) ||
       rcl__md_dom_grow((void **)&m->dest, &m->cap_dest, (n ? n : 1) * sizeof *m->dest))
     return RCL_ERR_OUT_OF_MEMORY;
@@ -162,8 +157,8 @@ static int pack_migrants(rcl_md *md, mpi_md *m) {
     p[0] = (double)s->glob[i];
     p[1] = s->type[i];
     for (size_t d = 0; d < 3; d++) {
-      p[2 + d] = real_at(s->pos, 3 * i + d, f32);
-      p[5 + d] = real_at(s->vel, 3 * i + d, f32);
+      p[2 + d] = md_dom_real(s->pos, 3 * i + d, md->dtype);
+      p[5 + d] = md_dom_real(s->vel, 3 * i + d, md->dtype);
     }
   }
   return 0;
@@ -631,7 +626,6 @@ int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, i
   int64_t *fq = rcl__malloc(3 * (m->nown ? m->nown : 1) * sizeof *fq);
   if (!count || !mine || !fq) rc = RCL_ERR_OUT_OF_MEMORY;
   const own_set *s = &m->own[m->cur];
-  int f32 = md->dtype == RCL_F32;
   if (!rc) rc = rcl__md_dom_part_state(&m->p, md, s->pos, s->vel, fq);
   if (!rc && m->nown * sizeof *mine > INT_MAX)
     rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: the state of %zu atoms exceeds MPI's count limit", m->nown);
@@ -639,8 +633,8 @@ int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, i
     mine[i].glob = (int64_t)s->glob[i];
     for (size_t d = 0; d < 3; d++) {
       mine[i].f[d] = fq[3 * i + d];
-      mine[i].pos[d] = real_at(s->pos, 3 * i + d, f32);
-      mine[i].vel[d] = real_at(s->vel, 3 * i + d, f32);
+      mine[i].pos[d] = md_dom_real(s->pos, 3 * i + d, md->dtype);
+      mine[i].vel[d] = md_dom_real(s->vel, 3 * i + d, md->dtype);
     }
   }
   if (!(rc = agree(m, rc))) rc = gather_room(m, root, (int)(m->nown * sizeof *mine), count, count + m->size, &all);
