@@ -43,15 +43,6 @@ static double slab_distance(const rcl_md *md, int axis, const double *bound, siz
   return best;
 }
 
-int rcl__md_dom_near(const rcl_md *md, int axis, const double *bound, size_t k, double x) {
-  return slab_distance(md, axis, bound, k, x) <= (md->cutoff + md->skin) * MD_DOM_GHOST_MARGIN;
-}
-
-double rcl__md_dom_coord(const rcl_md *md, const void *pos, size_t i, int d) {
-  return md->dtype == RCL_F32 ? (double)((const float *)pos)[3 * i + (size_t)d]
-                              : ((const double *)pos)[3 * i + (size_t)d];
-}
-
 void rcl__md_dom_reals(double *dst, size_t dstride, const void *src, size_t sstride, size_t n, rcl_dtype dt) {
   if (dt == RCL_F32) {
     const float *f = src;
@@ -205,7 +196,7 @@ static int symmetric_ev(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
   size_t n3 = 3 * p->sys.natoms;
   void *pos = rcl__malloc(n3 * rcl_dtype_size(md->dtype));
   int rc = pos ? rcl_md_get_state(p->md, pos, NULL) : RCL_ERR_OUT_OF_MEMORY;
-  for (size_t i = 0; !rc && i < n3; i++) p->sys.pos[i] = rcl__md_dom_coord(md, pos, i / 3, (int)(i % 3));
+  if (!rc) rcl__md_dom_reals(p->sys.pos, 1, pos, 1, n3, md->dtype);
   rcl__free(pos);
   rcl_md_options o = p->o;
   o.path = RCL_MD_PATH_GATHER;

@@ -216,14 +216,11 @@ RCL_SIBLING void rcl__md_dom_bounds(double *bound, const size_t *units, size_t c
                                     double hi);
 /* The slab owning coordinate x (empty slabs own nothing; outside an open box: the first or last slab). */
 RCL_SIBLING size_t rcl__md_dom_slab_of(const double *bound, size_t count, double x);
-/* Whether x (along axis) lies within (cutoff + skin) * MD_DOM_GHOST_MARGIN of slab k (periodic: nearest image). */
-RCL_SIBLING int rcl__md_dom_near(const rcl_md *md, int axis, const double *bound, size_t k, double x);
-/* Coordinate d of atom i of pos ([3n] of md's dtype) in binary64. */
-RCL_SIBLING double rcl__md_dom_coord(const rcl_md *md, const void *pos, size_t i, int d);
-/* The O(n) forms of the above for a decomposition (one typed loop each, no call per atom): x[i] the coordinate
- * along axis of atom i of pos ([3n] of md's dtype); slab[i] rcl__md_dom_slab_of(bound, count, x[i]); the atoms
- * i < n with rcl__md_dom_near(.., k, x[i]) and skip[i] != k (skip NULL: none skipped), in increasing order, into
- * out (NULL: only counted), their count returned. */
+/* The O(n) steps of a decomposition (one typed loop each, no call per atom): x[i] the coordinate along axis of
+ * atom i of pos ([3n] of md's dtype); slab[i] rcl__md_dom_slab_of(bound, count, x[i]); the atoms i < n whose
+ * x[i] lies within (cutoff + skin) * MD_DOM_GHOST_MARGIN of slab k (periodic: the nearest image) and with
+ * skip[i] != k (skip NULL: none skipped), in increasing order, into out (NULL: only counted), their count
+ * returned. */
 RCL_SIBLING void rcl__md_dom_axis_coords(double *x, const rcl_md *md, const void *pos, size_t n, int axis);
 RCL_SIBLING void rcl__md_dom_slabs(size_t *slab, const double *bound, size_t count, const double *x, size_t n);
 RCL_SIBLING size_t rcl__md_dom_near_list(size_t *out, const rcl_md *md, int axis, const double *bound, size_t k,

@@ -132,6 +132,8 @@ static int exchange(const mpi_md *m, const void *sbuf, void *rbuf, MPI_Datatype 
 static int pack_migrants(rcl_md *md, mpi_md *m) {
   const own_set *s = &m->own[m->cur];
   size_t n = m->nown, nleave = 0;
+  m->nleave = 0;
+  if (m->size == 1) return 0; /* every atom stays */
   if (rcl__md_dom_grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x) ||
       rcl__md_dom_grow((void **)&m->dest, &m->cap_dest, (n ? n : 1) * sizeof *m->dest))
     return RCL_ERR_OUT_OF_MEMORY;
@@ -243,6 +245,9 @@ static int migrate(rcl_md *md, mpi_md *m) {
 /* The send list: each owned atom near another rank's non-empty slab, for that rank (counts in scount). */
 static int ghost_lists(rcl_md *md, mpi_md *m) {
   size_t r4 = 4 * rcl_dtype_size(md->dtype), n = m->nown, ns = 0;
+  m->nsend = 0;
+  m->scount[0] = 0;
+  if (m->size == 1) return 0; /* no other slab */
   if (rcl__md_dom_grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x)) return RCL_ERR_OUT_OF_MEMORY;
   rcl__md_dom_axis_coords(m->x, md, m->own[m->cur].pos, n, m->axis);
   for (int pass = 0; pass < 2; pass++) {
