@@ -220,13 +220,17 @@ static int unpack_migrants(rcl_md *md, mpi_md *m, size_t nrecv) {
 static int migrate(rcl_md *md, mpi_md *m) {
   double t0 = MPI_Wtime();
   size_t rt = 0;
-  int rc = agree(m, pack_migrants(md, m));
+  int rc = pack_migrants(md, m);
   double t1 = MPI_Wtime();
+  rc = agree(m, rc);
   if (!rc && m->size > 1) rc = exchange_counts(m, sizeof *m->mig_r, (void **)&m->mig_r, &m->cap_mig_r, &rt);
   if (!rc && m->size > 1) rc = exchange(m, m->mig_s, m->mig_r, MPI_DOUBLE);
-  double t2 = MPI_Wtime();
-  if (!rc) rc = agree(m, unpack_migrants(md, m, rt / MIG_W));
-  double t3 = MPI_Wtime();
+  double t2 = MPI_Wtime(), t3 = t2;
+  if (!rc) {
+    rc = unpack_migrants(md, m, rt / MIG_W);
+    t3 = MPI_Wtime();
+    rc = agree(m, rc);
+  }
   if (!rc) {
     unsigned long long mine = m->nown, all = 0;
     rc = rcl__mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, m->comm), "MPI_Allreduce");
@@ -234,7 +238,7 @@ static int migrate(rcl_md *md, mpi_md *m) {
       rc = rcl__fail(RCL_ERR_INTERNAL, "MPI MD: %llu atoms of %zu after the migration at step %zu (a bug)", all, md->n,
                      md->step);
   }
-  m->phase[PH_PACK] += t1 - t0;
+  m->phase[PH_PACK] += t1 - t0; /* the agreements (waits for the other ranks) are the messages' */
   m->phase[PH_MPI] += t2 - t1 + MPI_Wtime() - t3;
   m->phase[PH_UNPACK] += t3 - t2;
   return rc;
@@ -321,9 +325,9 @@ static int local_system(rcl_md *md, mpi_md *m) {
   pack_ghosts(md, m);
   if ((rc = exchange(m, m->sbuf, m->rbuf, MPI_BYTE)) != 0) return rc;
   double t1 = MPI_Wtime();
-  rc = agree(m, local_fill(md, m));
-  double t2 = MPI_Wtime();
-  if (!rc) rc = agree(m, rcl__md_dom_part_build(&m->p, md, m->send, m->nsend));
+  rc = local_fill(md, m);
+  double t2 = MPI_Wtime(); /* the agreements (waits for the other ranks) are the build's */
+  if (!(rc = agree(m, rc))) rc = agree(m, rcl__md_dom_part_build(&m->p, md, m->send, m->nsend));
   m->phase[PH_GHOSTS] += t1 - t0;
   m->phase[PH_FILL] += t2 - t1;
   m->phase[PH_BUILD] += MPI_Wtime() - t2;
