@@ -9,7 +9,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ "${1:-}" = "--no-deps" ] || scripts/install-deps.sh
 # Tests ON explicitly: a build/ first configured by scripts/check-devices.sh without Check has them off.
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROCL_BUILD_TESTS=ON
+# The Python tests run on Debian's python3, which has the numpy, scipy and pytest the package list installs
+# (another python3 first on PATH — pyenv, a venv — may lack them).
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DREPROCL_BUILD_TESTS=ON -DREPROCL_PYTHON=$py
 cmake --build build
 # Rusticl exposes its CPU device only when asked; CI must see both drivers, so a missing one fails.
 export RUSTICL_ENABLE=${RUSTICL_ENABLE:-llvmpipe}
