@@ -7,7 +7,7 @@
 
 #include "md/md_internal.h"
 
-#define MD_STATUS_WORDS 9 /* cl/md.cl */
+#define MD_STATUS_WORDS 10 /* cl/md.cl */
 #define MD_ST_ERRSTEP 6
 #define MD_ST_STEP 7
 #define MD_ST_BUILDS 8
@@ -21,8 +21,7 @@ enum {
   K_FORCE_EV,
   K_INT1,
   K_INT2,
-  K_COUNT,
-  K_SCAN,
+  K_COUNT, /* counts and, by its last work-group, the scan */
   K_FILL,
   K_MOVE,
   K_NEIGH,
@@ -138,7 +137,6 @@ static const char *const knames[K_N] = {"",
                                         "md_integrate1",
                                         "md_integrate2",
                                         "md_cell_count",
-                                        "md_cell_scan",
                                         "md_cell_fill",
                                         "md_sort_move",
                                         "md_neigh_build",
@@ -322,11 +320,9 @@ static int set_build_args(rcl_md *md, dev_state *s, cl_uint seq) {
   cl_int4 nc = {{s->nc[0], s->nc[1], s->nc[2], 0}};
   md_arg lo = arg_lo(md), cinv = arg_real4(md, s->cinv[0], s->cinv[1], s->cinv[2]), len = arg_len(md),
          hh = arg_half(md), rcs2 = arg_real(md, (md->cutoff + md->skin) * (md->cutoff + md->skin));
-  int rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 9, MEM(s->pos), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
-                         MEM(s->cellof), MEM(s->ccount), MEM(s->status), U32(seq));
-  if (!rc)
-    rc = rcl__set_args(s->k[K_SCAN], knames[K_SCAN], 8, MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total),
-                       MEM(s->status), U32(seq), sizeof maxcell, &maxcell, 2 * s->WS * sizeof(cl_int), NULL);
+  int rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 14, MEM(s->pos), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
+                         MEM(s->cellof), MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total), MEM(s->status),
+                         U32(seq), sizeof maxcell, &maxcell, 2 * s->WS * sizeof(cl_int), NULL);
   if (!rc)
     rc = rcl__set_args(s->k[K_FILL], knames[K_FILL], 7, MEM(s->cellof), U32(n), MEM(s->cstart), MEM(s->cfill),
                        MEM(s->members), MEM(s->status), U32(seq));
@@ -346,7 +342,8 @@ static int set_build_args(rcl_md *md, dev_state *s, cl_uint seq) {
 static const struct {
   int k;
   cl_uint arg;
-} build_seq_arg[] = {{K_COUNT, 8}, {K_SCAN, 5}, {K_FILL, 6}, {K_MOVE, 12}, {K_NEIGH, 15}};
+} build_seq_arg[] = {{K_COUNT, 11}, {K_FILL, 6}, {K_MOVE, 12}, {K_NEIGH, 15}};
+#define MD_NBUILD 4 /* build kernels */
 
 /* The build of step seq (see cl/md.cl): renumbers the atoms in (cell, tag) order and builds the neighbour
  * lists. Every kernel returns at once unless status[0] is seq: launched every step, it runs only on the
@@ -354,15 +351,15 @@ static const struct {
  * in the status (dev_sync grows them). */
 static int launch_build(rcl_md *md, dev_state *s, cl_uint seq) {
   int rc = 0;
-  if (!args_current(s, K_COUNT)) { /* first, and after the lists grew: every argument of the five */
+  if (!args_current(s, K_COUNT)) { /* first, and after the lists grew: every argument of the four */
     rc = args_done(s, K_COUNT, set_build_args(md, s, seq));
   } else {
-    for (size_t i = 0; i < 5 && !rc; i++) rc = set_u32(s, build_seq_arg[i].k, build_seq_arg[i].arg, seq);
+    for (size_t i = 0; i < MD_NBUILD && !rc; i++) rc = set_u32(s, build_seq_arg[i].k, build_seq_arg[i].arg, seq);
   }
   cl_uint n = (cl_uint)md->n;
-  for (size_t i = 0; i < 5 && !rc; i++) {
+  for (size_t i = 0; i < MD_NBUILD && !rc; i++) {
     int k = build_seq_arg[i].k;
-    rc = k == K_SCAN ? launch(s, k, knames[k], s->WS, s->WS) : launch(s, k, knames[k], n, s->WB);
+    rc = launch(s, k, knames[k], n, k == K_COUNT ? s->WS : s->WB);
   }
   return rc;
 }
@@ -966,7 +963,7 @@ int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dt, size_t n, in
   if (!rc) rc = kernel_max(&f1, ctx, dt, defs[1], fname);
   for (int k = K_INT1; k <= K_NEIGH && !rc; k++) {
     size_t m;
-    if (k == K_SCAN) continue;
+    if (k == K_COUNT) continue; /* launched with the scan's work-group size */
     rc = kernel_max(&m, ctx, dt, defs[0], knames[k]);
     if (!rc && m < bmax) bmax = m;
   }
@@ -1101,7 +1098,7 @@ static int dev_local_sizes(rcl_md *md, dev_state *s) {
                    s->W, (s->budget - 64) * s->W / (s->W + 1), ctx->profile.device_name, n);
   size_t bmax = SIZE_MAX;
   for (int k = K_INT1; k <= K_NEIGH; k++)
-    if (k != K_SCAN && s->wmax[k] < bmax) bmax = s->wmax[k];
+    if (k != K_COUNT && s->wmax[k] < bmax) bmax = s->wmax[k];
   if (!rc) rc = pick_local(&s->WB, o->build_local_size, 64, bmax, "build_local_size", "the MD build kernels", md);
   return rc;
 }
@@ -1110,7 +1107,7 @@ static int dev_local_sizes(rcl_md *md, dev_state *s) {
 static int dev_plan_rest(rcl_md *md, dev_state *s) {
   rcl_context *ctx = md->ctx;
   size_t n = md->n, es = s->es;
-  s->WS = rcl__floor_pow2(s->wmax[K_SCAN] < 256 ? s->wmax[K_SCAN] : 256);
+  s->WS = rcl__floor_pow2(s->wmax[K_COUNT] < 256 ? s->wmax[K_COUNT] : 256);
   s->WT = rcl__floor_pow2(s->WB < s->wmax[K_THERMO] ? s->WB : s->wmax[K_THERMO]);
   size_t acc = s->native ? es : 8;
   while (s->WT > 1 && 6 * s->WT * acc > ctx->profile.local_mem_size) s->WT /= 2;
