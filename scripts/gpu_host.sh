@@ -207,18 +207,39 @@ step_md-floor() {
   [ -d .whl ] && BENCH_SECONDS=${OPENMM_BENCH_SECONDS:-150} timeout "${OPENMM_TIMEOUT:-240}" bash scripts/bench_md_openmm.sh /tmp/md-openmm | tail -40
   tar -C /tmp -czf "$out/md-floor.tgz" mdfloor mdfloor-old md-openmm 2>/dev/null
 }
+step_mpi-md() {
+  # The cost of an MD decomposition on one GPU (issue 21's 4M atoms, 100 steps; K ranks sharing the GPU): this tree
+  # and, when .old holds an earlier tree, its reprocl-mpi built and run beside it; each run's JSON breakdown.
+  local old=${OLD_TREE:-.old} k b tag
+  [ -d "$old" ] && { cmake -S "$old" -B build-old -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null 2>&1;
+    cmake --build build-old --target reprocl_mpi_cli >"$out/cmake-old-mpi.log" 2>&1; }
+  mkdir -p /tmp/mpi-md
+  for b in $build build-old; do
+    [ -x $b/reprocl-mpi ] || continue
+    tag=new; [ $b = build-old ] && tag=old
+    for k in ${MD_KS:-1 2}; do
+      REPROCL_TUNING=off timeout "${MD_TIMEOUT:-120}" mpirun --allow-run-as-root --oversubscribe --bind-to none -n $k \
+        $b/reprocl-mpi md --lattice fcc --cells "${MD_CELLS:-100}" --density 0.8442 --temp 3 --steps "${MD_STEPS:-100}" \
+        --dtype f32 --device nvidia --json >/tmp/mpi-md/$tag-$k.json 2>/tmp/mpi-md/$tag-$k.err
+      python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], sys.argv[3], "ranks", "%.3f s" % d["time_s"], d["neighbor_builds"], "builds", d["state_sha256"][:16], json.dumps(d.get("breakdown")))' \
+        /tmp/mpi-md/$tag-$k.json $tag $k || tail -3 /tmp/mpi-md/$tag-$k.err
+    done
+  done
+  tar -C /tmp -czf "$out/mpi-md.tgz" mpi-md
+}
 step_mpi-scaling-16() {
   # Issue 17's CPU scaling on 16 cores of a larger host: the whole job pinned to cores 0-15 (taskset), the
   # ranks not bound further, each rank's PoCL on 16 / K compute units (RANK_CORES=N: on N for every K; ONE_RUN=1:
-  # one run plus the phases run per K).
+  # one run plus the phases run per K; TAG: a name for the run's files; the environment reaches mpirun, so
+  # OMPI_MCA_* settings apply).
   local cpr=(--cores-per-rank)
   [ -n "${RANK_CORES:-}" ] && cpr=(--rank-cores "$RANK_CORES")
   REPROCL_MPI=$build/reprocl-mpi \
     REPROCL_DATA_PREFIX=/tmp/ocl taskset -c 0-15 scripts/bench_mpi_scaling.sh --full --device pocl \
     "${cpr[@]}" ${ONE_RUN:+--one-run} \
     --ks "${KS:-1 2 4 8}" --maxit "${MAXIT:-100}" --iters "${ITERS:-50}" --md-steps "${MD_STEPS:-30}" \
-    --mpirun-args "--bind-to none" --keep /tmp/mpi-scaling-16${RANK_CORES:+-rc$RANK_CORES} --out "$out/mpi-scaling-pocl-16${RANK_CORES:+-rc$RANK_CORES}.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
-  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r.get("matches_reference", d["md"]["same_bits"])) for b in ("cg","stencil","md") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16${RANK_CORES:+-rc$RANK_CORES}.json"
+    --mpirun-args "--bind-to none" --keep /tmp/mpi-scaling-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG} --out "$out/mpi-scaling-pocl-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG}.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
+  python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r.get("matches_reference", d["md"]["same_bits"])) for b in ("cg","stencil","md") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG}.json"
 }
 step_tune() {
   # Tuned vs default speed and the time spent tuning, per kernel family, on the H100 and PoCL

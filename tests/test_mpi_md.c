@@ -220,7 +220,7 @@ START_TEST(mpi_md_mixed) {
 END_TEST
 
 /* Mixed drivers, long and short runs of the thin-slab lattice: 0 and 1 steps, and 300 hot steps (many
- * decompositions: atoms migrate between ranks and across the periodic wrap). */
+ * decompositions: atoms migrate between ranks and across the periodic wrap; their phases within their time). */
 START_TEST(mpi_md_long) {
   char map[128];
   mixed_map(map, sizeof map, 0, 0);
@@ -234,20 +234,29 @@ START_TEST(mpi_md_long) {
   rcl_md_lj lj = RCL_MD_LJ_INIT;
   rcl_md *md = NULL;
   rcl_md_thermo th = {0};
+  double t[3] = {0}, ph[RCL_MPI_MD_DECOMPOSE_PHASES] = {0}, sum = 0;
   int rc = rcl_mpi_md_create(&md, MPI_COMM_WORLD, 0, c, RCL_F32, sys, &lj, NULL);
   if (!rc) rc = rcl_md_run(md, 300, 0.005, 0, NULL, NULL);
   if (!rc) rc = rcl_md_thermo_get(md, &th);
+  if (!rc) rc = rcl_mpi_md_times(t, md);
+  if (!rc) rc = rcl_mpi_md_decompose_times(ph, md);
   rcl_md_free(md);
   rcl_md_system_free(sys);
   rcl_context_free(c);
   ck_assert_msg(rc == 0, "%s", rcl_error_last());
   ck_assert_msg(th.neighbor_builds >= 5, "only %zu decompositions in 300 hot steps", th.neighbor_builds);
+  /* the decompositions' phases: parts of their total (rcl_mpi_md_times' t[1]), the local builds among them */
+  for (int k = 0; k < RCL_MPI_MD_DECOMPOSE_PHASES; k++) {
+    ck_assert_msg(ph[k] >= 0, "phase %d: %g s", k, ph[k]);
+    sum += ph[k];
+  }
+  ck_assert_msg(sum <= t[1] + 1e-6 && t[1] > 0, "the phases add to %g s, the decompositions took %g s", sum, t[1]);
 }
 END_TEST
 
 /* Errors, the same status on every rank: overlapping atoms (an overflow at step 0, on the rank owning them),
  * a time step far too large (the step named), a bad root, the distributed state refused by rcl_md_get_state,
- * a simulation not of rcl_mpi_md_create refused by rcl_mpi_md_gather_state. */
+ * a simulation not of rcl_mpi_md_create refused by rcl_mpi_md_gather_state and rcl_mpi_md_decompose_times. */
 START_TEST(mpi_md_errors) {
   rcl_context *c = mpi_ctx("rank:0");
   md_problem p = {"fcc 3^3", 3, 1.0, 3, 0, 0};
@@ -272,6 +281,8 @@ START_TEST(mpi_md_errors) {
   rcl_md *plain = NULL;
   rt_ok(rcl_md_create(&plain, NULL, RCL_F32, sys, &lj, NULL));
   int rc6 = rcl_mpi_md_gather_state(NULL, NULL, NULL, plain, 0);
+  double ph[RCL_MPI_MD_DECOMPOSE_PHASES];
+  int rc7 = rcl_mpi_md_decompose_times(ph, plain);
   rcl_md_free(plain);
   rcl_md_system_free(sys);
   rcl_context_free(c);
@@ -282,6 +293,7 @@ START_TEST(mpi_md_errors) {
   ck_assert_int_eq(rc4, RCL_ERR_INVALID_ARG);
   ck_assert_int_eq(rc5, RCL_ERR_INVALID_ARG);
   ck_assert_int_eq(rc6, RCL_ERR_INVALID_ARG);
+  ck_assert_int_eq(rc7, RCL_ERR_INVALID_ARG);
 }
 END_TEST
 

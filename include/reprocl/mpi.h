@@ -137,6 +137,16 @@ RCL_API int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_m
  * simulation), t[2] the rest on the device (integration, forces, the positions sent and received, and the
  * waits for them). The device's kernel times: rcl_md_get_stats. */
 RCL_API int rcl_mpi_md_times(double t[3], const rcl_md *md);
+/* The decompositions' part of rcl_mpi_md_times (its t[1]) by phase: this rank's wall-clock seconds since the
+ * creation (not collective). t[0] the owned atoms' state read from the device (the kernels queued before it
+ * waited for); the migration: t[1] the packing of the atoms that change rank, t[2] its messages (counts, the
+ * atoms, the total's check and the agreements on every rank's status: the waits for other ranks), t[3] the
+ * unpacking into the new owned atoms; t[4] the ghost lists and the ghosts' first positions (packed, exchanged);
+ * t[5] the local system filled on the host; t[6] the new local simulation (device buffers, upload, neighbour
+ * lists and first forces, waited for; the agreements around it). Their sum is t[1] of rcl_mpi_md_times less the
+ * moments between the clock reads. */
+#define RCL_MPI_MD_DECOMPOSE_PHASES 7
+RCL_API int rcl_mpi_md_decompose_times(double t[RCL_MPI_MD_DECOMPOSE_PHASES], const rcl_md *md);
 
 #ifdef __cplusplus
 }

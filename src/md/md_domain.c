@@ -43,13 +43,67 @@ static double slab_distance(const rcl_md *md, int axis, const double *bound, siz
   return best;
 }
 
-int rcl__md_dom_near(const rcl_md *md, int axis, const double *bound, size_t k, double x) {
-  return slab_distance(md, axis, bound, k, x) <= (md->cutoff + md->skin) * MD_DOM_GHOST_MARGIN;
+void rcl__md_dom_reals(double *dst, size_t dstride, const void *src, size_t sstride, size_t n, rcl_dtype dt) {
+  if (dt == RCL_F32) {
+    const float *f = src;
+    for (size_t i = 0; i < n; i++) dst[i * dstride] = (double)f[i * sstride];
+  } else {
+    const double *f = src;
+    for (size_t i = 0; i < n; i++) dst[i * dstride] = f[i * sstride];
+  }
 }
 
-double rcl__md_dom_coord(const rcl_md *md, const void *pos, size_t i, int d) {
-  return md->dtype == RCL_F32 ? (double)((const float *)pos)[3 * i + (size_t)d]
-                              : ((const double *)pos)[3 * i + (size_t)d];
+void rcl__md_dom_scatter(void *dst, const size_t *idx, const void *src, size_t n, rcl_dtype dt) {
+  if (dt == RCL_F32) {
+    float *o = dst;
+    const float *f = src;
+    for (size_t j = 0; j < n; j++)
+      o[3 * idx[j]] = f[3 * j], o[3 * idx[j] + 1] = f[3 * j + 1], o[3 * idx[j] + 2] = f[3 * j + 2];
+  } else {
+    double *o = dst;
+    const double *f = src;
+    for (size_t j = 0; j < n; j++)
+      o[3 * idx[j]] = f[3 * j], o[3 * idx[j] + 1] = f[3 * j + 1], o[3 * idx[j] + 2] = f[3 * j + 2];
+  }
+}
+
+void rcl__md_dom_axis_coords(double *x, const rcl_md *md, const void *pos, size_t n, int axis) {
+  if (md->dtype == RCL_F32) {
+    const float *f = (const float *)pos + axis;
+    for (size_t i = 0; i < n; i++) x[i] = (double)f[3 * i];
+  } else {
+    const double *f = (const double *)pos + axis;
+    for (size_t i = 0; i < n; i++) x[i] = f[3 * i];
+  }
+}
+
+void rcl__md_dom_slabs(size_t *slab, const double *bound, size_t count, const double *x, size_t n) {
+  for (size_t i = 0; i < n; i++) slab[i] = rcl__md_dom_slab_of(bound, count, x[i]);
+}
+
+size_t rcl__md_dom_near_list(size_t *out, const rcl_md *md, int axis, const double *bound, size_t k, const double *x,
+                             size_t n, const size_t *skip) {
+  double reach = (md->cutoff + md->skin) * MD_DOM_GHOST_MARGIN;
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (skip && skip[i] == k) continue;
+    if (!(slab_distance(md, axis, bound, k, x[i]) <= reach)) continue;
+    if (out) out[c] = i;
+    c++;
+  }
+  return c;
+}
+
+int rcl__md_dom_grow(void **buf, size_t *cap, size_t bytes) {
+  if (*buf && bytes <= *cap) return 0;
+  size_t want = bytes + bytes / 4 + 64;
+  void *nb = rcl__malloc(want);
+  if (!nb) return RCL_ERR_OUT_OF_MEMORY;
+  if (*buf) memcpy(nb, *buf, *cap);
+  rcl__free(*buf);
+  *buf = nb;
+  *cap = want;
+  return 0;
 }
 
 void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms) {
@@ -67,13 +121,11 @@ void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms) {
 
 int rcl__md_dom_part_alloc(md_dom_part *p, const rcl_md *md, size_t nown, size_t nloc) {
   size_t k = nloc ? nloc : 1;
-  rcl__free(p->sys.pos);
-  rcl__free(p->sys.vel);
-  rcl__free(p->sys.type);
-  p->sys.pos = rcl__malloc(3 * k * sizeof *p->sys.pos);
-  p->sys.vel = rcl__calloc(3 * k, sizeof *p->sys.vel);
-  p->sys.type = rcl__malloc(k * sizeof *p->sys.type);
-  if (!p->sys.pos || !p->sys.vel || !p->sys.type) return RCL_ERR_OUT_OF_MEMORY;
+  if (rcl__md_dom_grow((void **)&p->sys.pos, &p->cap_pos, 3 * k * sizeof *p->sys.pos) ||
+      rcl__md_dom_grow((void **)&p->sys.vel, &p->cap_vel, 3 * k * sizeof *p->sys.vel) ||
+      rcl__md_dom_grow((void **)&p->sys.type, &p->cap_type, k * sizeof *p->sys.type))
+    return RCL_ERR_OUT_OF_MEMORY;
+  memset(p->sys.vel + 3 * nown, 0, 3 * (nloc - nown) * sizeof *p->sys.vel);
   rcl__md_dom_system(&p->sys, md, nloc);
   p->nown = nown;
   return 0;
@@ -107,12 +159,10 @@ int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send,
   if (rc) return rc;
   rcl_md_free(p->md);
   p->md = NULL;
-  rcl__free(p->sent);
-  rcl__free(p->ghost);
   p->nsend = nsend;
-  p->sent = rcl__malloc((nsend ? nsend : 1) * 4 * es);
-  p->ghost = rcl__malloc((ng ? ng : 1) * 4 * es);
-  if (!p->sent || !p->ghost) return RCL_ERR_OUT_OF_MEMORY;
+  if (rcl__md_dom_grow(&p->sent, &p->cap_sent, (nsend ? nsend : 1) * 4 * es) ||
+      rcl__md_dom_grow(&p->ghost, &p->cap_ghost, (ng ? ng : 1) * 4 * es))
+    return RCL_ERR_OUT_OF_MEMORY;
   if (!p->nown) return 0;
   rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj, p->o,
                         NULL);
@@ -146,7 +196,7 @@ static int symmetric_ev(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
   size_t n3 = 3 * p->sys.natoms;
   void *pos = rcl__malloc(n3 * rcl_dtype_size(md->dtype));
   int rc = pos ? rcl_md_get_state(p->md, pos, NULL) : RCL_ERR_OUT_OF_MEMORY;
-  for (size_t i = 0; !rc && i < n3; i++) p->sys.pos[i] = rcl__md_dom_coord(md, pos, i / 3, (int)(i % 3));
+  if (!rc) rcl__md_dom_reals(p->sys.pos, 1, pos, 1, n3, md->dtype);
   rcl__free(pos);
   rcl_md_options o = p->o;
   o.path = RCL_MD_PATH_GATHER;
@@ -172,18 +222,15 @@ int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
 
 int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq) {
   if (!p->md) return 0;
-  size_t n = p->sys.natoms, es = rcl_dtype_size(md->dtype);
-  void *tp = pos ? rcl__malloc(3 * n * es) : NULL, *tv = vel ? rcl__malloc(3 * n * es) : NULL;
-  int64_t *tf = fq ? rcl__malloc(3 * n * sizeof *tf) : NULL;
-  int rc = (pos && !tp) || (vel && !tv) || (fq && !tf) ? RCL_ERR_OUT_OF_MEMORY : 0;
-  if (!rc && (pos || vel)) rc = rcl_md_get_state(p->md, tp, tv);
-  if (!rc && fq) rc = rcl_md_get_forces(p->md, NULL, tf);
-  if (!rc && pos) memcpy(pos, tp, 3 * p->nown * es); /* the owned atoms come first */
+  size_t n3 = 3 * p->sys.natoms, es = rcl_dtype_size(md->dtype), b = n3 * (es > 8 ? es : 8);
+  /* the scratch: the local atoms' positions, velocities (or forces); the owned atoms come first */
+  int rc = rcl__md_dom_grow(&p->scratch, &p->cap_scratch, 2 * (b ? b : 1));
+  unsigned char *tp = p->scratch, *tv = tp + b;
+  if (!rc && (pos || vel)) rc = rcl_md_get_state(p->md, pos ? tp : NULL, vel ? tv : NULL);
+  if (!rc && pos) memcpy(pos, tp, 3 * p->nown * es);
   if (!rc && vel) memcpy(vel, tv, 3 * p->nown * es);
-  if (!rc && fq) memcpy(fq, tf, 3 * p->nown * sizeof *tf);
-  rcl__free(tp);
-  rcl__free(tv);
-  rcl__free(tf);
+  if (!rc && fq) rc = rcl_md_get_forces(p->md, NULL, (int64_t *)(void *)tp);
+  if (!rc && fq) memcpy(fq, tp, 3 * p->nown * sizeof *fq);
   return rc;
 }
 
@@ -196,11 +243,13 @@ void rcl__md_dom_part_free(md_dom_part *p) {
   rcl__free(p->sys.type);
   rcl__free(p->sent);
   rcl__free(p->ghost);
+  rcl__free(p->scratch);
   p->md = NULL;
   p->sys.pos = p->sys.vel = NULL;
   p->sys.type = NULL;
-  p->sent = p->ghost = NULL;
+  p->sent = p->ghost = p->scratch = NULL;
   p->nown = p->nsend = 0;
+  p->cap_pos = p->cap_vel = p->cap_type = p->cap_sent = p->cap_ghost = p->cap_scratch = 0;
 }
 
 int rcl__md_dom_halve(md_sum *pe, md_sum *virial, const char *who) {

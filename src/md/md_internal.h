@@ -217,10 +217,27 @@ RCL_SIBLING void rcl__md_dom_bounds(double *bound, const size_t *units, size_t c
                                     double hi);
 /* The slab owning coordinate x (empty slabs own nothing; outside an open box: the first or last slab). */
 RCL_SIBLING size_t rcl__md_dom_slab_of(const double *bound, size_t count, double x);
-/* Whether x (along axis) lies within (cutoff + skin) * MD_DOM_GHOST_MARGIN of slab k (periodic: nearest image). */
-RCL_SIBLING int rcl__md_dom_near(const rcl_md *md, int axis, const double *bound, size_t k, double x);
-/* Coordinate d of atom i of pos ([3n] of md's dtype) in binary64. */
-RCL_SIBLING double rcl__md_dom_coord(const rcl_md *md, const void *pos, size_t i, int d);
+/* The O(n) steps of a decomposition (one typed loop each, no call per atom): x[i] the coordinate along axis of
+ * atom i of pos ([3n] of md's dtype); slab[i] rcl__md_dom_slab_of(bound, count, x[i]); the atoms i < n whose
+ * x[i] lies within (cutoff + skin) * MD_DOM_GHOST_MARGIN of slab k (periodic: the nearest image) and with
+ * skip[i] != k (skip NULL: none skipped), in increasing order, into out (NULL: only counted), their count
+ * returned. */
+RCL_SIBLING void rcl__md_dom_axis_coords(double *x, const rcl_md *md, const void *pos, size_t n, int axis);
+RCL_SIBLING void rcl__md_dom_slabs(size_t *slab, const double *bound, size_t count, const double *x, size_t n);
+RCL_SIBLING size_t rcl__md_dom_near_list(size_t *out, const rcl_md *md, int axis, const double *bound, size_t k,
+                                         const double *x, size_t n, const size_t *skip);
+/* Element i of a of dtype dt in binary64 (inline: for the O(n) loops of a decomposition). */
+static inline double md_dom_real(const void *a, size_t i, rcl_dtype dt) {
+  return dt == RCL_F32 ? (double)((const float *)a)[i] : ((const double *)a)[i];
+}
+/* dst[3 idx[j] + a] = src[3 j + a] for j < n, a < 3: [3n] arrays of the dtype into system order. */
+RCL_SIBLING void rcl__md_dom_scatter(void *dst, const size_t *idx, const void *src, size_t n, rcl_dtype dt);
+/* n reals of dtype dt as binary64: dst[i * dstride] = src[i * sstride] (strides in elements). */
+RCL_SIBLING void rcl__md_dom_reals(double *dst, size_t dstride, const void *src, size_t sstride, size_t n,
+                                   rcl_dtype dt);
+/* A host buffer kept between decompositions: *buf grown to at least bytes (with room to spare: a quarter more)
+ * when *cap is less, its contents kept; *cap its size in bytes. No fresh allocation while the need fits. */
+RCL_SIBLING int rcl__md_dom_grow(void **buf, size_t *cap, size_t bytes);
 /* A local system's box, types and masses (md's) and atom count; pos and type are the caller's. */
 RCL_SIBLING void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms);
 /* A slab's local simulation on a device, kept there between decompositions: the owned atoms' and the
@@ -236,8 +253,12 @@ typedef struct {
   rcl_md *md;         /* the local simulation; NULL without owned atoms */
   void *sent, *ghost; /* nsend and sys.natoms - nown positions as the kernels hold them (4 reals of the dtype) */
   rcl_md_stats past;  /* the kernel times of the local simulations before md */
+  /* the host buffers above and a scratch for the state's reads, kept and grown between decompositions (bytes) */
+  size_t cap_pos, cap_vel, cap_type, cap_sent, cap_ghost, cap_scratch;
+  void *scratch;
 } md_dom_part;
-/* Room for nloc local atoms (sys.pos, sys.type and zeroed sys.vel, for the caller to fill), nown of them owned. */
+/* Room for nloc local atoms (sys.pos, sys.type and sys.vel, for the caller to fill, the ghosts' velocities
+ * zeroed), nown of them owned; the buffers of the previous decomposition reused where they fit. */
 RCL_SIBLING int rcl__md_dom_part_alloc(md_dom_part *p, const rcl_md *md, size_t nown, size_t nloc);
 /* A new local simulation of p->sys at md's step (none without owned atoms) and the exchange buffers: send the
  * local indices (< nown) of the atoms whose positions go out each step, in the order sent. Its creation

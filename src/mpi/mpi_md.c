@@ -29,25 +29,37 @@
 
 #define SLAB_UNITS ((size_t)1 << 20) /* the slabs cut the axis on multiples of len / 2^20, as the split's */
 enum { MIG_W = 8 };                  /* doubles per migrating atom (index, type, pos, vel) */
+enum { PH_STATE, PH_PACK, PH_MPI, PH_UNPACK, PH_GHOSTS, PH_FILL, PH_BUILD, PH_N = RCL_MPI_MD_DECOMPOSE_PHASES };
+
+typedef struct {   /* a set of owned atoms: their host buffers kept and grown between decompositions (caps: bytes) */
+  size_t *glob;    /* system indices */
+  int *type;       /* 0-based */
+  void *pos, *vel; /* dtype values */
+  size_t cap[4];
+} own_set;
 
 typedef struct {
   MPI_Comm comm; /* a duplicate of the caller's, errors returned */
   int size, rank, dup;
   int axis;
   double *bound; /* size + 1 slab boundaries */
-  /* the owned atoms (host copies: current at a decomposition) */
-  size_t nown;
-  double *glob;    /* system indices */
-  int *type;       /* 0-based */
-  void *pos, *vel; /* dtype values */
+  /* the owned atoms (host copies: current at a decomposition): own[cur]; a migration that reorders them
+   * writes the other set */
+  size_t nown, nleave;
+  own_set own[2];
+  int cur;
+  /* a decomposition's scratch, kept: the owned atoms' coordinates along the axis and slabs, the migrants */
+  double *x, *mig_s, *mig_r;
+  size_t *dest, cap_x, cap_dest, cap_mig_s, cap_mig_r, cap_send, cap_sbuf, cap_rbuf;
   /* the ghost exchange, fixed between decompositions: per rank, in bytes (4 reals of the dtype per atom) */
   int *scount, *sdispl, *rcount, *rdispl;
   size_t nsend, nghost;
-  size_t *send;      /* owned atoms sent, grouped by destination rank */
-  void *sbuf, *rbuf; /* the ghosts' first exchange at a decomposition */
-  md_dom_part p;     /* the local simulation on the device: owned atoms, then ghosts */
-  int64_t *sums;     /* 6 per rank: the thermo sums' pieces */
-  double seconds[3]; /* in the ghost exchange, in decompositions, in the steps' device work (wall clock) */
+  size_t *send;       /* owned atoms sent, grouped by destination rank */
+  void *sbuf, *rbuf;  /* the ghosts' first exchange at a decomposition */
+  md_dom_part p;      /* the local simulation on the device: owned atoms, then ghosts */
+  int64_t *sums;      /* 6 per rank: the thermo sums' pieces */
+  double seconds[3];  /* in the ghost exchange, in decompositions, in the steps' device work (wall clock) */
+  double phase[PH_N]; /* the decompositions' phases (rcl_mpi_md_decompose_times) */
   int decomposed;
 } mpi_md;
 
@@ -65,38 +77,36 @@ static int agree(const mpi_md *m, int rc) { return rcl_mpi_agree(m->comm, rc, NU
 
 /* ---- the owned atoms ------------------------------------------------------------------------------ */
 
-/* Room for n owned atoms (the old contents are not kept). */
-static int own_resize(rcl_md *md, mpi_md *m, size_t n) {
+/* Room for n owned atoms in s (its contents kept). */
+static int own_room(const rcl_md *md, own_set *s, size_t n) {
   size_t k = n ? n : 1, es = rcl_dtype_size(md->dtype);
-  void **p[] = {(void **)&m->glob, (void **)&m->type, &m->pos, &m->vel};
-  size_t bytes[] = {k * sizeof *m->glob, k * sizeof *m->type, 3 * k * es, 3 * k * es};
-  int rc = 0;
-  for (int i = 0; i < 4; i++) {
-    rcl__free(*p[i]);
-    if ((*p[i] = rcl__malloc(bytes[i])) == NULL) rc = RCL_ERR_OUT_OF_MEMORY;
-  }
-  return rc;
+  void **p[] = {(void **)&s->glob, (void **)&s->type, &s->pos, &s->vel};
+  size_t bytes[] = {k * sizeof *s->glob, k * sizeof *s->type, 3 * k * es, 3 * k * es};
+  for (int i = 0; i < 4; i++)
+    if (rcl__md_dom_grow(p[i], &s->cap[i], bytes[i])) return RCL_ERR_OUT_OF_MEMORY;
+  return 0;
 }
 
 /* Root owns the whole system (rounded to the dtype) until the first decomposition. */
 static int own_system(rcl_md *md, mpi_md *m, const rcl_md_system *sys) {
-  int rc = own_resize(md, m, md->n);
+  own_set *s = &m->own[m->cur];
+  int rc = own_room(md, s, md->n);
   if (rc) return rc;
   m->nown = md->n;
   for (size_t i = 0; i < md->n; i++) {
-    m->glob[i] = (double)i;
-    m->type[i] = sys->type[i] - 1;
+    s->glob[i] = i;
+    s->type[i] = sys->type[i] - 1;
   }
   for (size_t i = 0; i < 3 * md->n; i++) {
-    md_put_real(m->pos, i, md->dtype, sys->pos[i]);
-    md_put_real(m->vel, i, md->dtype, sys->vel ? sys->vel[i] : 0.0);
+    md_put_real(s->pos, i, md->dtype, sys->pos[i]);
+    md_put_real(s->vel, i, md->dtype, sys->vel ? sys->vel[i] : 0.0);
   }
   return 0;
 }
 
 /* The per-rank counts of an exchange of elements of elem bytes (scount set): every rank's receive counts and
- * displacements, *rbuf allocated for them (*rtotal elements). Collective; the status agreed. */
-static int exchange_counts(mpi_md *m, size_t elem, void **rbuf, size_t *rtotal) {
+ * displacements, *rbuf (kept, *cap bytes) grown for them (*rtotal elements). Collective; the status agreed. */
+static int exchange_counts(mpi_md *m, size_t elem, void **rbuf, size_t *cap, size_t *rtotal) {
   int rc = rcl__mpi_check(MPI_Alltoall(m->scount, 1, MPI_INT, m->rcount, 1, MPI_INT, m->comm), "MPI_Alltoall (MD)");
   if (rc) return rc;
   size_t st = 0, rt = 0;
@@ -107,9 +117,7 @@ static int exchange_counts(mpi_md *m, size_t elem, void **rbuf, size_t *rtotal) 
     rt += (size_t)m->rcount[k];
   }
   if (rt > INT_MAX) rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu items to receive exceed MPI's count limit", rt);
-  rcl__free(*rbuf);
-  *rbuf = rcl__malloc((rt ? rt : 1) * elem);
-  if (!rc && !*rbuf) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) rc = rcl__md_dom_grow(rbuf, cap, (rt ? rt : 1) * elem);
   *rtotal = rt;
   return agree(m, rc);
 }
@@ -119,69 +127,120 @@ static int exchange(const mpi_md *m, const void *sbuf, void *rbuf, MPI_Datatype 
                         "MPI_Alltoallv (MD)");
 }
 
-/* The owned atoms packed by the rank of their slab (MIG_W doubles each, in owned order within a rank). */
-static int pack_migrants(rcl_md *md, mpi_md *m, double **buf) {
-  size_t n = m->nown;
-  size_t *dest = rcl__malloc((n ? n : 1) * sizeof *dest);
-  *buf = rcl__malloc((n ? n : 1) * MIG_W * sizeof **buf);
-  if (!dest || !*buf) {
-    rcl__free(dest);
+/* The owned atoms that leave this rank's slab packed by the rank of their new slab (MIG_W doubles each, in owned
+ * order within a rank); m->dest holds every owned atom's slab, m->nleave their count. */
+static int pack_migrants(rcl_md *md, mpi_md *m) {
+  const own_set *s = &m->own[m->cur];
+  size_t n = m->nown, nleave = 0;
+  m->nleave = 0;
+  if (m->size == 1) return 0; /* every atom stays */
+  if (rcl__md_dom_grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x) ||
+      rcl__md_dom_grow((void **)&m->dest, &m->cap_dest, (n ? n : 1) * sizeof *m->dest))
     return RCL_ERR_OUT_OF_MEMORY;
-  }
-  if (n * MIG_W > INT_MAX) {
-    rcl__free(dest);
-    return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu atoms on rank %d exceed MPI's count limit", n, m->rank);
-  }
+  rcl__md_dom_axis_coords(m->x, md, s->pos, n, m->axis);
+  rcl__md_dom_slabs(m->dest, m->bound, (size_t)m->size, m->x, n);
   memset(m->scount, 0, (size_t)m->size * sizeof *m->scount);
-  for (size_t i = 0; i < n; i++) {
-    dest[i] = rcl__md_dom_slab_of(m->bound, (size_t)m->size, rcl__md_dom_coord(md, m->pos, i, m->axis));
-    m->scount[dest[i]] += MIG_W;
-  }
+  for (size_t i = 0; i < n; i++) nleave += m->dest[i] != (size_t)m->rank;
+  m->nleave = nleave;
+  if (nleave * MIG_W > INT_MAX)
+    return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu atoms leaving rank %d exceed MPI's count limit", nleave, m->rank);
+  if (rcl__md_dom_grow((void **)&m->mig_s, &m->cap_mig_s, (nleave ? nleave : 1) * MIG_W * sizeof *m->mig_s))
+    return RCL_ERR_OUT_OF_MEMORY;
+  for (size_t i = 0; i < n; i++)
+    if (m->dest[i] != (size_t)m->rank) m->scount[m->dest[i]] += MIG_W;
   for (int k = 0, at = 0; k < m->size; k++) { /* sdispl: the write positions */
     m->sdispl[k] = at;
     at += m->scount[k];
   }
   for (size_t i = 0; i < n; i++) {
-    double *p = *buf + m->sdispl[dest[i]];
-    m->sdispl[dest[i]] += MIG_W;
-    p[0] = m->glob[i];
-    p[1] = m->type[i];
-    for (int d = 0; d < 3; d++) {
-      p[2 + d] = rcl__md_dom_coord(md, m->pos, i, d);
-      p[5 + d] = rcl__md_dom_coord(md, m->vel, i, d);
+    if (m->dest[i] == (size_t)m->rank) continue;
+    double *p = m->mig_s + m->sdispl[m->dest[i]];
+    m->sdispl[m->dest[i]] += MIG_W;
+    p[0] = (double)s->glob[i];
+    p[1] = s->type[i];
+    for (size_t d = 0; d < 3; d++) {
+      p[2 + d] = md_dom_real(s->pos, 3 * i + d, md->dtype);
+      p[5 + d] = md_dom_real(s->vel, 3 * i + d, md->dtype);
     }
   }
-  rcl__free(dest);
   return 0;
 }
 
-/* Every owned atom to the rank of its slab; the total checked (an atom lost is an error, not a wrong run). */
-static int migrate(rcl_md *md, mpi_md *m) {
-  double *sbuf = NULL, *rbuf = NULL;
-  size_t rt = 0;
-  int rc = agree(m, pack_migrants(md, m, &sbuf));
-  if (!rc) rc = exchange_counts(m, sizeof *rbuf, (void **)&rbuf, &rt);
-  if (!rc) rc = exchange(m, sbuf, rbuf, MPI_DOUBLE);
-  rcl__free(sbuf);
-  if (!rc) rc = agree(m, own_resize(md, m, rt / MIG_W));
-  if (!rc) {
-    m->nown = rt / MIG_W;
-    for (size_t i = 0; i < m->nown; i++) {
-      const double *p = rbuf + MIG_W * i;
-      m->glob[i] = p[0];
-      m->type[i] = (int)p[1];
-      for (int d = 0; d < 3; d++) {
-        md_put_real(m->pos, 3 * i + (size_t)d, md->dtype, p[2 + d]);
-        md_put_real(m->vel, 3 * i + (size_t)d, md->dtype, p[5 + d]);
-      }
+/* count migrant records into s from atom at on. */
+static void put_records(const rcl_md *md, own_set *s, size_t at, const double *rec, size_t count) {
+  for (size_t i = 0; i < count; i++, at++) {
+    const double *p = rec + MIG_W * i;
+    s->glob[at] = (size_t)p[0];
+    s->type[at] = (int)p[1];
+    for (size_t d = 0; d < 3; d++) {
+      md_put_real(s->pos, 3 * at + d, md->dtype, p[2 + d]);
+      md_put_real(s->vel, 3 * at + d, md->dtype, p[5 + d]);
     }
+  }
+}
+
+/* Owned atoms [i, j) of a (all staying) to b from atom at on. */
+static void copy_run(const rcl_md *md, own_set *b, size_t at, const own_set *a, size_t i, size_t j) {
+  size_t r3 = 3 * rcl_dtype_size(md->dtype);
+  memcpy(b->glob + at, a->glob + i, (j - i) * sizeof *b->glob);
+  memcpy(b->type + at, a->type + i, (j - i) * sizeof *b->type);
+  memcpy((char *)b->pos + at * r3, (const char *)a->pos + i * r3, (j - i) * r3);
+  memcpy((char *)b->vel + at * r3, (const char *)a->vel + i * r3, (j - i) * r3);
+}
+
+/* The new owned atoms in the order a migration of every atom through MPI_Alltoallv would give (by source rank,
+ * each in its owned order): those from ranks below this one, those that stay, those from ranks above. In place
+ * when none leaves and none comes from below (always with one rank); else into the other set. */
+static int unpack_migrants(rcl_md *md, mpi_md *m, size_t nrecv) {
+  own_set *a = &m->own[m->cur], *b = &m->own[!m->cur];
+  size_t nstay = m->nown - m->nleave, nbelow = m->size > 1 ? (size_t)m->rdispl[m->rank] / MIG_W : 0;
+  if (m->nleave == 0 && nbelow == 0) {
+    if (own_room(md, a, nstay + nrecv)) return RCL_ERR_OUT_OF_MEMORY;
+    put_records(md, a, nstay, m->mig_r, nrecv);
+  } else {
+    if (own_room(md, b, nstay + nrecv)) return RCL_ERR_OUT_OF_MEMORY;
+    put_records(md, b, 0, m->mig_r, nbelow);
+    size_t at = nbelow;
+    for (size_t i = 0, j; i < m->nown; i = j) { /* runs of staying atoms */
+      for (j = i; j < m->nown && m->dest[j] == (size_t)m->rank; j++) {
+      }
+      copy_run(md, b, at, a, i, j);
+      at += j - i;
+      if (j == i) j++;
+    }
+    put_records(md, b, at, m->mig_r + MIG_W * nbelow, nrecv - nbelow);
+    m->cur = !m->cur;
+  }
+  m->nown = nstay + nrecv;
+  return 0;
+}
+
+/* Every owned atom to the rank of its slab (only those that change rank travel; none with one rank); the total
+ * checked (an atom lost is an error, not a wrong run). */
+static int migrate(rcl_md *md, mpi_md *m) {
+  double t0 = MPI_Wtime();
+  size_t rt = 0;
+  int rc = pack_migrants(md, m);
+  double t1 = MPI_Wtime();
+  rc = agree(m, rc);
+  if (!rc && m->size > 1) rc = exchange_counts(m, sizeof *m->mig_r, (void **)&m->mig_r, &m->cap_mig_r, &rt);
+  if (!rc && m->size > 1) rc = exchange(m, m->mig_s, m->mig_r, MPI_DOUBLE);
+  double t2 = MPI_Wtime(), t3 = t2;
+  if (!rc) {
+    rc = unpack_migrants(md, m, rt / MIG_W);
+    t3 = MPI_Wtime();
+    rc = agree(m, rc);
+  }
+  if (!rc) {
     unsigned long long mine = m->nown, all = 0;
     rc = rcl__mpi_check(MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, m->comm), "MPI_Allreduce");
     if (!rc && all != md->n)
       rc = rcl__fail(RCL_ERR_INTERNAL, "MPI MD: %llu atoms of %zu after the migration at step %zu (a bug)", all, md->n,
                      md->step);
   }
-  rcl__free(rbuf);
+  m->phase[PH_PACK] += t1 - t0; /* the agreements (waits for the other ranks) are the messages' */
+  m->phase[PH_MPI] += t2 - t1 + MPI_Wtime() - t3;
+  m->phase[PH_UNPACK] += t3 - t2;
   return rc;
 }
 
@@ -189,31 +248,69 @@ static int migrate(rcl_md *md, mpi_md *m) {
 
 /* The send list: each owned atom near another rank's non-empty slab, for that rank (counts in scount). */
 static int ghost_lists(rcl_md *md, mpi_md *m) {
-  size_t r4 = 4 * rcl_dtype_size(md->dtype);
-  memset(m->scount, 0, (size_t)m->size * sizeof *m->scount);
+  size_t r4 = 4 * rcl_dtype_size(md->dtype), n = m->nown, ns = 0;
+  m->nsend = 0;
+  m->scount[0] = 0;
+  if (m->size == 1) return 0; /* no other slab */
+  if (rcl__md_dom_grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x)) return RCL_ERR_OUT_OF_MEMORY;
+  rcl__md_dom_axis_coords(m->x, md, m->own[m->cur].pos, n, m->axis);
   for (int pass = 0; pass < 2; pass++) {
-    size_t ns = 0;
+    ns = 0;
     for (int k = 0; k < m->size; k++) {
+      if (pass == 0) m->scount[k] = 0;
       if (k == m->rank || !(m->bound[k + 1] > m->bound[k])) continue;
-      for (size_t i = 0; i < m->nown; i++) {
-        if (!rcl__md_dom_near(md, m->axis, m->bound, (size_t)k, rcl__md_dom_coord(md, m->pos, i, m->axis))) continue;
-        if (pass)
-          m->send[ns] = i;
-        else
-          m->scount[k] += (int)r4;
-        ns++;
-      }
+      size_t c = rcl__md_dom_near_list(pass ? m->send + ns : NULL, md, m->axis, m->bound, (size_t)k, m->x, n, NULL);
+      if (pass == 0 && c * r4 <= INT_MAX) m->scount[k] = (int)(c * r4);
+      ns += c;
     }
     if (pass) break;
     if (ns * r4 > INT_MAX)
       return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu ghosts from rank %d exceed MPI's count limit", ns, m->rank);
-    m->nsend = ns;
-    rcl__free(m->send);
-    rcl__free(m->sbuf);
-    m->send = rcl__malloc((ns ? ns : 1) * sizeof *m->send);
-    m->sbuf = rcl__malloc((ns ? ns : 1) * r4);
-    if (!m->send || !m->sbuf) return RCL_ERR_OUT_OF_MEMORY;
+    if (rcl__md_dom_grow((void **)&m->send, &m->cap_send, (ns ? ns : 1) * sizeof *m->send) ||
+        rcl__md_dom_grow(&m->sbuf, &m->cap_sbuf, (ns ? ns : 1) * r4))
+      return RCL_ERR_OUT_OF_MEMORY;
   }
+  m->nsend = ns;
+  return 0;
+}
+
+/* The positions of the atoms sent as the kernels hold them (4 reals of the dtype, the type tag in w). */
+static void pack_ghosts(rcl_md *md, mpi_md *m) {
+  const own_set *s = &m->own[m->cur];
+  for (size_t j = 0; j < m->nsend; j++) {
+    size_t i = m->send[j];
+    if (md->dtype == RCL_F32) {
+      float *o = (float *)m->sbuf + 4 * j;
+      const float *q = (const float *)s->pos + 3 * i;
+      uint32_t w = md_type_bits32(s->type[i]);
+      o[0] = q[0], o[1] = q[1], o[2] = q[2];
+      memcpy(o + 3, &w, sizeof w);
+    } else {
+      double *o = (double *)m->sbuf + 4 * j;
+      const double *q = (const double *)s->pos + 3 * i;
+      uint64_t w = md_type_bits64(s->type[i]);
+      o[0] = q[0], o[1] = q[1], o[2] = q[2];
+      memcpy(o + 3, &w, sizeof w);
+    }
+  }
+}
+
+/* The local system: the owned atoms with their velocities, then the ghosts received. */
+static int local_fill(rcl_md *md, mpi_md *m) {
+  const own_set *s = &m->own[m->cur];
+  size_t es = rcl_dtype_size(md->dtype), no = m->nown;
+  md_dom_part *p = &m->p;
+  int rc = rcl__md_dom_part_alloc(p, md, no, no + m->nghost);
+  if (rc) return rc;
+  for (size_t i = 0; i < no; i++) p->sys.type[i] = s->type[i] + 1;
+  rcl__md_dom_reals(p->sys.pos, 1, s->pos, 1, 3 * no, md->dtype);
+  rcl__md_dom_reals(p->sys.vel, 1, s->vel, 1, 3 * no, md->dtype);
+  for (size_t j = 0; j < m->nghost; j++) { /* the type's low bits (little end) */
+    unsigned char w = ((const unsigned char *)m->rbuf)[(4 * j + 3) * es];
+    p->sys.type[no + j] = (int)w + 1;
+  }
+  for (size_t d = 0; d < 3; d++) /* element 4 j + d of the received reals */
+    rcl__md_dom_reals(p->sys.pos + 3 * no + d, 3, (const char *)m->rbuf + d * es, 4, m->nghost, md->dtype);
   return 0;
 }
 
@@ -221,42 +318,33 @@ static int ghost_lists(rcl_md *md, mpi_md *m) {
  * owners (one MPI_Alltoallv of the positions as the kernels hold them); its local simulation. */
 static int local_system(rcl_md *md, mpi_md *m) {
   size_t es = rcl_dtype_size(md->dtype), rt = 0;
-  int rc = exchange_counts(m, 1, &m->rbuf, &rt); /* counts in bytes */
+  double t0 = MPI_Wtime();
+  int rc = exchange_counts(m, 1, &m->rbuf, &m->cap_rbuf, &rt); /* counts in bytes */
   if (rc) return rc;
   m->nghost = rt / (4 * es);
-  for (size_t j = 0; j < m->nsend; j++) {
-    size_t i = m->send[j];
-    for (size_t d = 0; d < 3; d++) md_put_real(m->sbuf, 4 * j + d, md->dtype, rcl__md_dom_coord(md, m->pos, i, (int)d));
-    uint64_t w64 = md_type_bits64(m->type[i]);
-    uint32_t w32 = md_type_bits32(m->type[i]);
-    memcpy((char *)m->sbuf + (4 * j + 3) * es, es == 4 ? (void *)&w32 : (void *)&w64, es);
-  }
+  pack_ghosts(md, m);
   if ((rc = exchange(m, m->sbuf, m->rbuf, MPI_BYTE)) != 0) return rc;
-  md_dom_part *p = &m->p;
-  if ((rc = agree(m, rcl__md_dom_part_alloc(p, md, m->nown, m->nown + m->nghost))) != 0) return rc;
-  for (size_t i = 0; i < m->nown; i++) {
-    p->sys.type[i] = m->type[i] + 1;
-    for (int d = 0; d < 3; d++) {
-      p->sys.pos[3 * i + (size_t)d] = rcl__md_dom_coord(md, m->pos, i, d);
-      p->sys.vel[3 * i + (size_t)d] = rcl__md_dom_coord(md, m->vel, i, d);
-    }
-  }
-  for (size_t j = 0; j < m->nghost; j++) {
-    unsigned char w = ((const unsigned char *)m->rbuf)[(4 * j + 3) * es]; /* the type's low bits (little end) */
-    p->sys.type[m->nown + j] = (int)w + 1;
-    for (size_t d = 0; d < 3; d++) /* element 4 j + d of the received reals */
-      p->sys.pos[3 * (m->nown + j) + d] = rcl__md_dom_coord(md, m->rbuf, 0, (int)(4 * j + d));
-  }
-  return agree(m, rcl__md_dom_part_build(p, md, m->send, m->nsend));
+  double t1 = MPI_Wtime();
+  rc = local_fill(md, m);
+  double t2 = MPI_Wtime(); /* the agreements (waits for the other ranks) are the build's */
+  if (!(rc = agree(m, rc))) rc = agree(m, rcl__md_dom_part_build(&m->p, md, m->send, m->nsend));
+  m->phase[PH_GHOSTS] += t1 - t0;
+  m->phase[PH_FILL] += t2 - t1;
+  m->phase[PH_BUILD] += MPI_Wtime() - t2;
+  return rc;
 }
 
 /* A decomposition at the current positions: the owned atoms' state from the device, migration, ghost lists, the
  * local simulation (its creation computes the forces). */
 static int decompose(rcl_md *md, mpi_md *m) {
   double t0 = MPI_Wtime();
-  int rc = agree(m, m->decomposed ? rcl__md_dom_part_state(&m->p, md, m->pos, m->vel, NULL) : 0);
+  own_set *s = &m->own[m->cur];
+  int rc = agree(m, m->decomposed ? rcl__md_dom_part_state(&m->p, md, s->pos, s->vel, NULL) : 0);
+  m->phase[PH_STATE] += MPI_Wtime() - t0;
   if (!rc) rc = migrate(md, m);
+  double t1 = MPI_Wtime();
   if (!rc) rc = agree(m, ghost_lists(md, m));
+  m->phase[PH_GHOSTS] += MPI_Wtime() - t1;
   if (!rc) rc = local_system(md, m);
   m->seconds[1] += MPI_Wtime() - t0;
   if (rc) return rc;
@@ -321,9 +409,15 @@ static void mpi_destroy(rcl_md *md) {
   mpi_md *m = md->bs;
   if (!m) return;
   rcl__md_dom_part_free(&m->p);
-  void *p[] = {m->bound,  m->glob,   m->type, m->pos,  m->vel,  m->scount, m->sdispl,
-               m->rcount, m->rdispl, m->send, m->sbuf, m->rbuf, m->sums};
+  void *p[] = {m->bound,  m->x,      m->mig_s, m->mig_r, m->dest, m->scount, m->sdispl,
+               m->rcount, m->rdispl, m->send,  m->sbuf,  m->rbuf, m->sums};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) rcl__free(p[i]);
+  for (int k = 0; k < 2; k++) {
+    rcl__free(m->own[k].glob);
+    rcl__free(m->own[k].type);
+    rcl__free(m->own[k].pos);
+    rcl__free(m->own[k].vel);
+  }
   if (m->dup) MPI_Comm_free(&m->comm);
   rcl__free(m);
   md->bs = NULL;
@@ -522,6 +616,14 @@ int rcl_mpi_md_times(double t[3], const rcl_md *md) {
   return 0;
 }
 
+int rcl_mpi_md_decompose_times(double t[RCL_MPI_MD_DECOMPOSE_PHASES], const rcl_md *md) {
+  if (!t || !md || md->be != &mpi_backend)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_decompose_times: not a simulation of rcl_mpi_md_create");
+  const mpi_md *m = md->bs;
+  memcpy(t, m->phase, sizeof m->phase);
+  return 0;
+}
+
 int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, int root) {
   if (!md || md->be != &mpi_backend)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_mpi_md_gather_state: not a simulation of rcl_mpi_md_create");
@@ -532,15 +634,16 @@ int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, i
   state_rec *mine = rcl__malloc((m->nown ? m->nown : 1) * sizeof *mine), *all = NULL;
   int64_t *fq = rcl__malloc(3 * (m->nown ? m->nown : 1) * sizeof *fq);
   if (!count || !mine || !fq) rc = RCL_ERR_OUT_OF_MEMORY;
-  if (!rc) rc = rcl__md_dom_part_state(&m->p, md, m->pos, m->vel, fq);
+  const own_set *s = &m->own[m->cur];
+  if (!rc) rc = rcl__md_dom_part_state(&m->p, md, s->pos, s->vel, fq);
   if (!rc && m->nown * sizeof *mine > INT_MAX)
     rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: the state of %zu atoms exceeds MPI's count limit", m->nown);
   for (size_t i = 0; !rc && i < m->nown; i++) {
-    mine[i].glob = (int64_t)m->glob[i];
-    for (int d = 0; d < 3; d++) {
-      mine[i].f[d] = fq[3 * i + (size_t)d];
-      mine[i].pos[d] = rcl__md_dom_coord(md, m->pos, i, d);
-      mine[i].vel[d] = rcl__md_dom_coord(md, m->vel, i, d);
+    mine[i].glob = (int64_t)s->glob[i];
+    for (size_t d = 0; d < 3; d++) {
+      mine[i].f[d] = fq[3 * i + d];
+      mine[i].pos[d] = md_dom_real(s->pos, 3 * i + d, md->dtype);
+      mine[i].vel[d] = md_dom_real(s->vel, 3 * i + d, md->dtype);
     }
   }
   if (!(rc = agree(m, rc))) rc = gather_room(m, root, (int)(m->nown * sizeof *mine), count, count + m->size, &all);

@@ -51,6 +51,8 @@ typedef struct {
   size_t *glob; /* nloc system indices */
   size_t *send; /* p.nsend local indices of the owned atoms that are ghosts elsewhere */
   size_t *from; /* per ghost: its owner device and its place in that device's sent positions */
+  void *buf;    /* the owned atoms' state read at a decomposition */
+  size_t cap_glob, cap_send, cap_from, cap_buf; /* the buffers above, kept between decompositions (bytes) */
   int far, ev, complete, exchanged;
   md_sum sums[3];
 } md_dom;
@@ -65,6 +67,7 @@ typedef struct {
   void *pos, *vel; /* the whole state in system order (dtype values), current where fresh */
   int *type;       /* 0-based */
   int64_t *f;      /* fixed-point forces [3n] (gathered when asked for) */
+  double *x;       /* per atom: its coordinate along axis at the decomposition, */
   size_t *owner;   /* per atom: its slab, */
   size_t *lidx;    /* its index among its slab's local atoms, */
   size_t *spos;    /* its place in its slab's sent positions (SIZE_MAX: a ghost nowhere) */
@@ -82,67 +85,66 @@ typedef struct { /* what rcl_split_md_create hands to init */
   double *bound;
 } split_md_arg;
 
-static double coord(const rcl_md *md, const split_md *m, size_t i, int d) {
-  return rcl__md_dom_coord(md, m->pos, i, d);
-}
-
 /* ---- the decomposition (md_domain.c's functions of the positions and the slab boundaries) ---------- */
 
 static void dom_clear(md_dom *d) {
-  md_dom_part p = d->p;
-  rcl_md_stats past; /* the kernel times of the local simulations so far */
-  if (rcl__md_dom_part_stats(&p, &past)) past = p.past;
-  rcl__md_dom_part_free(&p);
+  rcl__md_dom_part_free(&d->p);
   rcl__free(d->glob);
   rcl__free(d->send);
   rcl__free(d->from);
-  memset(d, 0, sizeof *d);
-  d->p.ctx = p.ctx;
-  d->p.lj = p.lj;
-  d->p.o = p.o;
-  d->p.past = past;
+  rcl__free(d->buf);
 }
 
-/* The local atoms of slab k: the owned ones (owner[i] == k) in system order, then the ghosts. */
-static void dom_atoms(md_dom *d, const rcl_md *md, split_md *m, size_t k) {
-  size_t nloc = 0;
-  for (int pass = 0; pass < 2; pass++)
-    for (size_t i = 0; i < md->n; i++) {
-      int mine = m->owner[i] == k;
-      if (pass == 0 ? !mine : mine || !rcl__md_dom_near(md, m->axis, m->bound, k, coord(md, m, i, m->axis))) continue;
-      d->p.nown += pass == 0;
-      if (d->glob) {
-        d->glob[nloc] = i;
-        if (pass == 0) m->lidx[i] = nloc;
-      }
-      nloc++;
+/* The local simulation dropped (its kernel times kept); the host buffers kept for the next decomposition. */
+static void dom_reset(md_dom *d) {
+  rcl_md_stats past; /* the kernel times of the local simulations so far */
+  if (rcl__md_dom_part_stats(&d->p, &past)) past = d->p.past;
+  rcl_md_free(d->p.md);
+  d->p.md = NULL;
+  d->p.past = past;
+  d->p.nown = d->p.nsend = 0;
+  d->nloc = 0;
+}
+
+/* The local atoms of slab k: the owned ones (owner[i] == k) in system order, then the ghosts (in system order);
+ * their indices into glob with fill, else only counted. */
+static void dom_atoms(md_dom *d, const rcl_md *md, split_md *m, size_t k, int fill) {
+  size_t nown = 0;
+  for (size_t i = 0; i < md->n; i++) {
+    if (m->owner[i] != k) continue;
+    if (fill) {
+      d->glob[nown] = i;
+      m->lidx[i] = nown;
     }
-  d->nloc = nloc;
+    nown++;
+  }
+  size_t ng = rcl__md_dom_near_list(fill ? d->glob + nown : NULL, md, m->axis, m->bound, k, m->x, md->n, m->owner);
+  d->p.nown = nown;
+  d->nloc = nown + ng;
 }
 
 /* Slab k's local system (none when it owns no atom): owned atoms with their velocities, then ghosts. */
 static int dom_build(md_dom *d, const rcl_md *md, split_md *m, size_t k) {
-  dom_clear(d);
-  dom_atoms(d, md, m, k); /* counts */
+  dom_reset(d);
+  dom_atoms(d, md, m, k, 0); /* counts */
   if (d->p.nown == 0) {
     d->nloc = 0;
     return 0;
   }
   size_t n = d->nloc, nown = d->p.nown;
-  d->glob = rcl__malloc(n * sizeof *d->glob);
-  d->from = rcl__malloc(2 * (n - nown + 1) * sizeof *d->from);
-  int rc = d->glob && d->from ? rcl__md_dom_part_alloc(&d->p, md, nown, n) : RCL_ERR_OUT_OF_MEMORY;
+  if (rcl__md_dom_grow((void **)&d->glob, &d->cap_glob, n * sizeof *d->glob) ||
+      rcl__md_dom_grow((void **)&d->from, &d->cap_from, 2 * (n - nown + 1) * sizeof *d->from))
+    return RCL_ERR_OUT_OF_MEMORY;
+  int rc = rcl__md_dom_part_alloc(&d->p, md, nown, n);
   if (rc) return rc;
-  d->p.nown = 0;
-  dom_atoms(d, md, m, k); /* the indices */
+  dom_atoms(d, md, m, k, 1); /* the indices */
   for (size_t j = 0; j < n; j++) {
     size_t g = d->glob[j];
     d->p.sys.type[j] = m->type[g] + 1;
-    for (int a = 0; a < 3; a++) {
-      d->p.sys.pos[3 * j + (size_t)a] = coord(md, m, g, a);
-      if (j < nown) d->p.sys.vel[3 * j + (size_t)a] = rcl__md_dom_coord(md, m->vel, g, a);
-    }
+    for (size_t a = 0; a < 3; a++) d->p.sys.pos[3 * j + a] = md_dom_real(m->pos, 3 * g + a, md->dtype);
   }
+  for (size_t j = 0; j < nown; j++)
+    for (size_t a = 0; a < 3; a++) d->p.sys.vel[3 * j + a] = md_dom_real(m->vel, 3 * d->glob[j] + a, md->dtype);
   return 0;
 }
 
@@ -159,7 +161,7 @@ static int exchange_plan(rcl_md *md, split_md *m) {
     }
   }
   for (size_t k = 0; k < m->count; k++)
-    if ((m->d[k].send = rcl__malloc((m->d[k].p.nsend + 1) * sizeof *m->d[k].send)) == NULL)
+    if (rcl__md_dom_grow((void **)&m->d[k].send, &m->d[k].cap_send, (m->d[k].p.nsend + 1) * sizeof *m->d[k].send))
       return RCL_ERR_OUT_OF_MEMORY;
   for (size_t i = 0; i < md->n; i++)
     if (m->spos[i] != SIZE_MAX) m->d[m->owner[i]].send[m->spos[i]] = m->lidx[i];
@@ -171,13 +173,11 @@ static int pull_fn(void *arg, size_t i) { /* the owned atoms' positions and velo
   split_md *m = arg;
   md_dom *d = &m->d[i];
   size_t es = rcl_dtype_size(m->md->dtype), nown = d->p.nown;
-  unsigned char *buf = rcl__malloc(6 * (nown ? nown : 1) * es);
-  int rc = buf ? rcl__md_dom_part_state(&d->p, m->md, buf, buf + 3 * nown * es, NULL) : RCL_ERR_OUT_OF_MEMORY;
-  for (size_t j = 0; !rc && j < nown; j++) {
-    memcpy((char *)m->pos + 3 * d->glob[j] * es, buf + 3 * j * es, 3 * es);
-    memcpy((char *)m->vel + 3 * d->glob[j] * es, buf + 3 * (nown + j) * es, 3 * es);
-  }
-  rcl__free(buf);
+  int rc = rcl__md_dom_grow(&d->buf, &d->cap_buf, 6 * (nown ? nown : 1) * es);
+  unsigned char *buf = d->buf;
+  if (!rc) rc = rcl__md_dom_part_state(&d->p, m->md, buf, buf + 3 * nown * es, NULL);
+  if (!rc) rcl__md_dom_scatter(m->pos, d->glob, buf, nown, m->md->dtype);
+  if (!rc) rcl__md_dom_scatter(m->vel, d->glob, buf + 3 * nown * es, nown, m->md->dtype);
   return rc;
 }
 
@@ -200,8 +200,10 @@ static int pull(rcl_md *md, split_md *m) {
  * (device i owns s->size[i] atoms). */
 static int decompose(rcl_md *md, split_md *m) {
   int rc = pull(md, m);
-  for (size_t i = 0; !rc && i < md->n; i++)
-    m->owner[i] = rcl__md_dom_slab_of(m->bound, m->count, coord(md, m, i, m->axis));
+  if (!rc) {
+    rcl__md_dom_axis_coords(m->x, md, m->pos, md->n, m->axis);
+    rcl__md_dom_slabs(m->owner, m->bound, m->count, m->x, md->n);
+  }
   size_t first = 0;
   m->run[0] = 0;
   for (size_t k = 0; k < m->count; k++) {
@@ -284,7 +286,7 @@ static void split_destroy(rcl_md *md) {
   split_md *m = md->bs;
   if (!m) return;
   for (size_t k = 0; m->d && k < m->count; k++) dom_clear(&m->d[k]);
-  void *p[] = {m->bound, m->pos, m->vel, m->type, m->f, m->owner, m->lidx, m->spos, m->run, m->d};
+  void *p[] = {m->bound, m->pos, m->vel, m->type, m->f, m->x, m->owner, m->lidx, m->spos, m->run, m->d};
   for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) rcl__free(p[i]);
   rcl__free(m);
   md->bs = NULL;
@@ -314,11 +316,13 @@ static int split_init(rcl_md *md, const rcl_md_system *sys) {
   m->vel = rcl__malloc(3 * n * es);
   m->type = rcl__malloc(n * sizeof *m->type);
   m->f = rcl__calloc(3 * n, sizeof *m->f);
+  m->x = rcl__malloc((n ? n : 1) * sizeof *m->x);
   size_t **ix[] = {&m->owner, &m->lidx, &m->spos};
   for (int i = 0; i < 3; i++) *ix[i] = rcl__malloc(n * sizeof **ix[i]);
   m->run = rcl__calloc(c + 1, sizeof *m->run);
   m->d = rcl__calloc(c, sizeof *m->d);
-  if (!m->bound || !m->pos || !m->vel || !m->type || !m->f || !m->owner || !m->lidx || !m->spos || !m->run || !m->d)
+  if (!m->bound || !m->pos || !m->vel || !m->type || !m->f || !m->x || !m->owner || !m->lidx || !m->spos || !m->run ||
+      !m->d)
     return RCL_ERR_OUT_OF_MEMORY;
   memcpy(m->bound, a->bound, (c + 1) * sizeof *m->bound);
   for (size_t k = 0; k < c; k++) {

@@ -10,6 +10,12 @@
 
 #include "mpi_cli.h"
 
+enum { BD_N = 6 + RCL_MPI_MD_DECOMPOSE_PHASES }; /* the breakdown's values */
+/* The breakdown's keys of rcl_mpi_md_decompose_times' phases (parts of decompose_s). */
+static const char *const phase_keys[RCL_MPI_MD_DECOMPOSE_PHASES] = {
+    "decompose_state_s",  "decompose_migrate_pack_s", "decompose_migrate_mpi_s", "decompose_migrate_unpack_s",
+    "decompose_ghosts_s", "decompose_local_fill_s",   "decompose_local_build_s"};
+
 typedef struct {
   cli_md_args a; /* the system and integration options */
   const char *device, *map, *outpath, *logpath;
@@ -30,8 +36,9 @@ typedef struct {
   char forces_hex[RCL_SHA256_HEX_SIZE], state_hex[RCL_SHA256_HEX_SIZE];
   rcl_md_thermo last;
   double seconds;
-  double breakdown[6]; /* the largest over the ranks: rcl_mpi_md_times' three, the kernel times of rcl_md_stats */
-  int failed;          /* a callback failed (rank 0's output) */
+  double breakdown[BD_N]; /* the largest over the ranks: rcl_mpi_md_times' three, the kernel times of rcl_md_stats,
+                            rcl_mpi_md_decompose_times' phases (each the largest over the ranks on its own) */
+  int failed;             /* a callback failed (rank 0's output) */
 } mpi_md_job;
 
 static int parse(mpi_md_job *j, int argc, char **argv) {
@@ -89,24 +96,27 @@ static int make_system(mpi_md_job *j) {
   return 0;
 }
 
-/* This rank's seconds so far: rcl_mpi_md_times' three, then the kernel times of rcl_md_stats. */
-static int times_now(const mpi_md_job *j, double t[6]) {
+/* This rank's seconds so far: rcl_mpi_md_times' three, the kernel times of rcl_md_stats, then the phases of
+ * the decompositions. */
+static int times_now(const mpi_md_job *j, double t[BD_N]) {
   rcl_md_stats st;
   int rc = rcl_mpi_md_times(t, j->md);
   if (!rc) rc = rcl_md_get_stats(j->md, &st);
   t[3] = rc ? 0 : st.force_seconds;
   t[4] = rc ? 0 : st.build_seconds;
   t[5] = rc ? 0 : st.integrate_seconds;
+  if (!rc) rc = rcl_mpi_md_decompose_times(t + 6, j->md);
   return rc;
 }
 
 /* Where the run's time went (since `before`, the times at its start), the largest over the ranks (collective). */
 static int breakdown(mpi_md_job *j, const double *before) {
-  double mine[6] = {0};
+  double mine[BD_N] = {0};
   int rc = times_now(j, mine);
-  for (int k = 0; k < 6; k++) mine[k] -= before[k];
+  for (int k = 0; k < BD_N; k++) mine[k] -= before[k];
   rc = rcl_mpi_agree(MPI_COMM_WORLD, rc, NULL);
-  if (!rc && MPI_Allreduce(mine, j->breakdown, 6, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS) rc = RCL_ERR_IO;
+  if (!rc && MPI_Allreduce(mine, j->breakdown, BD_N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD) != MPI_SUCCESS)
+    rc = RCL_ERR_IO;
   return rc;
 }
 
@@ -151,7 +161,7 @@ static int simulate(mpi_md_job *j) {
   if (rc) return cli_fail("creating the simulation over %d ranks", j->size);
   if (j->rank == 0 && !j->json) fputs(cli_md_thermo_head, stdout);
   if (j->logf) fputs(cli_md_thermo_head, j->logf);
-  double before[6] = {0};
+  double before[BD_N] = {0};
   times_now(j, before); /* its failure comes again after the run */
   double t0 = MPI_Wtime();
   size_t every = j->outpath ? j->a.every < j->dump ? j->a.every : j->dump : j->a.every;
@@ -194,10 +204,11 @@ static void print_result(const mpi_md_job *j) {
         j->last.pe / n, "ke", j->last.ke / n, "etotal", j->last.etotal / n, "temperature", j->last.temperature,
         "pressure", j->last.pressure, "neighbor_builds", (json_int_t)j->last.neighbor_builds, "time_s", j->seconds);
     const double *b = j->breakdown;
-    json_object_set_new(top, "breakdown",
-                        json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f}", "of", "the largest over the ranks", "exchange_s",
-                                  b[0], "decompose_s", b[1], "device_s", b[2], "force_kernels_s", b[3],
-                                  "build_kernels_s", b[4], "integrate_kernels_s", b[5]));
+    json_t *bd = json_pack("{s:s,s:f,s:f,s:f,s:f,s:f,s:f}", "of", "the largest over the ranks", "exchange_s", b[0],
+                           "decompose_s", b[1], "device_s", b[2], "force_kernels_s", b[3], "build_kernels_s", b[4],
+                           "integrate_kernels_s", b[5]);
+    for (int k = 0; k < RCL_MPI_MD_DECOMPOSE_PHASES; k++) json_object_set_new(bd, phase_keys[k], json_real(b[6 + k]));
+    json_object_set_new(top, "breakdown", bd);
     cli_json_print(top);
     return;
   }
@@ -208,6 +219,10 @@ static void print_result(const mpi_md_job *j) {
   printf("  largest over the ranks: %.3f s ghost exchange, %.3f s decompositions, %.3f s on the device (kernels: "
          "%.3f s force, %.3f s build, %.3f s integration)\n",
          j->breakdown[0], j->breakdown[1], j->breakdown[2], j->breakdown[3], j->breakdown[4], j->breakdown[5]);
+  const double *d = j->breakdown + 6;
+  printf("  decompositions: %.3f s state read, migration %.3f s pack, %.3f s messages, %.3f s unpack, %.3f s ghost "
+         "lists, %.3f s local system, %.3f s local simulation built\n",
+         d[0], d[1], d[2], d[3], d[4], d[5], d[6]);
   if (j->outpath) printf("wrote %s (%zu bytes)\n", j->outpath, j->traj_len);
 }
 
