@@ -66,10 +66,13 @@ typedef struct {
   size_t wmax[K_N]; /* CL_KERNEL_WORK_GROUP_SIZE of each */
   size_t W, WB, WS, WT, thermo_groups;
   size_t budget;
-  /* kernel timing (rcl_md_options.kernel_times on a profiling queue; always for a decomposed simulation's
-   * local one): events of launches not yet accounted (processed once the queue has passed them). Otherwise
-   * launches get no event (one costs ~8 us per launch on NVIDIA's OpenCL) unless the tuner captures them. */
-  int profiling;
+  /* Kernel timing on a profiling queue: the events of launches not yet accounted (processed once the queue
+   * has passed them). rcl_md_get_stats reports the times (report) with rcl_md_options.kernel_times and for a
+   * decomposed simulation's local one (rcl__md_dev_link: the split and MPI breakdowns; their steps wait for
+   * the exchange anyway). The creation's launches are timed either way (a few events, once); the steps
+   * only where the times are reported: otherwise a launch gets no event (one costs ~8 us per launch on
+   * NVIDIA's OpenCL) unless the tuner captures it. */
+  int profiling, report;
   cl_event pending[MD_PENDING];
   int pending_cat[MD_PENDING];
   int npending;
@@ -570,6 +573,7 @@ static int dev_sync(rcl_md *md, dev_state *s, const char *where) {
 /* One step; the status is read every sync_every steps only (and whenever results are read). */
 static int dev_step(rcl_md *md, int ev, int complete) {
   dev_state *s = md->bs;
+  s->profiling = s->report;
   int rc = log_op(md, s, 1, ev, complete);
   if (!rc) rc = run_step(md, s, ev, complete);
   if (rc) return rc;
@@ -586,6 +590,7 @@ static int dev_stats(rcl_md *md, rcl_md_stats *out) {
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clFinish(MD queue)");
   account_all(s);
   out->neighbor_pairs = s->pairs;
+  if (!s->report) return 0; /* kernel times off: 0 */
   out->force_seconds = s->seconds[CAT_FORCE];
   out->build_seconds = s->seconds[CAT_BUILD];
   out->integrate_seconds = s->seconds[CAT_INTEGRATE];
@@ -771,7 +776,7 @@ int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) 
     s->nsend = nsend;
     s->nghost = ng;
     s->nown = nown;
-    s->profiling = queue_profiles(s); /* the breakdowns of split and MPI runs: their steps wait anyway */
+    s->profiling = s->report = queue_profiles(s); /* the breakdowns of split and MPI runs */
     rc = int_buffer(&s->sidx, md, s, idx, nsend, "indices of the atoms sent");
   }
   if (!rc) rc = int_buffer(&s->gidx, md, s, idx + nsend, ng, "indices of the ghosts");
@@ -1042,7 +1047,8 @@ static int dev_setup(rcl_md *md) {
   if (rc) return rc;
   s->ord.lazy = in_order; /* launch() gives a kernel an event of its own only for profiling and the tuner */
   s->native = ctx->mode == RCL_MODE_NATIVE;
-  s->profiling = md->opts.kernel_times && queue_profiles(s);
+  s->profiling = queue_profiles(s); /* the creation's launches; dev_step stops it unless reported */
+  s->report = md->opts.kernel_times && s->profiling;
   s->es = rcl_dtype_size(md->dtype);
   s->stride = ceil_div(md->n, 64) * 64;
   s->budget = rcl__loop_budget(ctx);
