@@ -32,7 +32,8 @@
  * [0] the step (low 32 bits) of the last rebuild request: the build kernels of step s run only when it is s,
  * [1] error bits, [2] largest neighbour count seen, [3] largest cell seen, [4..5] partner pairs within
  * cutoff + skin of the last build (low and high 32 bits), [6] the step of the first error (0: none), [7]
- * the step being computed (set by md_integrate1; the host's step count + 1), [8] builds done (mod 2^32) */
+ * the step being computed (set by md_integrate1; the host's step count + 1), [8] builds done (mod 2^32), [9] the
+ * ticket of md_cell_count's work-groups (0 between launches) */
 #define MD_ST_REBUILD 0
 #define MD_ST_ERRORS 1
 #define MD_ST_MAXNEIGH 2
@@ -40,6 +41,7 @@
 #define MD_ST_ERRSTEP 6
 #define MD_ST_STEP 7
 #define MD_ST_BUILDS 8
+#define MD_ST_TICKET 9
 #define MD_ERR_RANGE 1u     /* a contribution outside the fixed-point range, or not a number */
 #define MD_ERR_NONFINITE 2u /* a position or velocity became inf or NaN */
 #define MD_ERR_CAPACITY 4u  /* a neighbour list outgrew its slots (the host grows them and rebuilds) */
@@ -373,29 +375,38 @@ RCL_FN int md_cell_of(real4 p, real4 blo, real4 cinv, int4 nc) {
   return c;
 }
 
+/* The cells' atom counts (atomics into ccount), then, by the launch's last work-group to arrive, the
+ * exclusive scan of the counts into cstart[0..ncells] (each work-item a contiguous chunk), the counts (for
+ * the next build) and the fill counters zeroed; the largest cell kept in status[3] (a cell above maxcell is
+ * an error: scanning 27 of them exceeds the driver's loop limit), the pair count reset and the build
+ * counted. One launch, no device-wide barrier: the last group is found by a ticket (status[9], left 0), as
+ * the reductions' last group is (cl/reduce.cl): the fence orders each group's atomics before its ticket,
+ * and the last group reads the counts only through volatile loads. */
 __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 cinv, int4 nc, __global int *cellof,
-                            __global volatile int *ccount, __global const int *status, uint seq) {
-  uint i = (uint)get_global_id(0);
+                            __global volatile int *ccount, __global int *cstart, __global int *cfill, uint ncells,
+                            __global volatile int *status, uint seq, int maxcell, __local int *part) {
+  __local volatile uint last;
+  uint i = (uint)get_global_id(0), lid = (uint)get_local_id(0), W = (uint)get_local_size(0);
   MD_BUILD_GATE(status, seq)
-  if (i >= n) return;
-  int c = md_cell_of(pos[i], blo, cinv, nc);
-  cellof[i] = c;
-  atomic_inc(&ccount[c]);
-}
-
-/* Exclusive scan of the cell counts into cstart[0..ncells] by one work-group (each work-item a
- * contiguous chunk), the counts (for the next build) and the fill counters zeroed; the largest cell kept in
- * status[3] (a cell above maxcell is an error: scanning 27 of them exceeds the driver's loop limit), the
- * pair count reset and the build counted. */
-__kernel void md_cell_scan(__global int *ccount, __global int *cstart, __global int *cfill, uint ncells,
-                           __global volatile int *status, uint seq, int maxcell, __local int *part) {
-  uint lid = (uint)get_local_id(0), W = (uint)get_local_size(0);
-  MD_BUILD_GATE(status, seq)
+  if (i < n) {
+    int c = md_cell_of(pos[i], blo, cinv, nc);
+    cellof[i] = c;
+    atomic_inc(&ccount[c]);
+  }
+  barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+  if (lid == 0) {
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    last = atomic_inc(&status[MD_ST_TICKET]) == (int)get_num_groups(0) - 1;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!last) return;
+  mem_fence(CLK_GLOBAL_MEM_FENCE);
   uint chunk = (ncells + W - 1) / W, a = lid * chunk, b = a + chunk < ncells ? a + chunk : ncells;
   int s = 0, mx = 0;
   for (uint c = a; c < b; c++) {
-    s += ccount[c];
-    mx = max(mx, ccount[c]);
+    int v = ccount[c];
+    s += v;
+    mx = max(mx, v);
   }
   part[lid] = s;
   part[W + lid] = mx;
@@ -413,13 +424,15 @@ __kernel void md_cell_scan(__global int *ccount, __global int *cstart, __global 
     status[4] = 0;
     status[5] = 0;
     status[MD_ST_BUILDS] += 1;
+    atomic_xchg(&status[MD_ST_TICKET], 0);
     if (m > maxcell) md_flag(status, MD_ERR_CELLS);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   int run = part[lid];
   for (uint c = a; c < b; c++) {
+    int v = ccount[c];
     cstart[c] = run;
-    run += ccount[c];
+    run += v;
     ccount[c] = 0;
     cfill[c] = 0;
   }

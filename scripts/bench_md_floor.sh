@@ -4,10 +4,13 @@
 # 32000 and 256000 atoms, f32 and f64, through `reprocl md --json`, with the status read every 32 steps (the
 # default), every step (REPROCL_MD_SYNC=1: a host round trip and a state snapshot per step, slower than the
 # design before the change) and every 128. The state digest must be the same for every K.
+# `reprocl md` runs the fast configuration (no kernel-time events, arguments set once, 6 launches a step);
+# REPROCL_BIN=path/to/other/reprocl measures another build (e.g. main's) the same way.
 # Builds nothing: build/reprocl must exist. Writes OUTDIR/md_<atoms>_<dtype>_sync<K>.json and a summary
 # OUTDIR/summary.tsv (atoms dtype K steps/s builds state digest). About 1-2 minutes on an H100.
 #   usage: scripts/bench_md_floor.sh OUTDIR [DEVICE]   (DEVICE: a --device spec, default nvidia:)
-# SYNCS: the K values (default "32 1 128"; for a build before the change, which ignores it, "32").
+# SYNCS: the K values (default "32 1 128"; for a build before the change, which ignores it, "32"); CELLS: the
+# lattice sizes (default "5 10 20 40": 500, 4000, 32000, 256000 atoms).
 set -eu
 out=${1:?usage: scripts/bench_md_floor.sh OUTDIR [DEVICE]}
 dev=${2:-nvidia:}
@@ -17,7 +20,7 @@ mkdir -p "$out"
 export REPROCL_TUNING=off
 "$bin" devices > "$out/devices.txt" 2>&1 || true
 printf 'atoms\tdtype\tsync\tsteps_per_s\tneighbor_builds\tstate_sha256\n' > "$out/summary.tsv"
-for cells in 5 10 20 40; do
+for cells in ${CELLS:-5 10 20 40}; do
   atoms=$((4 * cells * cells * cells))
   for dt in f32 f64; do
     for k in ${SYNCS:-32 1 128}; do

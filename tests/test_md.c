@@ -908,6 +908,52 @@ START_TEST(energy_conservation) {
 }
 END_TEST
 
+/* rcl_md_options.kernel_times: off (the default, and for a version 1 struct, whatever follows it) the kernel
+ * seconds are 0; on, they are measured on the profiling queue of the test's context; the bits are the
+ * reference's either way, across a change of the time step (which sets the kernels' arguments anew). */
+START_TEST(kernel_times) {
+  rcl_context *c = rt_ctx(_i);
+  rcl_md_system *s = system1();
+  rcl_md_lj lj = RCL_MD_LJ_INIT;
+  rcl_md *ref, *md;
+  rt_ok(rcl_md_create(&ref, NULL, RCL_F32, s, &lj, NULL));
+  rt_ok(rcl_md_run(ref, 30, 0.005, 0, NULL, NULL));
+  rt_ok(rcl_md_run(ref, 30, 0.004, 0, NULL, NULL));
+  snapshot want;
+  snap(&want, ref);
+  rcl_md_free(ref);
+  rcl_md_options o = RCL_MD_OPTIONS_INIT;
+  o.kernel_times = 2;
+  rt_fails(rcl_md_create(&md, c, RCL_F32, s, &lj, &o), RCL_ERR_INVALID_ARG, "kernel_times");
+  for (int mode = 0; mode < 3; mode++) { /* default, on, a version 1 struct (kernel_times not read) */
+    o = (rcl_md_options)RCL_MD_OPTIONS_INIT;
+    o.kernel_times = mode != 0;
+    if (mode == 2) o.version = 1;
+    rt_ok(rcl_md_create(&md, c, RCL_F32, s, &lj, &o));
+    rt_ok(rcl_md_run(md, 30, 0.005, 0, NULL, NULL));
+    rt_ok(rcl_md_run(md, 30, 0.004, 0, NULL, NULL));
+    rcl_md_stats st;
+    rt_ok(rcl_md_get_stats(md, &st));
+    snapshot got;
+    snap(&got, md);
+    char what[160];
+    snprintf(what, sizeof what, "kernel_times mode %d on %s", mode, rt_device_name(_i));
+    assert_snap_eq(&got, &want, s->natoms, RCL_F32, what);
+    double t = st.force_seconds + st.build_seconds + st.integrate_seconds;
+    ck_assert_msg(st.steps == 60 && st.neighbor_builds >= 2, "%s: %zu steps, %zu builds", what, st.steps,
+                  st.neighbor_builds);
+    if (mode == 1)
+      ck_assert_msg(st.force_seconds > 0 && st.integrate_seconds > 0, "%s: no kernel times (%g s)", what, t);
+    else
+      ck_assert_msg(t == 0, "%s: kernel times %g s without kernel_times", what, t);
+    snap_free(&got);
+    rcl_md_free(md);
+  }
+  snap_free(&want);
+  rcl_md_system_free(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("md");
   rt_add_device_presence(s);
@@ -927,6 +973,7 @@ int main(void) {
   rt_add_device_loop(tc, sync_window_overflow);
   rt_add_device_loop(tc, sync_error_step);
   rt_add_device_loop(tc, energy_conservation);
+  rt_add_device_loop(tc, kernel_times);
   suite_add_tcase(s, tc);
   return rt_run(s);
 }

@@ -104,8 +104,9 @@ typedef enum {
 } rcl_md_convert;
 RCL_API const char *rcl_md_convert_name(rcl_md_convert c); /* "auto", "builtin", "float64", "integer" */
 
-/* Launch configuration and neighbour-list settings. Zeros mean defaults; no value changes any bit. */
-#define RCL_MD_OPTIONS_VERSION 1
+/* Launch configuration and neighbour-list settings. Zeros mean defaults; no value changes any bit.
+ * Version 1 (without kernel_times) is accepted. */
+#define RCL_MD_OPTIONS_VERSION 2
 typedef struct {
   unsigned int version;
   rcl_md_path path;
@@ -114,8 +115,12 @@ typedef struct {
   size_t build_local_size;  /* cell-list, neighbour-list, integration and reduction kernels; a power of two */
   double skin;              /* neighbour skin in sigma units, > 0; 0: 0.3 */
   size_t neighbor_capacity; /* initial list slots per atom; 0: from the density. Grows when exceeded. */
+  /* 1: rcl_md_get_stats reports device time per kernel category (needs a queue with profiling, the default
+   * for contexts reprocl creates), at the price of an event per kernel launch (about 8 us each on NVIDIA's
+   * OpenCL: more than a small system's whole step). 0 (the default): the kernel seconds are 0. */
+  int kernel_times;
 } rcl_md_options;
-#define RCL_MD_OPTIONS_INIT {RCL_MD_OPTIONS_VERSION, RCL_MD_PATH_AUTO, RCL_MD_CONVERT_AUTO, 0, 0, 0.0, 0}
+#define RCL_MD_OPTIONS_INIT {RCL_MD_OPTIONS_VERSION, RCL_MD_PATH_AUTO, RCL_MD_CONVERT_AUTO, 0, 0, 0.0, 0, 0}
 
 /* ---- the simulation ----------------------------------------------------------------------------- */
 
@@ -173,8 +178,10 @@ RCL_API int rcl_md_get_forces(rcl_md *md, void *force, int64_t *fixed);
  * allpairs path and the host reference. */
 RCL_API int rcl_md_get_neighbors(rcl_md *md, size_t atom, size_t *count, size_t *list, size_t cap);
 
-/* Counters for benchmarks. Kernel times need a queue with profiling enabled (the default for contexts
- * reprocl creates); they are 0 otherwise and for the host reference. */
+/* Counters for benchmarks. Kernel times are measured only with rcl_md_options.kernel_times on a queue with
+ * profiling enabled (the default for contexts reprocl creates), and always by the split and MPI simulations
+ * (rcl_split_md_create, rcl_mpi_md_create), whose steps wait for their exchange anyway; they are 0
+ * otherwise and for the host reference. */
 typedef struct {
   size_t steps;            /* velocity-Verlet steps taken */
   size_t neighbor_builds;  /* including the first */

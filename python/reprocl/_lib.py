@@ -287,6 +287,7 @@ class MdOptions(Structure):
         ("build_local_size", c_size_t),
         ("skin", c_double),
         ("neighbor_capacity", c_size_t),
+        ("kernel_times", c_int),
     ]
 
 

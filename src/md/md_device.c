@@ -7,7 +7,7 @@
 
 #include "md/md_internal.h"
 
-#define MD_STATUS_WORDS 9 /* cl/md.cl */
+#define MD_STATUS_WORDS 10 /* cl/md.cl */
 #define MD_ST_ERRSTEP 6
 #define MD_ST_STEP 7
 #define MD_ST_BUILDS 8
@@ -21,8 +21,7 @@ enum {
   K_FORCE_EV,
   K_INT1,
   K_INT2,
-  K_COUNT,
-  K_SCAN,
+  K_COUNT, /* counts and, by its last work-group, the scan */
   K_FILL,
   K_MOVE,
   K_NEIGH,
@@ -42,6 +41,7 @@ typedef struct {
 enum { SN_POS, SN_VEL, SN_TAG, SN_FORCE, SN_POS0, SN_NCOUNT, SN_NLIST, SN_STATUS, MD_NSNAP };
 
 typedef struct {
+  rcl_context *ctx;
   cl_command_queue q;
   rcl_chain ord; /* every command follows the one before: lazy (no events) on an in-order queue */
   int native;
@@ -51,8 +51,11 @@ typedef struct {
    * tag_s, and copies them back */
   cl_mem pos, vel, tag, vel_s, tag_s, pos0, cellof, cellnew;
   cl_mem force, ev, status, coef, ccount, cstart, cfill, members, nlist, ncount, partials;
-  size_t cap;            /* neighbour slots per atom */
-  size_t build_args_cap; /* the build kernels' arguments are set for these slots (0: not set) */
+  size_t cap; /* neighbour slots per atom */
+  /* Kernel arguments are set once: args_ok has bit k where kernel k's arguments are current (cleared when
+   * the lists, the time step or the tracked positions change); per step only seq (and int1's kicks). */
+  unsigned args_ok;
+  cl_uint int1_kicks, int1_check;
   int nc[3];
   size_t ncells;
   double cinv[3];
@@ -63,8 +66,13 @@ typedef struct {
   size_t wmax[K_N]; /* CL_KERNEL_WORK_GROUP_SIZE of each */
   size_t W, WB, WS, WT, thermo_groups;
   size_t budget;
-  /* kernel timing: events of launches not yet accounted (processed once the queue has passed them) */
-  int profiling;
+  /* Kernel timing on a profiling queue: the events of launches not yet accounted (processed once the queue
+   * has passed them). rcl_md_get_stats reports the times (report) with rcl_md_options.kernel_times and for a
+   * decomposed simulation's local one (rcl__md_dev_link: the split and MPI breakdowns; their steps wait for
+   * the exchange anyway). The creation's launches are timed either way (a few events, once); the steps
+   * only where the times are reported: otherwise a launch gets no event (one costs ~8 us per launch on
+   * NVIDIA's OpenCL) unless the tuner captures it. */
+  int profiling, report;
   cl_event pending[MD_PENDING];
   int pending_cat[MD_PENDING];
   int npending;
@@ -120,12 +128,18 @@ static void account_all(dev_state *s) {
   s->npending = 0;
 }
 
+/* Whether the queue records kernel times. */
+static int queue_profiles(const dev_state *s) {
+  cl_command_queue_properties qp = 0;
+  return clGetCommandQueueInfo(s->q, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL) == CL_SUCCESS &&
+         (qp & CL_QUEUE_PROFILING_ENABLE);
+}
+
 static const char *const knames[K_N] = {"",
                                         "",
                                         "md_integrate1",
                                         "md_integrate2",
                                         "md_cell_count",
-                                        "md_cell_scan",
                                         "md_cell_fill",
                                         "md_sort_move",
                                         "md_neigh_build",
@@ -204,6 +218,21 @@ static cl_uint periodic_mask(const rcl_md *md) {
 #define U32(x) sizeof(cl_uint), &(x)
 #define ARG(a) (a).size, (a).b
 
+/* One uint argument of a kernel whose others are already set. */
+static int set_u32(dev_state *s, int k, cl_uint index, cl_uint v) {
+  cl_int err = clSetKernelArg(s->k[k], index, sizeof v, &v);
+  return err == CL_SUCCESS
+             ? 0
+             : rcl__fail_cl(err, "clSetKernelArg(%s, %u)", k <= K_FORCE_EV ? "MD force" : knames[k], index);
+}
+
+/* Whether kernel k's arguments are current; args_done marks them so after they were all set (rc 0). */
+static int args_current(const dev_state *s, int k) { return (s->args_ok >> k) & 1u; }
+static int args_done(dev_state *s, int k, int rc) {
+  if (!rc) s->args_ok |= 1u << k;
+  return rc;
+}
+
 /* ---- launching ------------------------------------------------------------------------------------- */
 
 static int launch(dev_state *s, int k, const char *name, size_t items, size_t local) {
@@ -212,12 +241,13 @@ static int launch(dev_state *s, int k, const char *name, size_t items, size_t lo
   int timed = s->profiling && cat != CAT_NONE;
   if (timed && s->npending == MD_PENDING) account(s); /* the finished ones, without waiting */
   if (timed && s->npending == MD_PENDING) account_all(s);
-  /* Through a chain of one that follows s->ord and always has an event: the tuner captures the
-   * launches of its runs there, and profiling times them. */
+  /* Through a chain of one that follows s->ord: with an event where profiling times it, the tuner
+   * captures it or the queue runs out of order; lazy (no event) otherwise. */
   rcl_queue_args qa = rcl__chain_args(&s->ord);
   rcl_chain ch;
   rcl__chain_begin(&ch, s->q, &qa);
-  int rc = rcl__chain_kernel(&ch, s->k[k], name, global, local);
+  int rc = !timed && s->ord.lazy ? rcl__chain_lazy(&ch, s->ctx, NULL) : 0;
+  if (!rc) rc = rcl__chain_kernel(&ch, s->k[k], name, global, local);
   if (rc) return rc;
   cl_event ev = ch.last;
   if (timed && ev && clRetainEvent(ev) != CL_SUCCESS) ev = NULL;
@@ -274,7 +304,7 @@ static int alloc_lists(rcl_md *md, dev_state *s, size_t cap) {
   if (s->nlist) clReleaseMemObject(s->nlist);
   s->nlist = NULL;
   s->cap = cap;
-  s->build_args_cap = 0;
+  s->args_ok = 0;
   size_t bytes;
   int rc = rcl__mul_size(&bytes, s->stride * 4, cap, "neighbour list");
   if (!rc) rc = rcl__buffer_create(&s->nlist, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, "neighbour list");
@@ -293,11 +323,9 @@ static int set_build_args(rcl_md *md, dev_state *s, cl_uint seq) {
   cl_int4 nc = {{s->nc[0], s->nc[1], s->nc[2], 0}};
   md_arg lo = arg_lo(md), cinv = arg_real4(md, s->cinv[0], s->cinv[1], s->cinv[2]), len = arg_len(md),
          hh = arg_half(md), rcs2 = arg_real(md, (md->cutoff + md->skin) * (md->cutoff + md->skin));
-  int rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 9, MEM(s->pos), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
-                         MEM(s->cellof), MEM(s->ccount), MEM(s->status), U32(seq));
-  if (!rc)
-    rc = rcl__set_args(s->k[K_SCAN], knames[K_SCAN], 8, MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total),
-                       MEM(s->status), U32(seq), sizeof maxcell, &maxcell, 2 * s->WS * sizeof(cl_int), NULL);
+  int rc = rcl__set_args(s->k[K_COUNT], knames[K_COUNT], 14, MEM(s->pos), U32(n), ARG(lo), ARG(cinv), sizeof nc, &nc,
+                         MEM(s->cellof), MEM(s->ccount), MEM(s->cstart), MEM(s->cfill), U32(nc_total), MEM(s->status),
+                         U32(seq), sizeof maxcell, &maxcell, 2 * s->WS * sizeof(cl_int), NULL);
   if (!rc)
     rc = rcl__set_args(s->k[K_FILL], knames[K_FILL], 7, MEM(s->cellof), U32(n), MEM(s->cstart), MEM(s->cfill),
                        MEM(s->members), MEM(s->status), U32(seq));
@@ -317,7 +345,8 @@ static int set_build_args(rcl_md *md, dev_state *s, cl_uint seq) {
 static const struct {
   int k;
   cl_uint arg;
-} build_seq_arg[] = {{K_COUNT, 8}, {K_SCAN, 5}, {K_FILL, 6}, {K_MOVE, 12}, {K_NEIGH, 15}};
+} build_seq_arg[] = {{K_COUNT, 11}, {K_FILL, 6}, {K_MOVE, 12}, {K_NEIGH, 15}};
+#define MD_NBUILD 4 /* build kernels */
 
 /* The build of step seq (see cl/md.cl): renumbers the atoms in (cell, tag) order and builds the neighbour
  * lists. Every kernel returns at once unless status[0] is seq: launched every step, it runs only on the
@@ -325,81 +354,91 @@ static const struct {
  * in the status (dev_sync grows them). */
 static int launch_build(rcl_md *md, dev_state *s, cl_uint seq) {
   int rc = 0;
-  if (s->build_args_cap != s->cap) { /* first, and after the lists grew: every argument */
-    rc = set_build_args(md, s, seq);
-    s->build_args_cap = rc ? 0 : s->cap;
+  if (!args_current(s, K_COUNT)) { /* first, and after the lists grew: every argument of the four */
+    rc = args_done(s, K_COUNT, set_build_args(md, s, seq));
   } else {
-    for (size_t i = 0; i < 5 && !rc; i++) {
-      cl_int err = clSetKernelArg(s->k[build_seq_arg[i].k], build_seq_arg[i].arg, sizeof seq, &seq);
-      if (err != CL_SUCCESS) rc = rcl__fail_cl(err, "clSetKernelArg(%s, seq)", knames[build_seq_arg[i].k]);
-    }
+    for (size_t i = 0; i < MD_NBUILD && !rc; i++) rc = set_u32(s, build_seq_arg[i].k, build_seq_arg[i].arg, seq);
   }
   cl_uint n = (cl_uint)md->n;
-  for (size_t i = 0; i < 5 && !rc; i++) {
+  for (size_t i = 0; i < MD_NBUILD && !rc; i++) {
     int k = build_seq_arg[i].k;
-    rc = k == K_SCAN ? launch(s, k, knames[k], s->WS, s->WS) : launch(s, k, knames[k], n, s->WB);
+    rc = launch(s, k, knames[k], n, k == K_COUNT ? s->WS : s->WB);
   }
   return rc;
 }
 
 /* ---- forces ----------------------------------------------------------------------------------------- */
 
+/* Every argument of force kernel k (the task path's chunk bounds are set per launch). */
+static int set_force_args(rcl_md *md, dev_state *s, int k) {
+  const char *name = force_kernel_name(md->path);
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, zero = 0;
+  md_arg rc2 = arg_real(md, md->cutoff * md->cutoff), len = arg_len(md), hh = arg_half(md);
+  if (md->path == RCL_MD_PATH_ALLPAIRS)
+    return rcl__set_args(s->k[k], name, 11, MEM(s->pos), U32(n), U32(stride), MEM(s->coef), ARG(rc2), ARG(len), ARG(hh),
+                         MEM(s->force), MEM(s->ev), MEM(s->status), s->W * 4 * s->es, NULL);
+  if (md->path == RCL_MD_PATH_TASK)
+    return rcl__set_args(s->k[k], name, 13, MEM(s->pos), MEM(s->nlist), MEM(s->ncount), U32(stride), U32(zero),
+                         U32(zero), MEM(s->coef), ARG(rc2), ARG(len), ARG(hh), MEM(s->force), MEM(s->ev),
+                         MEM(s->status));
+  return rcl__set_args(s->k[k], name, 12, MEM(s->pos), MEM(s->nlist), MEM(s->ncount), U32(stride), U32(n), MEM(s->coef),
+                       ARG(rc2), ARG(len), ARG(hh), MEM(s->force), MEM(s->ev), MEM(s->status));
+}
+
 static int launch_forces(rcl_md *md, dev_state *s, int ev) {
   int k = ev ? K_FORCE_EV : K_FORCE, rc = 0;
   const char *name = force_kernel_name(md->path);
-  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
-  md_arg rc2 = arg_real(md, md->cutoff * md->cutoff), len = arg_len(md), hh = arg_half(md);
-  cl_mem p = s->pos;
   if (s->lists && s->need_build) { /* the creation's build, forced */
     cl_uint seq = (cl_uint)md->step;
     if ((rc = fill_int(s, s->status, 0, sizeof(cl_int), (cl_int)seq)) != 0 || (rc = launch_build(md, s, seq)) != 0)
       return rc;
     s->need_build = 0;
   }
-  switch (md->path) {
-  case RCL_MD_PATH_ALLPAIRS:
-    rc = rcl__set_args(s->k[k], name, 11, MEM(p), U32(n), U32(stride), MEM(s->coef), ARG(rc2), ARG(len), ARG(hh),
-                       MEM(s->force), MEM(s->ev), MEM(s->status), s->W * 4 * s->es, NULL);
-    if (!rc) rc = launch(s, k, name, n, s->W);
-    break;
-  case RCL_MD_PATH_TASK: {
+  if (!args_current(s, k) && (rc = args_done(s, k, set_force_args(md, s, k))) != 0) return rc;
+  if (md->path == RCL_MD_PATH_TASK) {
     /* Chunks small enough for the driver's loop limit: an atom costs up to cap + 1 iterations. */
     size_t chunk = s->budget == SIZE_MAX ? md->n : (s->budget - 64) / (s->cap + 2);
     if (chunk == 0) chunk = 1;
     for (size_t first = 0; first < md->n && !rc; first += chunk) {
-      cl_uint f = (cl_uint)first, l = (cl_uint)(first + chunk < md->n ? first + chunk : md->n);
-      rc = rcl__set_args(s->k[k], name, 13, MEM(p), MEM(s->nlist), MEM(s->ncount), U32(stride), U32(f), U32(l),
-                         MEM(s->coef), ARG(rc2), ARG(len), ARG(hh), MEM(s->force), MEM(s->ev), MEM(s->status));
+      rc = set_u32(s, k, 4, (cl_uint)first);
+      if (!rc) rc = set_u32(s, k, 5, (cl_uint)(first + chunk < md->n ? first + chunk : md->n));
       if (!rc) rc = launch(s, k, name, 1, 1);
     }
-    break;
+    return rc;
   }
-  case RCL_MD_PATH_SYMMETRIC:
-    rc = fill_int(s, s->force, 0, 3 * s->stride * 8, 0);
-    /* fall through */
-  default:
-    if (!rc)
-      rc = rcl__set_args(s->k[k], name, 12, MEM(p), MEM(s->nlist), MEM(s->ncount), U32(stride), U32(n), MEM(s->coef),
-                         ARG(rc2), ARG(len), ARG(hh), MEM(s->force), MEM(s->ev), MEM(s->status));
-    if (!rc) rc = launch(s, k, name, n, s->W);
-    break;
-  }
-  return rc;
+  if (md->path == RCL_MD_PATH_SYMMETRIC) rc = fill_int(s, s->force, 0, 3 * s->stride * 8, 0);
+  return rc ? rc : launch(s, k, name, md->n, s->W);
 }
 
 /* ---- integration ------------------------------------------------------------------------------------ */
 
-/* The first half of step seq (md_integrate1): the deferred half kick if any, half kick, drift, with check the
- * displacement test (a rebuild request for seq in status[0]). */
-static int launch_int1(rcl_md *md, dev_state *s, cl_uint check, cl_uint seq) {
-  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md), kicks = s->pending_kick ? 2u : 1u;
+/* Every argument of md_integrate1. */
+static int set_int1_args(rcl_md *md, dev_state *s, cl_uint check, cl_uint kicks, cl_uint seq) {
+  cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md);
   md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
          hs2 = arg_real(md, 0.25 * md->skin * md->skin), elo, ehi;
   escape_bounds(md, &elo, &ehi);
-  int rc = rcl__set_args(s->k[K_INT1], knames[K_INT1], 20, MEM(s->pos), MEM(s->vel), MEM(s->force), MEM(s->pos0),
-                         U32(n), U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len), ARG(hh), ARG(elo),
-                         ARG(ehi), U32(per), U32(check), ARG(hs2), U32(kicks), U32(seq), MEM(s->status));
-  if (!rc) rc = launch(s, K_INT1, knames[K_INT1], n, s->WB);
+  s->int1_kicks = kicks;
+  s->int1_check = check;
+  return rcl__set_args(s->k[K_INT1], knames[K_INT1], 20, MEM(s->pos), MEM(s->vel), MEM(s->force), MEM(s->pos0), U32(n),
+                       U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len), ARG(hh), ARG(elo), ARG(ehi),
+                       U32(per), U32(check), ARG(hs2), U32(kicks), U32(seq), MEM(s->status));
+}
+
+/* The first half of step seq (md_integrate1): the deferred half kick if any, half kick, drift, with check the
+ * displacement test (a rebuild request for seq in status[0]). Per step only seq is set (kicks and check
+ * where they changed). */
+static int launch_int1(rcl_md *md, dev_state *s, cl_uint check, cl_uint seq) {
+  cl_uint kicks = s->pending_kick ? 2u : 1u;
+  int rc = 0;
+  if (!args_current(s, K_INT1)) {
+    rc = args_done(s, K_INT1, set_int1_args(md, s, check, kicks, seq));
+  } else {
+    if (kicks != s->int1_kicks && !(rc = set_u32(s, K_INT1, 17, kicks))) s->int1_kicks = kicks;
+    if (!rc && check != s->int1_check && !(rc = set_u32(s, K_INT1, 15, check))) s->int1_check = check;
+    if (!rc) rc = set_u32(s, K_INT1, 18, seq);
+  }
+  if (!rc) rc = launch(s, K_INT1, knames[K_INT1], md->n, s->WB);
   s->pending_kick = 0;
   return rc;
 }
@@ -411,8 +450,11 @@ static int launch_int2(rcl_md *md, dev_state *s, int complete) {
     return 0;
   }
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride;
-  int rc = rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos), MEM(s->vel), MEM(s->force), U32(n), U32(stride),
-                         MEM(s->coef), MEM(s->status));
+  int rc = 0;
+  if (!args_current(s, K_INT2))
+    rc = args_done(s, K_INT2,
+                   rcl__set_args(s->k[K_INT2], knames[K_INT2], 7, MEM(s->pos), MEM(s->vel), MEM(s->force), U32(n),
+                                 U32(stride), MEM(s->coef), MEM(s->status)));
   return rc ? rc : launch(s, K_INT2, knames[K_INT2], n, s->WB);
 }
 
@@ -531,6 +573,7 @@ static int dev_sync(rcl_md *md, dev_state *s, const char *where) {
 /* One step; the status is read every sync_every steps only (and whenever results are read). */
 static int dev_step(rcl_md *md, int ev, int complete) {
   dev_state *s = md->bs;
+  s->profiling = s->report;
   int rc = log_op(md, s, 1, ev, complete);
   if (!rc) rc = run_step(md, s, ev, complete);
   if (rc) return rc;
@@ -547,6 +590,7 @@ static int dev_stats(rcl_md *md, rcl_md_stats *out) {
   if (err != CL_SUCCESS) return rcl__fail_cl(err, "clFinish(MD queue)");
   account_all(s);
   out->neighbor_pairs = s->pairs;
+  if (!s->report) return 0; /* kernel times off: 0 */
   out->force_seconds = s->seconds[CAT_FORCE];
   out->build_seconds = s->seconds[CAT_BUILD];
   out->integrate_seconds = s->seconds[CAT_INTEGRATE];
@@ -709,6 +753,7 @@ static int track_positions(rcl_md *md, dev_state *s) {
   if (s->lists) return 0;
   clReleaseMemObject(s->pos0);
   s->pos0 = NULL;
+  s->args_ok = 0;
   size_t bytes = s->stride * 4 * s->es;
   int rc = rcl__buffer_create(&s->pos0, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, "positions at the decomposition");
   if (rc) return rc;
@@ -731,6 +776,7 @@ int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) 
     s->nsend = nsend;
     s->nghost = ng;
     s->nown = nown;
+    s->profiling = s->report = queue_profiles(s); /* the breakdowns of split and MPI runs */
     rc = int_buffer(&s->sidx, md, s, idx, nsend, "indices of the atoms sent");
   }
   if (!rc) rc = int_buffer(&s->gidx, md, s, idx + nsend, ng, "indices of the ghosts");
@@ -820,6 +866,7 @@ static int dev_set_coef(rcl_md *md) {
   unsigned char tab[MD_NCOEF(RCL_MD_MAX_TYPES) * 8];
   for (size_t i = 0; i < nc; i++) md_put_real(tab, i, md->dtype, md->coef[i]);
   int rc = s->nlog ? dev_sync(md, s, "during the run") : 0; /* a window never spans a change of coefficients */
+  s->args_ok = 0;                                           /* md_integrate1's time step */
   return rc ? rc : rcl__chain_write(&s->ord, s->coef, 0, nc * s->es, tab, "MD coefficients");
 }
 
@@ -921,7 +968,7 @@ int rcl__md_plan(rcl_md_options *o, rcl_context *ctx, rcl_dtype dt, size_t n, in
   if (!rc) rc = kernel_max(&f1, ctx, dt, defs[1], fname);
   for (int k = K_INT1; k <= K_NEIGH && !rc; k++) {
     size_t m;
-    if (k == K_SCAN) continue;
+    if (k == K_COUNT) continue; /* launched with the scan's work-group size */
     rc = kernel_max(&m, ctx, dt, defs[0], knames[k]);
     if (!rc && m < bmax) bmax = m;
   }
@@ -992,16 +1039,16 @@ static int dev_setup(rcl_md *md) {
   dev_state *s = rcl__calloc(1, sizeof *s);
   if (!s) return RCL_ERR_OUT_OF_MEMORY;
   md->bs = s;
+  s->ctx = ctx;
   s->q = md->queue ? md->queue : ctx->queue;
   if (!s->q) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: the context has no queue (wrapped without one)");
   rcl__chain_begin(&s->ord, s->q, NULL);
   int in_order, rc = rcl__queue_in_order(&in_order, ctx, s->q);
   if (rc) return rc;
-  s->ord.lazy = in_order; /* launch() gives each kernel an event of its own for profiling and the tuner */
+  s->ord.lazy = in_order; /* launch() gives a kernel an event of its own only for profiling and the tuner */
   s->native = ctx->mode == RCL_MODE_NATIVE;
-  cl_command_queue_properties qp = 0;
-  s->profiling = clGetCommandQueueInfo(s->q, CL_QUEUE_PROPERTIES, sizeof qp, &qp, NULL) == CL_SUCCESS &&
-                 (qp & CL_QUEUE_PROFILING_ENABLE);
+  s->profiling = queue_profiles(s); /* the creation's launches; dev_step stops it unless reported */
+  s->report = md->opts.kernel_times && s->profiling;
   s->es = rcl_dtype_size(md->dtype);
   s->stride = ceil_div(md->n, 64) * 64;
   s->budget = rcl__loop_budget(ctx);
@@ -1057,7 +1104,7 @@ static int dev_local_sizes(rcl_md *md, dev_state *s) {
                    s->W, (s->budget - 64) * s->W / (s->W + 1), ctx->profile.device_name, n);
   size_t bmax = SIZE_MAX;
   for (int k = K_INT1; k <= K_NEIGH; k++)
-    if (k != K_SCAN && s->wmax[k] < bmax) bmax = s->wmax[k];
+    if (k != K_COUNT && s->wmax[k] < bmax) bmax = s->wmax[k];
   if (!rc) rc = pick_local(&s->WB, o->build_local_size, 64, bmax, "build_local_size", "the MD build kernels", md);
   return rc;
 }
@@ -1066,7 +1113,7 @@ static int dev_local_sizes(rcl_md *md, dev_state *s) {
 static int dev_plan_rest(rcl_md *md, dev_state *s) {
   rcl_context *ctx = md->ctx;
   size_t n = md->n, es = s->es;
-  s->WS = rcl__floor_pow2(s->wmax[K_SCAN] < 256 ? s->wmax[K_SCAN] : 256);
+  s->WS = rcl__floor_pow2(s->wmax[K_COUNT] < 256 ? s->wmax[K_COUNT] : 256);
   s->WT = rcl__floor_pow2(s->WB < s->wmax[K_THERMO] ? s->WB : s->wmax[K_THERMO]);
   size_t acc = s->native ? es : 8;
   while (s->WT > 1 && 6 * s->WT * acc > ctx->profile.local_mem_size) s->WT /= 2;

@@ -3,6 +3,7 @@
  * quantities (contract md.thermo), and the accessors. The work itself is done by a backend: the OpenCL one
  * (md_device.c) or the host C reference (md_ref.c). */
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #include "md/md_internal.h"
@@ -139,9 +140,8 @@ static int check_lj(const rcl_md_lj *lj, const rcl_md_system *s) {
 }
 
 static int check_options(const rcl_md_options *o) {
-  if (o->version != RCL_MD_OPTIONS_VERSION)
-    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_options.version is %u, expected %u (use RCL_MD_OPTIONS_INIT)",
-                     o->version, RCL_MD_OPTIONS_VERSION);
+  if (o->kernel_times != 0 && o->kernel_times != 1)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_options.kernel_times %d is neither 0 nor 1", o->kernel_times);
   if ((unsigned)o->path > RCL_MD_PATH_TASK)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_options.path %d is not a force path", (int)o->path);
   if ((unsigned)o->convert > RCL_MD_CONVERT_INTEGER)
@@ -167,7 +167,12 @@ int rcl__md_prepare(rcl_md_options *o, rcl_md **out, rcl_context *ctx, rcl_dtype
   if (!sys || !lj) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: NULL system or coefficients");
   if (rcl_dtype_size(dtype) == 0) return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_create: unknown dtype %d", (int)dtype);
   *o = (rcl_md_options)RCL_MD_OPTIONS_INIT;
-  if (opts) *o = *opts;
+  if (opts && opts->version != RCL_MD_OPTIONS_VERSION && opts->version != 1)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl_md_options.version is %u, expected %u (use RCL_MD_OPTIONS_INIT)",
+                     opts->version, RCL_MD_OPTIONS_VERSION);
+  if (opts) /* a version 1 struct ends before kernel_times (0: off) */
+    memcpy(o, opts, opts->version == 1 ? offsetof(rcl_md_options, kernel_times) : sizeof *o);
+  o->version = RCL_MD_OPTIONS_VERSION;
   int rc = check_options(o);
   if (!rc) rc = check_system(sys, dtype);
   if (!rc) rc = check_lj(lj, sys);
