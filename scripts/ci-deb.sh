@@ -39,7 +39,10 @@ REPROCL_INSTALLED_PREFIX=/usr bash tests/cli_install.sh /usr/bin/reprocl "$PWD" 
 stage "deb: pip install ./python against the installed library; five lines = /usr/bin/reprocl; pytest"
 venv=$(mktemp -d)
 trap 'rm -rf "$venv"; apt-get purge -y "${pkgs[@]}" >/dev/null 2>&1 || true' EXIT
-python3 -m venv --system-site-packages "$venv"
+# Debian's python3: the one the package list equips (numpy, scipy, pytest, setuptools, wheel), not another first on PATH
+py=python3
+[ -x /usr/bin/python3 ] && py=/usr/bin/python3
+"$py" -m venv --system-site-packages "$venv"
 "$venv/bin/pip" install -q --no-build-isolation --no-deps ./python
 (cd / && "$venv/bin/python" - <<'PY') >"$venv/five.txt"
 import reprocl
