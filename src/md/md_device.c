@@ -730,24 +730,35 @@ static int dev_get_state(rcl_md *md, void *pos, void *vel) {
   return rc;
 }
 
+/* dst[3 * t[i] + d] = src[d * stride + i] (d < 3) for n elements of acc bytes: the bits, by tag. */
+static void by_tag_soa(void *dst, const cl_int *t, const void *src, size_t stride, size_t n, size_t acc) {
+  if (acc == 4) {
+    uint32_t *o = dst;
+    const uint32_t *f = src;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t *q = o + 3 * (size_t)t[i];
+      q[0] = f[i], q[1] = f[stride + i], q[2] = f[2 * stride + i];
+    }
+  } else {
+    uint64_t *o = dst;
+    const uint64_t *f = src;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t *q = o + 3 * (size_t)t[i];
+      q[0] = f[i], q[1] = f[stride + i], q[2] = f[2 * stride + i];
+    }
+  }
+}
+
+/* Reads the forces and the tags into the staging (forces, then tags). */
 static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   dev_state *s = md->bs;
-  size_t n = md->n, acc = s->native ? s->es : 8;
-  void *tag = NULL, *f = NULL;
+  size_t n = md->n, acc = s->native ? s->es : 8, fb = 3 * s->stride * acc;
   int rc = dev_sync(md, s, "before reading the forces");
-  if (!rc) rc = read_new(&tag, s, s->tag, n * 4, "atom tags");
-  if (!rc) rc = read_new(&f, s, s->force, 3 * s->stride * acc, "forces");
-  if (!rc) {
-    const cl_int *t = tag;
-    for (size_t i = 0; i < n; i++)
-      for (int d = 0; d < 3; d++) {
-        void *dst = fixed ? (void *)(fixed + 3 * (size_t)t[i] + d)
-                          : (char *)native_force + (3 * (size_t)t[i] + (size_t)d) * acc;
-        memcpy(dst, (char *)f + ((size_t)d * s->stride + i) * acc, acc);
-      }
-  }
-  rcl__free(tag);
-  rcl__free(f);
+  if (!rc) rc = host_stage(s, fb + n * 4);
+  unsigned char *f = s->host, *tag = f + fb;
+  if (!rc) rc = rcl__chain_read(&s->ord, s->tag, 0, n * 4, tag, NULL, "atom tags");
+  if (!rc) rc = rcl__chain_read(&s->ord, s->force, 0, fb, f, NULL, "forces");
+  if (!rc) by_tag_soa(fixed ? (void *)fixed : native_force, (const cl_int *)(void *)tag, f, s->stride, n, acc);
   return rc;
 }
 
