@@ -691,9 +691,16 @@ static int read_new(void **out, dev_state *s, cl_mem buf, size_t bytes, const ch
   return rc;
 }
 
-/* The host staging (s->host) grown to at least bytes; its contents are not kept meaningful. */
+/* The host staging (s->host) at least bytes: a new one (a quarter more) only when it does not fit; its
+ * contents are not kept. */
 static int host_stage(dev_state *s, size_t bytes) {
-  return rcl__md_dom_grow(&s->host, &s->host_cap, bytes ? bytes : 1);
+  if (s->host && bytes <= s->host_cap) return 0;
+  rcl__free(s->host);
+  s->host_cap = bytes + bytes / 4 + 64;
+  s->host = rcl__malloc(s->host_cap);
+  if (s->host) return 0;
+  s->host_cap = 0;
+  return RCL_ERR_OUT_OF_MEMORY;
 }
 
 /* dst[3 * t[i] + d] = src[w * i + d] (d < 3) for n elements of es bytes: the bits, by tag. */
