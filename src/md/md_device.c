@@ -93,6 +93,9 @@ typedef struct {
    * ghosts, and their positions */
   cl_mem sidx, gidx, sbuf, gbuf;
   size_t nsend, nghost, nown;
+  /* host staging of the uploads and state reads, kept (grown, never shrunk) between calls */
+  void *host;
+  size_t host_cap;
 } dev_state;
 
 enum { CAT_FORCE, CAT_BUILD, CAT_INTEGRATE, CAT_NONE };
@@ -688,47 +691,81 @@ static int read_new(void **out, dev_state *s, cl_mem buf, size_t bytes, const ch
   return rc;
 }
 
+/* The host staging (s->host) at least bytes: a new one (a quarter more) only when it does not fit; its
+ * contents are not kept. */
+static int host_stage(dev_state *s, size_t bytes) {
+  if (s->host && bytes <= s->host_cap) return 0;
+  rcl__free(s->host);
+  s->host_cap = bytes + bytes / 4 + 64;
+  s->host = rcl__malloc(s->host_cap);
+  if (s->host) return 0;
+  s->host_cap = 0;
+  return RCL_ERR_OUT_OF_MEMORY;
+}
+
+/* dst[3 * t[i] + d] = src[w * i + d] (d < 3) for n elements of es bytes: the bits, by tag. */
+static void by_tag(void *dst, const cl_int *t, const void *src, size_t w, size_t n, size_t es) {
+  if (es == 4) {
+    uint32_t *o = dst;
+    const uint32_t *f = src;
+    for (size_t i = 0; i < n; i++, f += w) {
+      uint32_t *q = o + 3 * (size_t)t[i];
+      q[0] = f[0], q[1] = f[1], q[2] = f[2];
+    }
+  } else {
+    uint64_t *o = dst;
+    const uint64_t *f = src;
+    for (size_t i = 0; i < n; i++, f += w) {
+      uint64_t *q = o + 3 * (size_t)t[i];
+      q[0] = f[0], q[1] = f[1], q[2] = f[2];
+    }
+  }
+}
+
+/* Reads the tags and, where asked, positions and velocities into the staging (pos, vel, then tags). */
 static int dev_get_state(rcl_md *md, void *pos, void *vel) {
   dev_state *s = md->bs;
-  size_t n = md->n, es = s->es;
-  void *tag = NULL, *p4 = NULL, *v4 = NULL;
+  size_t n = md->n, es = s->es, b4 = n * 4 * es;
   int rc = dev_sync(md, s, "before reading the state");
-  if (!rc) rc = read_new(&tag, s, s->tag, n * 4, "atom tags");
-  if (!rc && pos) rc = read_new(&p4, s, s->pos, n * 4 * es, "positions");
-  if (!rc && vel) rc = read_new(&v4, s, s->vel, n * 4 * es, "velocities");
-  if (!rc) {
-    const cl_int *t = tag;
-    for (size_t i = 0; i < n; i++)
-      for (int d = 0; d < 3; d++) {
-        size_t to = (3 * (size_t)t[i] + (size_t)d) * es, from = (4 * i + (size_t)d) * es;
-        if (pos) memcpy((char *)pos + to, (char *)p4 + from, es);
-        if (vel) memcpy((char *)vel + to, (char *)v4 + from, es);
-      }
-  }
-  rcl__free(tag);
-  rcl__free(p4);
-  rcl__free(v4);
+  if (!rc) rc = host_stage(s, n * 4 + 2 * b4);
+  unsigned char *p4 = s->host, *v4 = p4 + b4, *tag = v4 + b4;
+  if (!rc) rc = rcl__chain_read(&s->ord, s->tag, 0, n * 4, tag, NULL, "atom tags");
+  if (!rc && pos) rc = rcl__chain_read(&s->ord, s->pos, 0, b4, p4, NULL, "positions");
+  if (!rc && vel) rc = rcl__chain_read(&s->ord, s->vel, 0, b4, v4, NULL, "velocities");
+  if (!rc && pos) by_tag(pos, (const cl_int *)(void *)tag, p4, 4, n, es);
+  if (!rc && vel) by_tag(vel, (const cl_int *)(void *)tag, v4, 4, n, es);
   return rc;
 }
 
+/* dst[3 * t[i] + d] = src[d * stride + i] (d < 3) for n elements of acc bytes: the bits, by tag. */
+static void by_tag_soa(void *dst, const cl_int *t, const void *src, size_t stride, size_t n, size_t acc) {
+  if (acc == 4) {
+    uint32_t *o = dst;
+    const uint32_t *f = src;
+    for (size_t i = 0; i < n; i++) {
+      uint32_t *q = o + 3 * (size_t)t[i];
+      q[0] = f[i], q[1] = f[stride + i], q[2] = f[2 * stride + i];
+    }
+  } else {
+    uint64_t *o = dst;
+    const uint64_t *f = src;
+    for (size_t i = 0; i < n; i++) {
+      uint64_t *q = o + 3 * (size_t)t[i];
+      q[0] = f[i], q[1] = f[stride + i], q[2] = f[2 * stride + i];
+    }
+  }
+}
+
+/* Reads the forces and the tags into the staging (forces, then tags). */
 static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   dev_state *s = md->bs;
-  size_t n = md->n, acc = s->native ? s->es : 8;
-  void *tag = NULL, *f = NULL;
+  size_t n = md->n, acc = s->native ? s->es : 8, fb = 3 * s->stride * acc;
   int rc = dev_sync(md, s, "before reading the forces");
-  if (!rc) rc = read_new(&tag, s, s->tag, n * 4, "atom tags");
-  if (!rc) rc = read_new(&f, s, s->force, 3 * s->stride * acc, "forces");
-  if (!rc) {
-    const cl_int *t = tag;
-    for (size_t i = 0; i < n; i++)
-      for (int d = 0; d < 3; d++) {
-        void *dst = fixed ? (void *)(fixed + 3 * (size_t)t[i] + d)
-                          : (char *)native_force + (3 * (size_t)t[i] + (size_t)d) * acc;
-        memcpy(dst, (char *)f + ((size_t)d * s->stride + i) * acc, acc);
-      }
-  }
-  rcl__free(tag);
-  rcl__free(f);
+  if (!rc) rc = host_stage(s, fb + n * 4);
+  unsigned char *f = s->host, *tag = f + fb;
+  if (!rc) rc = rcl__chain_read(&s->ord, s->tag, 0, n * 4, tag, NULL, "atom tags");
+  if (!rc) rc = rcl__chain_read(&s->ord, s->force, 0, fb, f, NULL, "forces");
+  if (!rc) by_tag_soa(fixed ? (void *)fixed : native_force, (const cl_int *)(void *)tag, f, s->stride, n, acc);
   return rc;
 }
 
@@ -881,6 +918,7 @@ static void dev_destroy(rcl_md *md) {
   for (int k = 0; k < MD_NSNAP; k++)
     if (s->snap[k]) clReleaseMemObject(s->snap[k]);
   rcl__free(s->log);
+  rcl__free(s->host);
   for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
     if (*bufs[i]) clReleaseMemObject(*bufs[i]);
   for (int k = 0; k < K_N; k++)
@@ -1174,34 +1212,46 @@ static int dev_buffers(rcl_md *md, dev_state *s) {
   return alloc_lists(md, s, cap);
 }
 
+/* The staged positions (type tag in w) and velocities of the dtype, tags 0..n-1, the padding to the stride
+ * zeroed: pos and vel at 0 and stride * 4 * es of st, the tags after them. */
+static void stage_system(void *st, const rcl_md *md, size_t stride, const rcl_md_system *sys) {
+  size_t n = md->n, es = rcl_dtype_size(md->dtype), pad = (stride - n) * 4 * es;
+  unsigned char *hp = st, *hv = hp + stride * 4 * es;
+  cl_int *ht = (cl_int *)(void *)(hv + stride * 4 * es);
+  const double *x = sys->pos, *v = sys->vel;
+  if (es == 4) {
+    float *p = (float *)(void *)hp, *q = (float *)(void *)hv;
+    for (size_t i = 0; i < n; i++, p += 4, q += 4, x += 3) {
+      uint32_t w = md_type_bits32(sys->type[i] - 1);
+      p[0] = (float)x[0], p[1] = (float)x[1], p[2] = (float)x[2];
+      memcpy(p + 3, &w, 4);
+      q[0] = v ? (float)v[3 * i] : 0.0f, q[1] = v ? (float)v[3 * i + 1] : 0.0f, q[2] = v ? (float)v[3 * i + 2] : 0.0f;
+      q[3] = 0.0f;
+    }
+  } else {
+    double *p = (double *)(void *)hp, *q = (double *)(void *)hv;
+    for (size_t i = 0; i < n; i++, p += 4, q += 4, x += 3) {
+      uint64_t w = md_type_bits64(sys->type[i] - 1);
+      p[0] = x[0], p[1] = x[1], p[2] = x[2];
+      memcpy(p + 3, &w, 8);
+      q[0] = v ? v[3 * i] : 0.0, q[1] = v ? v[3 * i + 1] : 0.0, q[2] = v ? v[3 * i + 2] : 0.0;
+      q[3] = 0.0;
+    }
+  }
+  memset(hp + n * 4 * es, 0, pad);
+  memset(hv + n * 4 * es, 0, pad);
+  for (size_t i = 0; i < stride; i++) ht[i] = i < n ? (cl_int)i : 0;
+}
+
 /* upload: positions with the type tag in w, velocities, tags 0..n-1; then zeroed status, forces, energy */
 static int dev_upload(rcl_md *md, dev_state *s, const rcl_md_system *sys) {
-  size_t n = md->n, es = s->es;
-  int rc = 0;
-  unsigned char *hp = rcl__calloc(s->stride, 4 * es), *hv = rcl__calloc(s->stride, 4 * es);
-  cl_int *ht = rcl__calloc(s->stride, sizeof(cl_int));
-  if (!hp || !hv || !ht) rc = RCL_ERR_OUT_OF_MEMORY;
-  for (size_t i = 0; i < n && !rc; i++) {
-    for (int d = 0; d < 3; d++) {
-      md_put_real(hp, 4 * i + (size_t)d, md->dtype, sys->pos[3 * i + (size_t)d]);
-      md_put_real(hv, 4 * i + (size_t)d, md->dtype, sys->vel ? sys->vel[3 * i + (size_t)d] : 0.0);
-    }
-    int t = sys->type[i] - 1;
-    if (es == 4) {
-      uint32_t w = md_type_bits32(t);
-      memcpy(hp + (4 * i + 3) * 4, &w, 4);
-    } else {
-      uint64_t w = md_type_bits64(t);
-      memcpy(hp + (4 * i + 3) * 8, &w, 8);
-    }
-    ht[i] = (cl_int)i;
-  }
-  if (!rc) rc = rcl__chain_write(&s->ord, s->pos, 0, s->stride * 4 * es, hp, "MD initial positions");
-  if (!rc) rc = rcl__chain_write(&s->ord, s->vel, 0, s->stride * 4 * es, hv, "MD initial velocities");
-  if (!rc) rc = rcl__chain_write(&s->ord, s->tag, 0, s->stride * 4, ht, "MD atom tags");
-  rcl__free(hp);
-  rcl__free(hv);
-  rcl__free(ht);
+  size_t es = s->es, b4 = s->stride * 4 * es;
+  int rc = host_stage(s, 2 * b4 + s->stride * sizeof(cl_int));
+  if (!rc) stage_system(s->host, md, s->stride, sys);
+  unsigned char *hp = s->host;
+  if (!rc) rc = rcl__chain_write(&s->ord, s->pos, 0, b4, hp, "MD initial positions");
+  if (!rc) rc = rcl__chain_write(&s->ord, s->vel, 0, b4, hp + b4, "MD initial velocities");
+  if (!rc) rc = rcl__chain_write(&s->ord, s->tag, 0, s->stride * 4, hp + 2 * b4, "MD atom tags");
   if (!rc) rc = fill_int(s, s->status, 0, MD_STATUS_WORDS * sizeof(cl_int), 0);
   if (!rc) rc = set_step(md, s);
   if (!rc && s->lists) rc = fill_int(s, s->ccount, 0, s->ncells * sizeof(cl_int), 0); /* kept zero by the scan */
