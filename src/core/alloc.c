@@ -78,6 +78,18 @@ void *rcl__realloc(void *old, size_t size) {
   return p;
 }
 
+int rcl__grow(void **buf, size_t *cap, size_t bytes) {
+  if (*buf && bytes <= *cap) return 0;
+  size_t want = bytes + bytes / 4 + 64;
+  void *nb = rcl__malloc(want);
+  if (!nb) return RCL_ERR_OUT_OF_MEMORY;
+  if (*buf) memcpy(nb, *buf, *cap);
+  rcl__free(*buf);
+  *buf = nb;
+  *cap = want;
+  return 0;
+}
+
 char *rcl__strdup(const char *s) {
   size_t n = strlen(s) + 1;
   char *p = rcl__malloc(n);

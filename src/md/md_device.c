@@ -691,18 +691,6 @@ static int read_new(void **out, dev_state *s, cl_mem buf, size_t bytes, const ch
   return rc;
 }
 
-/* The host staging (s->host) at least bytes: a new one (a quarter more) only when it does not fit; its
- * contents are not kept. */
-static int host_stage(dev_state *s, size_t bytes) {
-  if (s->host && bytes <= s->host_cap) return 0;
-  rcl__free(s->host);
-  s->host_cap = bytes + bytes / 4 + 64;
-  s->host = rcl__malloc(s->host_cap);
-  if (s->host) return 0;
-  s->host_cap = 0;
-  return RCL_ERR_OUT_OF_MEMORY;
-}
-
 /* dst[3 * t[i] + d] = src[w * i + d] (d < 3) for n elements of es bytes: the bits, by tag. */
 static void by_tag(void *dst, const cl_int *t, const void *src, size_t w, size_t n, size_t es) {
   if (es == 4) {
@@ -727,7 +715,7 @@ static int dev_get_state(rcl_md *md, void *pos, void *vel) {
   dev_state *s = md->bs;
   size_t n = md->n, es = s->es, b4 = n * 4 * es;
   int rc = dev_sync(md, s, "before reading the state");
-  if (!rc) rc = host_stage(s, n * 4 + 2 * b4);
+  if (!rc) rc = rcl__grow(&s->host, &s->host_cap, n * 4 + 2 * b4);
   unsigned char *p4 = s->host, *v4 = p4 + b4, *tag = v4 + b4;
   if (!rc) rc = rcl__chain_read(&s->ord, s->tag, 0, n * 4, tag, NULL, "atom tags");
   if (!rc && pos) rc = rcl__chain_read(&s->ord, s->pos, 0, b4, p4, NULL, "positions");
@@ -761,7 +749,7 @@ static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   dev_state *s = md->bs;
   size_t n = md->n, acc = s->native ? s->es : 8, fb = 3 * s->stride * acc;
   int rc = dev_sync(md, s, "before reading the forces");
-  if (!rc) rc = host_stage(s, fb + n * 4);
+  if (!rc) rc = rcl__grow(&s->host, &s->host_cap, fb + n * 4);
   unsigned char *f = s->host, *tag = f + fb;
   if (!rc) rc = rcl__chain_read(&s->ord, s->tag, 0, n * 4, tag, NULL, "atom tags");
   if (!rc) rc = rcl__chain_read(&s->ord, s->force, 0, fb, f, NULL, "forces");
@@ -1246,7 +1234,7 @@ static void stage_system(void *st, const rcl_md *md, size_t stride, const rcl_md
 /* upload: positions with the type tag in w, velocities, tags 0..n-1; then zeroed status, forces, energy */
 static int dev_upload(rcl_md *md, dev_state *s, const rcl_md_system *sys) {
   size_t es = s->es, b4 = s->stride * 4 * es;
-  int rc = host_stage(s, 2 * b4 + s->stride * sizeof(cl_int));
+  int rc = rcl__grow(&s->host, &s->host_cap, 2 * b4 + s->stride * sizeof(cl_int));
   if (!rc) stage_system(s->host, md, s->stride, sys);
   unsigned char *hp = s->host;
   if (!rc) rc = rcl__chain_write(&s->ord, s->pos, 0, b4, hp, "MD initial positions");

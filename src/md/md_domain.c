@@ -94,18 +94,6 @@ size_t rcl__md_dom_near_list(size_t *out, const rcl_md *md, int axis, const doub
   return c;
 }
 
-int rcl__md_dom_grow(void **buf, size_t *cap, size_t bytes) {
-  if (*buf && bytes <= *cap) return 0;
-  size_t want = bytes + bytes / 4 + 64;
-  void *nb = rcl__malloc(want);
-  if (!nb) return RCL_ERR_OUT_OF_MEMORY;
-  if (*buf) memcpy(nb, *buf, *cap);
-  rcl__free(*buf);
-  *buf = nb;
-  *cap = want;
-  return 0;
-}
-
 void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms) {
   sys->natoms = natoms;
   sys->ntypes = md->nt;
@@ -121,9 +109,9 @@ void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms) {
 
 int rcl__md_dom_part_alloc(md_dom_part *p, const rcl_md *md, size_t nown, size_t nloc) {
   size_t k = nloc ? nloc : 1;
-  if (rcl__md_dom_grow((void **)&p->sys.pos, &p->cap_pos, 3 * k * sizeof *p->sys.pos) ||
-      rcl__md_dom_grow((void **)&p->sys.vel, &p->cap_vel, 3 * k * sizeof *p->sys.vel) ||
-      rcl__md_dom_grow((void **)&p->sys.type, &p->cap_type, k * sizeof *p->sys.type))
+  if (rcl__grow((void **)&p->sys.pos, &p->cap_pos, 3 * k * sizeof *p->sys.pos) ||
+      rcl__grow((void **)&p->sys.vel, &p->cap_vel, 3 * k * sizeof *p->sys.vel) ||
+      rcl__grow((void **)&p->sys.type, &p->cap_type, k * sizeof *p->sys.type))
     return RCL_ERR_OUT_OF_MEMORY;
   memset(p->sys.vel + 3 * nown, 0, 3 * (nloc - nown) * sizeof *p->sys.vel);
   rcl__md_dom_system(&p->sys, md, nloc);
@@ -160,8 +148,8 @@ int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send,
   rcl_md_free(p->md);
   p->md = NULL;
   p->nsend = nsend;
-  if (rcl__md_dom_grow(&p->sent, &p->cap_sent, (nsend ? nsend : 1) * 4 * es) ||
-      rcl__md_dom_grow(&p->ghost, &p->cap_ghost, (ng ? ng : 1) * 4 * es))
+  if (rcl__grow(&p->sent, &p->cap_sent, (nsend ? nsend : 1) * 4 * es) ||
+      rcl__grow(&p->ghost, &p->cap_ghost, (ng ? ng : 1) * 4 * es))
     return RCL_ERR_OUT_OF_MEMORY;
   if (!p->nown) return 0;
   rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj, p->o,
@@ -224,7 +212,7 @@ int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *ve
   if (!p->md) return 0;
   size_t n3 = 3 * p->sys.natoms, es = rcl_dtype_size(md->dtype), b = n3 * (es > 8 ? es : 8);
   /* the scratch: the local atoms' positions, velocities (or forces); the owned atoms come first */
-  int rc = rcl__md_dom_grow(&p->scratch, &p->cap_scratch, 2 * (b ? b : 1));
+  int rc = rcl__grow(&p->scratch, &p->cap_scratch, 2 * (b ? b : 1));
   unsigned char *tp = p->scratch, *tv = tp + b;
   if (!rc && (pos || vel)) rc = rcl_md_get_state(p->md, pos ? tp : NULL, vel ? tv : NULL);
   if (!rc && pos) memcpy(pos, tp, 3 * p->nown * es);

@@ -235,9 +235,6 @@ RCL_SIBLING void rcl__md_dom_scatter(void *dst, const size_t *idx, const void *s
 /* n reals of dtype dt as binary64: dst[i * dstride] = src[i * sstride] (strides in elements). */
 RCL_SIBLING void rcl__md_dom_reals(double *dst, size_t dstride, const void *src, size_t sstride, size_t n,
                                    rcl_dtype dt);
-/* A host buffer kept between decompositions: *buf grown to at least bytes (with room to spare: a quarter more)
- * when *cap is less, its contents kept; *cap its size in bytes. No fresh allocation while the need fits. */
-RCL_SIBLING int rcl__md_dom_grow(void **buf, size_t *cap, size_t bytes);
 /* A local system's box, types and masses (md's) and atom count; pos and type are the caller's. */
 RCL_SIBLING void rcl__md_dom_system(rcl_md_system *sys, const rcl_md *md, size_t natoms);
 /* A slab's local simulation on a device, kept there between decompositions: the owned atoms' and the

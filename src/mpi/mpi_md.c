@@ -83,7 +83,7 @@ static int own_room(const rcl_md *md, own_set *s, size_t n) {
   void **p[] = {(void **)&s->glob, (void **)&s->type, &s->pos, &s->vel};
   size_t bytes[] = {k * sizeof *s->glob, k * sizeof *s->type, 3 * k * es, 3 * k * es};
   for (int i = 0; i < 4; i++)
-    if (rcl__md_dom_grow(p[i], &s->cap[i], bytes[i])) return RCL_ERR_OUT_OF_MEMORY;
+    if (rcl__grow(p[i], &s->cap[i], bytes[i])) return RCL_ERR_OUT_OF_MEMORY;
   return 0;
 }
 
@@ -117,7 +117,7 @@ static int exchange_counts(mpi_md *m, size_t elem, void **rbuf, size_t *cap, siz
     rt += (size_t)m->rcount[k];
   }
   if (rt > INT_MAX) rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu items to receive exceed MPI's count limit", rt);
-  if (!rc) rc = rcl__md_dom_grow(rbuf, cap, (rt ? rt : 1) * elem);
+  if (!rc) rc = rcl__grow(rbuf, cap, (rt ? rt : 1) * elem);
   *rtotal = rt;
   return agree(m, rc);
 }
@@ -134,8 +134,8 @@ static int pack_migrants(rcl_md *md, mpi_md *m) {
   size_t n = m->nown, nleave = 0;
   m->nleave = 0;
   if (m->size == 1) return 0; /* every atom stays */
-  if (rcl__md_dom_grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x) ||
-      rcl__md_dom_grow((void **)&m->dest, &m->cap_dest, (n ? n : 1) * sizeof *m->dest))
+  if (rcl__grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x) ||
+      rcl__grow((void **)&m->dest, &m->cap_dest, (n ? n : 1) * sizeof *m->dest))
     return RCL_ERR_OUT_OF_MEMORY;
   rcl__md_dom_axis_coords(m->x, md, s->pos, n, m->axis);
   rcl__md_dom_slabs(m->dest, m->bound, (size_t)m->size, m->x, n);
@@ -144,7 +144,7 @@ static int pack_migrants(rcl_md *md, mpi_md *m) {
   m->nleave = nleave;
   if (nleave * MIG_W > INT_MAX)
     return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu atoms leaving rank %d exceed MPI's count limit", nleave, m->rank);
-  if (rcl__md_dom_grow((void **)&m->mig_s, &m->cap_mig_s, (nleave ? nleave : 1) * MIG_W * sizeof *m->mig_s))
+  if (rcl__grow((void **)&m->mig_s, &m->cap_mig_s, (nleave ? nleave : 1) * MIG_W * sizeof *m->mig_s))
     return RCL_ERR_OUT_OF_MEMORY;
   for (size_t i = 0; i < n; i++)
     if (m->dest[i] != (size_t)m->rank) m->scount[m->dest[i]] += MIG_W;
@@ -252,7 +252,7 @@ static int ghost_lists(rcl_md *md, mpi_md *m) {
   m->nsend = 0;
   m->scount[0] = 0;
   if (m->size == 1) return 0; /* no other slab */
-  if (rcl__md_dom_grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x)) return RCL_ERR_OUT_OF_MEMORY;
+  if (rcl__grow((void **)&m->x, &m->cap_x, (n ? n : 1) * sizeof *m->x)) return RCL_ERR_OUT_OF_MEMORY;
   rcl__md_dom_axis_coords(m->x, md, m->own[m->cur].pos, n, m->axis);
   for (int pass = 0; pass < 2; pass++) {
     ns = 0;
@@ -266,8 +266,8 @@ static int ghost_lists(rcl_md *md, mpi_md *m) {
     if (pass) break;
     if (ns * r4 > INT_MAX)
       return rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: %zu ghosts from rank %d exceed MPI's count limit", ns, m->rank);
-    if (rcl__md_dom_grow((void **)&m->send, &m->cap_send, (ns ? ns : 1) * sizeof *m->send) ||
-        rcl__md_dom_grow(&m->sbuf, &m->cap_sbuf, (ns ? ns : 1) * r4))
+    if (rcl__grow((void **)&m->send, &m->cap_send, (ns ? ns : 1) * sizeof *m->send) ||
+        rcl__grow(&m->sbuf, &m->cap_sbuf, (ns ? ns : 1) * r4))
       return RCL_ERR_OUT_OF_MEMORY;
   }
   m->nsend = ns;

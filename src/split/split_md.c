@@ -132,8 +132,8 @@ static int dom_build(md_dom *d, const rcl_md *md, split_md *m, size_t k) {
     return 0;
   }
   size_t n = d->nloc, nown = d->p.nown;
-  if (rcl__md_dom_grow((void **)&d->glob, &d->cap_glob, n * sizeof *d->glob) ||
-      rcl__md_dom_grow((void **)&d->from, &d->cap_from, 2 * (n - nown + 1) * sizeof *d->from))
+  if (rcl__grow((void **)&d->glob, &d->cap_glob, n * sizeof *d->glob) ||
+      rcl__grow((void **)&d->from, &d->cap_from, 2 * (n - nown + 1) * sizeof *d->from))
     return RCL_ERR_OUT_OF_MEMORY;
   int rc = rcl__md_dom_part_alloc(&d->p, md, nown, n);
   if (rc) return rc;
@@ -161,7 +161,7 @@ static int exchange_plan(rcl_md *md, split_md *m) {
     }
   }
   for (size_t k = 0; k < m->count; k++)
-    if (rcl__md_dom_grow((void **)&m->d[k].send, &m->d[k].cap_send, (m->d[k].p.nsend + 1) * sizeof *m->d[k].send))
+    if (rcl__grow((void **)&m->d[k].send, &m->d[k].cap_send, (m->d[k].p.nsend + 1) * sizeof *m->d[k].send))
       return RCL_ERR_OUT_OF_MEMORY;
   for (size_t i = 0; i < md->n; i++)
     if (m->spos[i] != SIZE_MAX) m->d[m->owner[i]].send[m->spos[i]] = m->lidx[i];
@@ -173,7 +173,7 @@ static int pull_fn(void *arg, size_t i) { /* the owned atoms' positions and velo
   split_md *m = arg;
   md_dom *d = &m->d[i];
   size_t es = rcl_dtype_size(m->md->dtype), nown = d->p.nown;
-  int rc = rcl__md_dom_grow(&d->buf, &d->cap_buf, 6 * (nown ? nown : 1) * es);
+  int rc = rcl__grow(&d->buf, &d->cap_buf, 6 * (nown ? nown : 1) * es);
   unsigned char *buf = d->buf;
   if (!rc) rc = rcl__md_dom_part_state(&d->p, m->md, buf, buf + 3 * nown * es, NULL);
   if (!rc) rcl__md_dom_scatter(m->pos, d->glob, buf, nown, m->md->dtype);
