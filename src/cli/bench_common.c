@@ -27,6 +27,12 @@ int cli_event_seconds(double *secs, cl_event ev) {
   return 1;
 }
 
+void cli_time_stats(double *median, double *min, double *max, double *t, int n) {
+  *median = cli_median(t, n); /* sorts t */
+  *min = t[0];
+  *max = t[n - 1];
+}
+
 int cli_bench_time(double *median, double *min, double *max, int repeats, cli_timed_fn fn, void *arg) {
   if (repeats < 1) repeats = 1;
   double *t = malloc((size_t)repeats * sizeof *t);
@@ -37,11 +43,7 @@ int cli_bench_time(double *median, double *min, double *max, int repeats, cli_ti
     rc = fn(arg);
     t[i] = cli_now() - t0;
   }
-  if (!rc) {
-    *median = cli_median(t, repeats); /* sorts t */
-    *min = t[0];
-    *max = t[repeats - 1];
-  }
+  if (!rc) cli_time_stats(median, min, max, t, repeats);
   free(t);
   return rc;
 }

@@ -252,13 +252,6 @@ static int run_one(outcome *o, scase *c, cli_bench *b, const char *name, const c
   return 0;
 }
 
-/* The median, least and largest of n times (sorts t). */
-static void stats(outcome *o, double *t, int n) {
-  o->med = cli_median(t, n);
-  o->mn = t[0];
-  o->mx = t[n - 1];
-}
-
 /* The split and device `fastest` alone timed in turn (a warm-up of each, then alone, split, alone, split ...
  * repeats times), so both meet the same state of the machine — the clocks, the other device's threads after
  * the tuner's runs: their ratio is the benchmark's verdict. Recorded as variants alone-paired and split. */
@@ -276,12 +269,12 @@ static int run_paired(outcome *al, outcome *sp, scase *c, cli_bench *b, cli_spli
       rc = c->run(c);
       if (i >= 0) t[w * n + i] = cli_now() - t0;
       if (!rc && i == n - 1 && w == 0) { /* the alone run's digest, before the split's run overwrites out */
-        stats(al, t, n);
+        cli_time_stats(&al->med, &al->mn, &al->mx, t, n);
         record(al, c, b, names[fastest], "alone-paired", sr);
       }
     }
   if (!rc) {
-    stats(sp, t + n, n);
+    cli_time_stats(&sp->med, &sp->mn, &sp->mx, t + n, n);
     record(sp, c, b, sr->label, "split", sr);
   }
   free(t);

@@ -153,6 +153,8 @@ typedef int (*cli_timed_fn)(void *arg);
 int cli_bench_time(double *median, double *min, double *max, int repeats, cli_timed_fn fn, void *arg);
 /* The median of t[0..n) (sorts t; 0 for n < 1). */
 double cli_median(double *t, int n);
+/* The median, least and largest of t[0..n), n >= 1 (sorts t). */
+void cli_time_stats(double *median, double *min, double *max, double *t, int n);
 /* The device time of a finished command (its event's START to END): 1 and *secs, or 0 where the event is
  * NULL or its queue does not profile. */
 int cli_event_seconds(double *secs, cl_event ev);
