@@ -230,16 +230,19 @@ step_mpi-md() {
 step_mpi-scaling-16() {
   # Issue 17's CPU scaling on 16 cores of a larger host: the whole job pinned to cores 0-15 (taskset), the
   # ranks not bound further, each rank's PoCL on 16 / K compute units (RANK_CORES=N: on N for every K; ONE_RUN=1:
-  # one run plus the phases run per K; TAG: a name for the run's files; the environment reaches mpirun, so
-  # OMPI_MCA_* settings apply).
-  local cpr=(--cores-per-rank)
+  # one run plus the phases run per K; TAG: a name for the run's files; BIND=1: each rank bound to its own cores
+  # (bench_mpi_scaling.sh --bind) instead of --bind-to none; the environment reaches mpirun, so OMPI_MCA_*
+  # settings apply).
+  local cpr=(--cores-per-rank) margs="--bind-to none"
   [ -n "${RANK_CORES:-}" ] && cpr=(--rank-cores "$RANK_CORES")
+  [ -n "${BIND:-}" ] && cpr+=(--bind) margs=""
   REPROCL_MPI=$build/reprocl-mpi \
     REPROCL_DATA_PREFIX=/tmp/ocl taskset -c 0-15 scripts/bench_mpi_scaling.sh --full --device pocl \
     "${cpr[@]}" ${ONE_RUN:+--one-run} \
     --ks "${KS:-1 2 4 8}" --maxit "${MAXIT:-100}" --iters "${ITERS:-50}" --md-steps "${MD_STEPS:-30}" \
-    --mpirun-args "--bind-to none" --keep /tmp/mpi-scaling-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG} --out "$out/mpi-scaling-pocl-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG}.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
+    --mpirun-args "$margs" --keep /tmp/mpi-scaling-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG} --out "$out/mpi-scaling-pocl-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG}.json" 2>"$out/mpi-scaling-16.log" || { tail -20 "$out/mpi-scaling-16.log"; return 1; }
   python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); [print(b, r["ranks"], "%.3f s" % r["time_s"], "eff %.2f" % r["efficiency"], r.get("matches_reference", d["md"]["same_bits"])) for b in ("cg","stencil","md") for r in d[b]["runs"]]; [print("allreduce", a["mode"], a["per_rank"], a["ranks"], "ratio %.2f" % a["ratio"]) for a in d["allreduce"]]' "$out/mpi-scaling-pocl-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG}.json"
+  tar -C /tmp -czf "$out/mpi-scaling-16-runs${TAG:+-$TAG}.tgz" "mpi-scaling-16${RANK_CORES:+-rc$RANK_CORES}${TAG:+-$TAG}" # each command's JSON
 }
 step_tune() {
   # Tuned vs default speed and the time spent tuning, per kernel family, on the H100 and PoCL

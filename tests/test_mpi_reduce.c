@@ -4,6 +4,9 @@
  * 0, with trap inputs straddling every rank boundary; a failure on one rank fails every rank with the same
  * status and a message naming the lowest failing rank.
  *
+ * The fast path's tests run twice (loop index _i): the flat parts gathered and merged on every rank (0) and
+ * joined by MPI_Allreduce with the user operation (1), the path above 16 ranks.
+ *
  * Every collective call of a test runs on every rank before any assertion, so a failed assertion on one rank
  * (which ends that test there) never leaves another rank waiting in a collective. */
 #include <math.h>
@@ -11,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mpi/mpi_internal.h"
 #include "reduce/reduce_partial.h"
 #include "reprocl/mpi.h"
 #include "testlib.h"
@@ -343,6 +347,7 @@ END_TEST
 /* Through MPI: each rank's slice whole blocks (the flat path) or not (the gather path), with +inf on rank 0,
  * -inf on rank 1 and NaN on rank 2 (each when spec's bit says), on every rank rcl_ref_reduce's bits. */
 START_TEST(mpi_allreduce_paths) {
+  rcl__mpi_flat_gather_max(_i ? 0 : 16);
   for (size_t k = 0; k < 2 * 3 * 2 * 2 * 4 * 2; k++) {
     rcl_dtype dt = dtypes[k % 2];
     rcl_reduce_op op = ops[k / 2 % 3];
@@ -409,6 +414,7 @@ static void tier_data(unsigned char *x, const tier_case *c, size_t total, const 
 }
 
 START_TEST(mpi_allreduce_tiers) {
+  rcl__mpi_flat_gather_max(_i ? 0 : 16);
   static const tier_case cases[] = {{RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, B, 0, 0, RCL_FLAT_HELD},
                                     {RCL_F64, RCL_OP_SUM, RCL_REDUCE_ORDERED, 1, 0, 0, RCL_FLAT_HELD},
                                     {RCL_F32, RCL_OP_NRM2, RCL_REDUCE_ORDERED, 2, 0, 0, RCL_FLAT_HELD},
@@ -452,6 +458,7 @@ END_TEST
 /* Parts that do not join (a gap between rank 0's and rank 1's slices): every rank fails with the same status
  * and the gather path's message, on the flat path too. */
 START_TEST(mpi_allreduce_gap) {
+  rcl__mpi_flat_gather_max(_i ? 0 : 16);
   double x[B];
   for (size_t i = 0; i < B; i++) x[i] = 1;
   size_t first = (size_t)rank * 2 * B + (rank ? B : 0), total = (size_t)nranks * 2 * B + B;
@@ -518,9 +525,9 @@ int main(int argc, char **argv) {
   tcase_add_test(tc, mpi_errors_agree);
   tcase_add_test(tc, flat_parts_groupings);
   tcase_add_test(tc, flat_exact_windows);
-  tcase_add_test(tc, mpi_allreduce_paths);
-  tcase_add_test(tc, mpi_allreduce_tiers);
-  tcase_add_test(tc, mpi_allreduce_gap);
+  tcase_add_loop_test(tc, mpi_allreduce_paths, 0, 2);
+  tcase_add_loop_test(tc, mpi_allreduce_tiers, 0, 2);
+  tcase_add_loop_test(tc, mpi_allreduce_gap, 0, 2);
   suite_add_tcase(s, tc);
   int rc = rt_run(s);
   /* Every rank's verdict: the test fails when any rank failed. */

@@ -12,6 +12,10 @@ RCL_INTERNAL int rcl__mpi_check(int rc, const char *what);
 /* rcl_mpi_partial_allreduce where this rank's part could not be made: status is its negative rcl_status and
  * rcl_error_last() its reason (mine may then be NULL), which every rank returns as rcl_mpi_agree does. */
 RCL_INTERNAL int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partial *mine, int status);
+/* The number of ranks up to which rcl_mpi_partial_allreduce gathers the flat parts (above: MPI_Allreduce with a
+ * user operation): set to ranks (at most 16; 0: never gather) and the old value returned; ranks < 0 only reads
+ * it. For tests of both paths; every rank must set the same value. */
+RCL_SIBLING int rcl__mpi_flat_gather_max(int ranks);
 /* The size of the communicator and this rank in it. */
 RCL_INTERNAL int rcl__mpi_shape(int *size, int *rank, MPI_Comm comm);
 

@@ -9,14 +9,17 @@
  * (it allocates, and a rank may run out of memory alone).
  *
  * First, though, the fast path: every rank's part in its flat form (reduce/reduce_partial.h: exact parts, and
- * ordered parts without a cut block) joined by ONE MPI_Allreduce with a non-commutative user operation (MPI
- * applies it in rank order; the merge is associative on the canonical form, so any grouping MPI picks gives
- * the same words on every rank). The operation never allocates and every decision in it depends only on the
- * parts, so every rank receives the same words: a held part covering the whole vector gives the result; a
- * deferred one (the parts join but need more words than the first try's, 8 up to 6 ranks) a second
- * MPI_Allreduce of 32 words; anything else (a part that does not fit, a failed rank, parts that do not join) sends
- * every rank down the gather path, which reports the errors. The first try's size depends on the number of ranks alone,
- * so every rank passes the same count even where its part is missing. */
+ * ordered parts without a cut block), joined in one collective. Up to rcl__mpi_flat_gather_max() ranks (16) by
+ * ONE MPI_Allgather of the flat parts, after which every rank merges them in rank order itself: one exchange of
+ * a few words (Open MPI's MPI_Allreduce with a non-commutative operation is a reduce to rank 0 and a broadcast,
+ * two), and the same words on every rank by construction. Above, by ONE MPI_Allreduce with a non-commutative
+ * user operation (MPI applies it in rank order; the merge is associative on the canonical form, so any grouping
+ * MPI picks gives the same words on every rank), whose messages do not grow with the ranks. The merge never
+ * allocates and every decision in it depends only on the parts, so every rank holds the same words: a held part
+ * covering the whole vector gives the result; a deferred one (the parts join but need more words than the first
+ * try's, 8 up to 6 ranks) a second exchange of 32 words; anything else (a part that does not fit, a failed rank,
+ * parts that do not join) sends every rank down the gather path, which reports the errors. The first try's size
+ * depends on the number of ranks alone, so every rank passes the same count even where its part is missing. */
 #include <limits.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -158,8 +161,31 @@ static int flat_types(MPI_Datatype **types, MPI_Op *op) {
   return expect == 2 ? 0 : rcl__fail(RCL_ERR_IO, "rcl_mpi_partial_allreduce: could not make the flat parts' MPI types");
 }
 
+/* The ranks up to which the flat parts are gathered rather than reduced by MPI (see the top). */
+enum { FLAT_GATHER_RANKS = 16 };
+static atomic_int flat_gather_max = FLAT_GATHER_RANKS;
+
+int rcl__mpi_flat_gather_max(int ranks) {
+  if (ranks < 0) return atomic_load(&flat_gather_max);
+  return atomic_exchange(&flat_gather_max, ranks > FLAT_GATHER_RANKS ? FLAT_GATHER_RANKS : ranks);
+}
+
+/* all = every rank's flat part f (one of type, words words) merged in rank order: gathered and merged here up to
+ * flat_gather_max ranks, else by MPI_Allreduce with op. */
+static int flat_join(uint64_t *all, const uint64_t *f, int words, MPI_Datatype type, MPI_Op op, int size,
+                     MPI_Comm comm) {
+  if (size > atomic_load(&flat_gather_max))
+    return rcl__mpi_check(MPI_Allreduce(f, all, 1, type, op, comm), "MPI_Allreduce (flat parts)");
+  uint64_t g[FLAT_GATHER_RANKS * RCL_FLAT_MAX];
+  int rc = rcl__mpi_check(MPI_Allgather(f, 1, type, g, 1, type, comm), "MPI_Allgather (flat parts)");
+  if (rc) return rc;
+  memcpy(all, g + (size_t)(size - 1) * (size_t)words, (size_t)words * sizeof *all);
+  for (int r = size - 2; r >= 0; r--) rcl__partial_flat_merge(g + (size_t)r * (size_t)words, all);
+  return 0;
+}
+
 /* The fast path: *done 1 and out set when the flat parts joined; *done 0 when the gather path must run (the
- * same on every rank). One MPI_Allreduce of the first tier's size; a second of RCL_FLAT_MAX words only where
+ * same on every rank). One exchange of the first tier's size; a second of RCL_FLAT_MAX words only where
  * the first said the parts join but need more room (the same words on every rank, so the same decision). */
 static int flat_allreduce(int *done, void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
   MPI_Datatype *types;
@@ -171,7 +197,7 @@ static int flat_allreduce(int *done, void *out, MPI_Comm comm, const rcl_partial
   if (!rc) rc = rcl__mpi_shape(&size, &rank, comm);
   for (int t = rc ? TIERS : first_tier(size); t < TIERS;) {
     rcl__partial_flatten(f, status || !out ? NULL : mine, tier_words(t));
-    rc = rcl__mpi_check(MPI_Allreduce(f, all, 1, types[t], op, comm), "MPI_Allreduce (flat parts)");
+    rc = flat_join(all, f, tier_words(t), types[t], op, size, comm);
     if (rc || rcl__partial_flat_state(all) != RCL_FLAT_DEFERRED || t == TIERS - 1) break;
     t = TIERS - 1;
   }
