@@ -49,6 +49,7 @@
 #define MD_ERR_KINETIC 16u  /* a kinetic-energy term outside the fixed-point range */
 #define MD_ERR_ESCAPED 32u  /* an atom moved more than half a periodic box length in one step */
 #define MD_ERR_CELLS 64u    /* a cell holds more atoms than the device's loop limit lets the build scan */
+#define MD_ERR_LOST 128u    /* a build's cell counts missed atoms (their atomics not seen by the scan: a bug) */
 #define MD_MAX_PARTNERS 1024
 
 #if defined(RCL_DTYPE_F64)
@@ -380,8 +381,11 @@ RCL_FN int md_cell_of(real4 p, real4 blo, real4 cinv, int4 nc) {
  * the next build) and the fill counters zeroed; the largest cell kept in status[3] (a cell above maxcell is
  * an error: scanning 27 of them exceeds the driver's loop limit), the pair count reset and the build
  * counted. One launch, no device-wide barrier: the last group is found by a ticket (status[9], left 0), as
- * the reductions' last group is (cl/reduce.cl): the fence orders each group's atomics before its ticket,
- * and the last group reads the counts only through volatile loads. */
+ * the reductions' last group is (cl/reduce.cl), and reads the counts only through volatile loads. Every
+ * work-item fences after its own count: a fence orders only the accesses of the work-item that runs it, and an
+ * atomic whose value is unused may be posted (NVIDIA's `red`), so one fence by the group's first work-item
+ * before the ticket let the last group scan counts still in flight (seen on the H100: lists missing pairs,
+ * atoms overlapping). The scan's total must be n: else MD_ERR_LOST, never a silently wrong list. */
 __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 cinv, int4 nc, __global int *cellof,
                             __global volatile int *ccount, __global int *cstart, __global int *cfill, uint ncells,
                             __global volatile int *status, uint seq, int maxcell, __local int *part) {
@@ -392,6 +396,7 @@ __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 
     int c = md_cell_of(pos[i], blo, cinv, nc);
     cellof[i] = c;
     atomic_inc(&ccount[c]);
+    mem_fence(CLK_GLOBAL_MEM_FENCE); /* this count performed before the group's ticket (see above) */
   }
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   if (lid == 0) {
@@ -426,6 +431,7 @@ __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 
     status[MD_ST_BUILDS] += 1;
     atomic_xchg(&status[MD_ST_TICKET], 0);
     if (m > maxcell) md_flag(status, MD_ERR_CELLS);
+    if (run != (int)n) md_flag(status, MD_ERR_LOST);
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   int run = part[lid];

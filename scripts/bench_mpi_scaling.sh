@@ -9,7 +9,7 @@
 # "phases" per K (seconds in halo exchange, reductions, kernels: the slowest rank's and the mean; docs/scaleout.md).
 #   scripts/bench_mpi_scaling.sh [--full] [--ks "1 2 4 8"] [--device D | --device-map MAP] [--cg SPEC]
 #       [--grid WxH] [--iters N] [--maxit N] [--md-cells N] [--md-steps S] [--mpirun-args "..."]
-#       [--cores-per-rank | --rank-cores N] [--bind] [--one-run] [--keep DIR] [--out FILE]
+#       [--cores-per-rank | --rank-cores N] [--bind [--bind-cores C]] [--one-run] [--keep DIR] [--out FILE]
 # MD: an fcc lattice of N^3 cells (4 N^3 atoms; --full: 40, 256,000 atoms), f32, S steps (default 30), one run per
 # K (its time is the step loop alone, the kernels built before it); its "breakdown" (ghost exchange,
 # decompositions, device) in the JSON. --keep DIR: every command's JSON is written there (default: a temporary
@@ -25,13 +25,14 @@
 #   on 8 N): classic strong scaling, efficiency T1 / (K TK). Without either, PoCL takes every core in each rank.
 # --bind: each rank bound to cores of its own (mpirun --map-by slot:PE=N --bind-to core, N its PoCL's cores: those
 #   of --rank-cores or --cores-per-rank, else 1), so its PoCL workers and its host thread (MPI progress, queue
-#   waits) never compete with another rank's; the rank's threads inherit the binding.
+#   waits) never compete with another rank's; the rank's threads inherit the binding. --bind-cores C: C cores
+#   per rank instead (e.g. --rank-cores 1 --bind-cores 2: one PoCL worker and a core for the host thread).
 # --one-run: CG and the stencil run once plus the --phases run per K (the least of the two) instead of twice plus it.
 # Environment: MPIRUN (default: mpirun, with --allow-run-as-root --oversubscribe as root), REPROCL_MPI (the tool,
 # default build/reprocl-mpi).
 set -euo pipefail
 full=0 ks="1 2 4 8" device=${REPROCL_DEVICE:-0} map="" share=0 rank_cores="" out="" margs="" runs="1 2"
-o_cg="" o_grid="" o_iters="" o_maxit="" md_cells="" md_steps=30 keep="" bind=0
+o_cg="" o_grid="" o_iters="" o_maxit="" md_cells="" md_steps=30 keep="" bind=0 bind_cores=""
 while [ $# -gt 0 ]; do
   case "$1" in
   --full) full=1 ;;
@@ -50,6 +51,7 @@ while [ $# -gt 0 ]; do
   --rank-cores) rank_cores=$2; shift ;;
   --one-run) runs="1" ;;
   --bind) bind=1 ;;
+  --bind-cores) bind_cores=$2; shift ;;
   --out) out=$2; shift ;;
   *) echo "bench_mpi_scaling.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -80,6 +82,7 @@ for k in $ks; do
   [ -n "$rank_cores" ] && env=(-x POCL_CPU_MAX_CU_COUNT="$rank_cores")
   pe=${rank_cores:-1}
   [ $share = 1 ] && pe=$((cores / k > 0 ? cores / k : 1))
+  pe=${bind_cores:-$pe}
   [ $bind = 1 ] && env+=(--map-by "slot:PE=$pe" --bind-to core --report-bindings)
   # shellcheck disable=SC2086 # --mpirun-args is split into words on purpose
   run() { $mpirun_cmd $margs -n "$k" ${env[@]+"${env[@]}"} "$tool" "$@"; }
@@ -102,10 +105,10 @@ for k in $ks; do
       >"$tmp/allreduce-$mode-2^20-$k.json"
   done
 done
-python3 - "$tmp" "$full" "$cores" "$share" "$ks" "$map" "$margs" "$rank_cores" "$bind" >"${out:-/dev/stdout}" <<'PY'
+python3 - "$tmp" "$full" "$cores" "$share" "$ks" "$map" "$margs" "$rank_cores" "$bind" "$bind_cores" >"${out:-/dev/stdout}" <<'PY'
 import json, os, platform, sys
 tmp, full, cores, share, ks = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4] == "1", sys.argv[5].split()
-device_map, mpirun_args, rank_cores, bind = sys.argv[6], sys.argv[7], sys.argv[8], sys.argv[9] == "1"
+device_map, mpirun_args, rank_cores, bind, bind_cores = sys.argv[6], sys.argv[7], sys.argv[8], sys.argv[9], sys.argv[10]
 def eff(t1, k, t):  # the same cores for every K (--cores-per-rank): T1 / TK; else each rank brings its own
     return t1 / t if share else t1 / (int(k) * t)
 def load(name):
@@ -157,7 +160,8 @@ doc = {"command": "bench mpi-scaling", "host": platform.node(), "cores": cores, 
        "efficiency_formula": "T1 / TK (the same cores for every K)" if share else "T1 / (K TK)",
        "device": load(f"cg-{ks[0]}-1.json")["ranks"][0]["device"], "device_map": device_map or None,
        "mpirun_args": mpirun_args,
-       "binding": "each rank bound to its own cores (--map-by slot:PE=N --bind-to core)" if bind else "none",
+       "binding": ("none" if bind == "0" else "each rank bound to its own cores (--map-by slot:PE=N --bind-to core" +
+                   (f", N = {bind_cores}" if bind_cores else ", N = its PoCL's cores") + ")"),
        "cg": scaling("cg"), "stencil": scaling("stencil"), "md": md_scaling(), "allreduce": allreduce}
 json.dump(doc, sys.stdout, indent=2)
 print()

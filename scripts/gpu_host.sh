@@ -231,11 +231,12 @@ step_mpi-scaling-16() {
   # Issue 17's CPU scaling on 16 cores of a larger host: the whole job pinned to cores 0-15 (taskset), the
   # ranks not bound further, each rank's PoCL on 16 / K compute units (RANK_CORES=N: on N for every K; ONE_RUN=1:
   # one run plus the phases run per K; TAG: a name for the run's files; BIND=1: each rank bound to its own cores
-  # (bench_mpi_scaling.sh --bind) instead of --bind-to none; the environment reaches mpirun, so OMPI_MCA_*
+  # (bench_mpi_scaling.sh --bind; BIND_CORES=C: C cores each) instead of --bind-to none; the environment reaches mpirun, so OMPI_MCA_*
   # settings apply).
   local cpr=(--cores-per-rank) margs="--bind-to none"
   [ -n "${RANK_CORES:-}" ] && cpr=(--rank-cores "$RANK_CORES")
   [ -n "${BIND:-}" ] && cpr+=(--bind) margs=""
+  [ -n "${BIND_CORES:-}" ] && cpr+=(--bind-cores "$BIND_CORES")
   REPROCL_MPI=$build/reprocl-mpi \
     REPROCL_DATA_PREFIX=/tmp/ocl taskset -c 0-15 scripts/bench_mpi_scaling.sh --full --device pocl \
     "${cpr[@]}" ${ONE_RUN:+--one-run} \

@@ -80,5 +80,10 @@ int md_status_error(const rcl_md *md, unsigned bits, const char *where) {
     return rcl__fail(RCL_ERR_OVERFLOW,
                      "a kinetic energy term m v^2 left the fixed-point range %s (step %zu): it must stay below %g",
                      where, md->step, ldexp(1.0, 62 - md->bits));
+  if (bits & MD_ERR_LOST)
+    return rcl__fail(RCL_ERR_INTERNAL,
+                     "a neighbour-list build's cell counts missed atoms %s (step %zu): the device's atomics were not "
+                     "all visible to the scan (a memory-ordering bug; please report it with `reprocl devices`)",
+                     where, md->step);
   return rcl__fail(RCL_ERR_INTERNAL, "unexpected MD status bits 0x%x %s (step %zu)", bits, where, md->step);
 }

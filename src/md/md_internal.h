@@ -25,6 +25,7 @@
 #define MD_ERR_KINETIC 16u
 #define MD_ERR_ESCAPED 32u
 #define MD_ERR_CELLS 64u
+#define MD_ERR_LOST 128u
 
 /* Coefficient table layout (cl/md.cl): [lj1 | lj2 | lj3 | lj4 | offset] of nt*nt each, mass[nt], dtfm[nt]. */
 #define MD_NCOEF(nt) (5 * (nt) * (nt) + 2 * (nt))
