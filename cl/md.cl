@@ -381,11 +381,11 @@ RCL_FN int md_cell_of(real4 p, real4 blo, real4 cinv, int4 nc) {
  * the next build) and the fill counters zeroed; the largest cell kept in status[3] (a cell above maxcell is
  * an error: scanning 27 of them exceeds the driver's loop limit), the pair count reset and the build
  * counted. One launch, no device-wide barrier: the last group is found by a ticket (status[9], left 0), as
- * the reductions' last group is (cl/reduce.cl), and reads the counts only through volatile loads. Every
- * work-item fences after its own count: a fence orders only the accesses of the work-item that runs it, and an
- * atomic whose value is unused may be posted (NVIDIA's `red`), so one fence by the group's first work-item
- * before the ticket let the last group scan counts still in flight (seen on the H100: lists missing pairs,
- * atoms overlapping). The scan's total must be n: else MD_ERR_LOST, never a silently wrong list. */
+ * the reductions' last group is (cl/reduce.cl). No plain load or store carries a count between work-groups:
+ * each count is an atomic whose old value is used (an atomic whose value is unused may be posted — NVIDIA's
+ * `red` — and still be in flight when the group takes its ticket: seen on the H100, lists missing pairs and
+ * atoms overlapping), and the last group takes the counts by atomic exchange (which also zeroes them). The
+ * scan's total must be n: else MD_ERR_LOST, never a silently wrong list. */
 __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 cinv, int4 nc, __global int *cellof,
                             __global volatile int *ccount, __global int *cstart, __global int *cfill, uint ncells,
                             __global volatile int *status, uint seq, int maxcell, __local int *part) {
@@ -395,8 +395,8 @@ __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 
   if (i < n) {
     int c = md_cell_of(pos[i], blo, cinv, nc);
     cellof[i] = c;
-    atomic_inc(&ccount[c]);
-    mem_fence(CLK_GLOBAL_MEM_FENCE); /* this count performed before the group's ticket (see above) */
+    if (atomic_inc(&ccount[c]) == INT_MAX) md_flag(status, MD_ERR_CELLS); /* the old value used (see above) */
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
   }
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   if (lid == 0) {
@@ -409,7 +409,8 @@ __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 
   uint chunk = (ncells + W - 1) / W, a = lid * chunk, b = a + chunk < ncells ? a + chunk : ncells;
   int s = 0, mx = 0;
   for (uint c = a; c < b; c++) {
-    int v = ccount[c];
+    int v = atomic_xchg(&ccount[c], 0); /* zeroed for the next build */
+    cstart[c] = v;                      /* the count, until the prefix replaces it below */
     s += v;
     mx = max(mx, v);
   }
@@ -436,10 +437,9 @@ __kernel void md_cell_count(__global const real4 *pos, uint n, real4 blo, real4 
   barrier(CLK_LOCAL_MEM_FENCE);
   int run = part[lid];
   for (uint c = a; c < b; c++) {
-    int v = ccount[c];
+    int v = cstart[c];
     cstart[c] = run;
     run += v;
-    ccount[c] = 0;
     cfill[c] = 0;
   }
 }
