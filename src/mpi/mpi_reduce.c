@@ -177,7 +177,8 @@ static int flat_join(uint64_t *all, const uint64_t *f, int words, MPI_Datatype t
   if (size > atomic_load(&flat_gather_max))
     return rcl__mpi_check(MPI_Allreduce(f, all, 1, type, op, comm), "MPI_Allreduce (flat parts)");
   uint64_t g[FLAT_GATHER_RANKS * RCL_FLAT_MAX];
-  int rc = rcl__mpi_check(MPI_Allgather(f, 1, type, g, 1, type, comm), "MPI_Allgather (flat parts)");
+  int rc = rcl__mpi_check(MPI_Allgather(f, words, MPI_UINT64_T, g, words, MPI_UINT64_T, comm), /* a built-in type */
+                          "MPI_Allgather (flat parts)");
   if (rc) return rc;
   memcpy(all, g + (size_t)(size - 1) * (size_t)words, (size_t)words * sizeof *all);
   for (int r = size - 2; r >= 0; r--) rcl__partial_flat_merge(g + (size_t)r * (size_t)words, all);
