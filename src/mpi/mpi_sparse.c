@@ -46,11 +46,19 @@ void rcl__mpi_clock_stop(rcl__mpi_clock *c) {
 
 /* ---- the halo exchange ------------------------------------------------------------------------------------ */
 
+/* The values sent to rank r: straight from own where they are one run of own entries (sdirect), else
+ * gathered into sbuf. */
+static const unsigned char *send_from(rcl_mpi_matrix *M, const unsigned char *own, int r) {
+  size_t es = M->es, k0 = (size_t)M->sdispl[r], k1 = k0 + (size_t)M->scount[r];
+  if (M->sdirect[r]) return own + M->sidx[k0] * es;
+  for (size_t k = k0; k < k1; k++) memcpy(M->sbuf + k * es, own + M->sidx[k] * es, es);
+  return M->sbuf + k0 * es;
+}
+
 int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own, void *halo) {
   size_t es = M->es;
   unsigned char *out = halo ? halo : M->sbuf + M->nsend * es;
   MPI_Datatype t = M->dt == RCL_F32 ? MPI_FLOAT : MPI_DOUBLE;
-  for (size_t k = 0; k < M->nsend; k++) memcpy(M->sbuf + k * es, (const unsigned char *)own + M->sidx[k] * es, es);
   MPI_Request *req = rcl__malloc(2 * (size_t)M->size * sizeof *req);
   if (!req) return RCL_ERR_OUT_OF_MEMORY; /* then MPI_Abort would be the only way out; the agreement follows */
   int n = 0, rc = 0;
@@ -60,9 +68,8 @@ int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own, void *halo) {
                           "MPI_Irecv (halo)");
   for (int r = 0; r < M->size && !rc; r++)
     if (M->scount[r])
-      rc = rcl__mpi_check(
-          MPI_Isend(M->sbuf + (size_t)M->sdispl[r] * es, M->scount[r], t, r, HALO_TAG, M->comm, &req[n++]),
-          "MPI_Isend (halo)");
+      rc = rcl__mpi_check(MPI_Isend(send_from(M, own, r), M->scount[r], t, r, HALO_TAG, M->comm, &req[n++]),
+                          "MPI_Isend (halo)");
   int wrc = rcl__mpi_check(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
   rcl__free(req);
   return rc ? rc : wrc;
@@ -133,6 +140,9 @@ typedef struct {
   rcl_spmv_options so;
   int err; /* this rank's first failure not yet agreed (0: none) */
   unsigned char slots[3 * 8];
+  rcl_partial *part[RCL_MPI_MANY_MAX]; /* the parts of this step's reductions, joined by the fetch */
+  void *out[RCL_MPI_MANY_MAX];         /* and where their results go (slots) */
+  int npart;
   rcl__mpi_clock clk; /* the phases (collecting or not) */
 } mcg;
 
@@ -268,13 +278,14 @@ static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, cons
   return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, g->A->D, alpha, g->v[src], g->off, beta, &g->so, NULL));
 }
 
-/* A dot or norm: this rank's part (an empty one without rows), joined over the ranks with every rank's
- * status so far. */
+/* A dot or norm: this rank's part (an empty one without rows), kept until the fetch joins the parts of this
+ * step over the ranks. */
 static int mcg_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
   mcg *g = st;
   rcl_mpi_matrix *A = g->A;
   rcl_partial *part = NULL;
   int rc = g->err, dot = op == RCL_OP_DOT;
+  if (g->npart == RCL_MPI_MANY_MAX) return keep(g, rcl__fail(RCL_ERR_INTERNAL, "CG: too many reductions in a step"));
   if (g->clk.p && !rc && g->n) { /* timing: the kernels before the part are the kernels' time */
     cl_int e = clFinish(g->q);
     if (e) rc = rcl__fail_cl(e, "CG: clFinish");
@@ -285,19 +296,25 @@ static int mcg_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
                                     dot ? g->v[b] : NULL, dot ? g->off : 0, &g->ro, NULL);
   else if (!rc)
     rc = rcl_ref_reduce_partial(&part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
-  g->err = 0;
+  keep(g, rc);
+  g->part[g->npart] = part;
+  g->out[g->npart++] = g->slots + (size_t)slot * g->es;
   RCL_MPI_LAP(&g->clk, reduce_part_s);
-  rc = rcl__mpi_partial_allreduce_status(g->slots + (size_t)slot * g->es, A->comm, part, rc);
-  rcl_partial_free(part);
-  RCL_MPI_LAP(&g->clk, reduce_allreduce_s);
   if (g->clk.p) g->clk.p->reductions++;
-  return rc;
+  return 0;
 }
 
+/* The scalars: the parts kept since the last fetch joined over the ranks in one call, with every rank's
+ * status so far. */
 static int mcg_fetch(void *st, void *slots) {
   mcg *g = st;
+  int rc = rcl__mpi_partial_allreduce_many(g->out, g->A->comm, (const rcl_partial *const *)g->part, g->npart, g->err);
+  for (int i = 0; i < g->npart; i++) rcl_partial_free(g->part[i]);
+  g->npart = 0;
+  g->err = 0;
+  RCL_MPI_LAP(&g->clk, reduce_allreduce_s);
   memcpy(slots, g->slots, 3 * g->es);
-  return 0;
+  return rc;
 }
 
 /* The staging memory of the exchanges: own rows, then the halo; pinned (mapped once) where the driver can. */
@@ -360,6 +377,7 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
   if (g->stage) clFinish(g->q), clReleaseMemObject(g->stage);
   for (int k = 0; k < RCL_CG_NV; k++)
     if (g->v[k]) clReleaseMemObject(g->v[k]);
+  for (int i = 0; i < g->npart; i++) rcl_partial_free(g->part[i]); /* a solve that stopped between them */
   rcl__free(g->runs);
   return rc;
 }
