@@ -143,6 +143,8 @@ typedef struct {
   rcl_partial *part[RCL_MPI_MANY_MAX]; /* the parts of this step's reductions, joined by the fetch */
   void *out[RCL_MPI_MANY_MAX];         /* and where their results go (slots) */
   int npart;
+  rcl_partial *sq; /* the dot x'x of vector sq_vec behind the last norm, until x changes (NULL: none) */
+  int sq_vec;
   rcl__mpi_clock clk; /* the phases (collecting or not) */
 } mcg;
 
@@ -150,6 +152,11 @@ typedef struct {
 static int keep(mcg *g, int rc) {
   if (rc && !g->err) g->err = rc;
   return 0;
+}
+
+/* Vector v changes: a kept x'x of it is stale. */
+static void touch(mcg *g, int v) {
+  if (g->sq && g->sq_vec == v) rcl_partial_free(g->sq), g->sq = NULL;
 }
 
 /* A vector op enqueued: its status kept, its time the kernels'. */
@@ -160,6 +167,7 @@ static int enqueued(mcg *g, int rc) {
 
 static int mcg_copy(void *st, int dst, int src) {
   mcg *g = st;
+  touch(g, dst);
   if (g->err || !g->n) return 0;
   size_t off = g->off * g->es;
   cl_int e = clEnqueueCopyBuffer(g->q, g->v[src], g->v[dst], off, off, g->n * g->es, 0, NULL, NULL);
@@ -168,12 +176,14 @@ static int mcg_copy(void *st, int dst, int src) {
 
 static int mcg_axpy(void *st, int dst, const void *alpha, int src) {
   mcg *g = st;
+  touch(g, dst);
   if (g->err || !g->n) return 0;
   return enqueued(g, rcl_axpy_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, g->v[src], g->off, 0, NULL));
 }
 
 static int mcg_scal(void *st, int dst, const void *alpha) {
   mcg *g = st;
+  touch(g, dst);
   if (g->err || !g->n) return 0;
   return enqueued(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
 }
@@ -273,29 +283,58 @@ static void mcg_spmv_halo(mcg *g, int dst, int src, const void *alpha, const voi
 
 static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, const void *beta) {
   mcg *g = st;
+  touch(g, dst);
   if (!jac) return mcg_spmv_halo(g, dst, src, alpha, beta), 0;
   if (g->err || !g->n) return 0;
   return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, g->A->D, alpha, g->v[src], g->off, beta, &g->so, NULL));
 }
 
-/* A dot or norm: this rank's part (an empty one without rows), kept until the fetch joins the parts of this
- * step over the ranks. */
+/* The NRM2 part of x from its DOT(x, x) part: the same terms (contracts §1: nrm2 is the dot's √), the op of
+ * the byte form (contracts §10.1: u32 at byte 12; 2 nrm2) changed. */
+static int as_nrm2(rcl_partial **out, const rcl_partial *dot) {
+  size_t len = 0;
+  int rc = rcl_partial_pack(NULL, 0, &len, dot);
+  unsigned char *buf = rc ? NULL : rcl__malloc(len);
+  if (!rc && !buf) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) rc = rcl_partial_pack(buf, len, &len, dot);
+  if (!rc && len > 15) buf[12] = 2, buf[13] = buf[14] = buf[15] = 0;
+  if (!rc) rc = rcl_partial_unpack(out, buf, len);
+  rcl__free(buf);
+  return rc;
+}
+
+/* This rank's part of a reduction over its rows (an empty one without rows). A norm of x is made as the dot
+ * x'x, kept (g->sq) until x changes, so a dot x'x that follows (CG without Jacobi: ||r|| and r'r) costs no
+ * second reduction on the device. */
+static int make_part(mcg *g, rcl_partial **part, rcl_reduce_op op, int a, int b) {
+  rcl_mpi_matrix *A = g->A;
+  int nrm = op == RCL_OP_NRM2, sq = nrm || (op == RCL_OP_DOT && a == b);
+  if (!g->n) return rcl_ref_reduce_partial(part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
+  if (sq && g->sq && g->sq_vec == a && !nrm) return *part = g->sq, g->sq = NULL, 0;
+  rcl_partial *p = NULL;
+  int rc =
+      rcl_reduce_partial_enqueue(&p, A->ctx, sq ? RCL_OP_DOT : op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a],
+                                 g->off, op == RCL_OP_SUM ? NULL : g->v[sq ? a : b], g->off, &g->ro, NULL);
+  if (rc || !nrm) return rc ? rc : (*part = p, 0);
+  rc = as_nrm2(part, p);
+  rcl_partial_free(g->sq);
+  g->sq = rc ? NULL : p, g->sq_vec = a;
+  if (rc) rcl_partial_free(p);
+  return rc;
+}
+
+/* A dot or norm: this rank's part, kept until the fetch joins the parts of this step over the ranks. */
 static int mcg_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
   mcg *g = st;
-  rcl_mpi_matrix *A = g->A;
   rcl_partial *part = NULL;
-  int rc = g->err, dot = op == RCL_OP_DOT;
+  int rc = g->err;
   if (g->npart == RCL_MPI_MANY_MAX) return keep(g, rcl__fail(RCL_ERR_INTERNAL, "CG: too many reductions in a step"));
   if (g->clk.p && !rc && g->n) { /* timing: the kernels before the part are the kernels' time */
     cl_int e = clFinish(g->q);
     if (e) rc = rcl__fail_cl(e, "CG: clFinish");
     RCL_MPI_LAP(&g->clk, kernels_s);
   }
-  if (!rc && g->n)
-    rc = rcl_reduce_partial_enqueue(&part, A->ctx, op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a], g->off,
-                                    dot ? g->v[b] : NULL, dot ? g->off : 0, &g->ro, NULL);
-  else if (!rc)
-    rc = rcl_ref_reduce_partial(&part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
+  if (!rc) rc = make_part(g, &part, op, a, b);
   keep(g, rc);
   g->part[g->npart] = part;
   g->out[g->npart++] = g->slots + (size_t)slot * g->es;
@@ -378,6 +417,7 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
   for (int k = 0; k < RCL_CG_NV; k++)
     if (g->v[k]) clReleaseMemObject(g->v[k]);
   for (int i = 0; i < g->npart; i++) rcl_partial_free(g->part[i]); /* a solve that stopped between them */
+  rcl_partial_free(g->sq);
   rcl__free(g->runs);
   return rc;
 }
