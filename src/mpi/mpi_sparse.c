@@ -3,10 +3,13 @@
  * sum is the same sequence of operations as on one device once the halo holds the other ranks' entries: an
  * exchange point to point with the ranks that share entries (MPI_Isend / MPI_Irecv), before every SpMV. CG
  * runs the one driver of src/sparse/cg.c (rcl__cg_run) over ops that keep the vectors on this rank's device:
- * axpy, scal and copies per slice; dots and norms as this rank's part (rcl_reduce_partial_enqueue) joined by
- * rcl_mpi_partial_allreduce, so every rank holds the same scalars, equal to one device's, and takes the same
- * steps. A rank whose device fails goes on taking part in every exchange; its status travels with the next
- * reduction (every CG iteration has some) or the final agreement, so no rank waits forever. */
+ * axpy, scal and copies per slice; dots and norms as this rank's part (rcl_reduce_partial_enqueue; a norm of
+ * x as the dot x'x, which a following dot x'x reuses), the parts a step needs joined in one call
+ * (rcl__mpi_partial_allreduce_many, the bits of rcl_mpi_partial_allreduce for each), so every rank holds the
+ * same scalars, equal to one device's, and takes the same steps. A halo destination's values that are one run
+ * of own entries are sent in place (no packing). A rank whose device fails goes on taking part in every exchange; its
+ * status travels with the next reduction (every CG iteration has some) or the final agreement, so no rank waits
+ * forever. */
 #include <stdlib.h>
 #include <string.h>
 
