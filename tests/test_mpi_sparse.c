@@ -4,11 +4,13 @@
  * equal, unequal and zero weights (a rank without rows), matrices with fewer rows than ranks, wide and tall
  * ones, power-law long rows and trap rows (sums that any reordering changes) reaching across every cut; a
  * failure on one rank (root cannot read the file, a NULL argument on one rank) fails every rank, naming it. The
- * shapes case (also at 5 ranks): ranks whose rows all wait for the halo, ranks with nothing to exchange.
+ * shapes case (also at 5 ranks): ranks whose rows all wait for the halo, ranks with nothing to exchange; CG's
+ * joint reduction call (rcl__mpi_partial_allreduce_many) by both exchanges, and a failure in it.
  *
  * Every rank builds the whole matrix (the test's reference needs it) but only root's copy is scattered. */
 #include <stdlib.h>
 
+#include "mpi/mpi_internal.h"
 #include "mpi_testlib.h"
 
 static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
@@ -315,6 +317,46 @@ END_TEST
 START_TEST(mpi_sparse_mixed) { mt_on_mixes(sparse_cases); }
 END_TEST
 
+/* rcl__mpi_partial_allreduce_many (CG joins a step's parts in one call): an ordered dot whose slices hold whole
+ * blocks (joined in the flat form), an ordered nrm2 cut inside blocks (alone, by the gather path) and an exact
+ * sum in one call, each on every rank rcl_ref_reduce's bits, with the flat parts gathered (_i 0) or reduced by
+ * MPI_Allreduce (_i 1); a failure on the last rank fails every rank, naming it. */
+START_TEST(mpi_sparse_many) {
+  int old = rcl__mpi_flat_gather_max(_i ? 0 : 16);
+  size_t K = (size_t)mt_size, r = (size_t)mt_rank, total = K * 4096 + 77, cut = total / K;
+  static const rcl_reduce_op ops[3] = {RCL_OP_DOT, RCL_OP_NRM2, RCL_OP_SUM};
+  static const rcl_reduce_mode modes[3] = {RCL_REDUCE_ORDERED, RCL_REDUCE_ORDERED, RCL_REDUCE_EXACT};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    size_t es = rcl_dtype_size(dt);
+    unsigned char *x = mt_vec(dt, total, "uniform", 91), *y = mt_vec(dt, total, "cancel", 92), res[3][8], ref[3][8];
+    rcl_partial *parts[3];
+    void *out[3];
+    for (int i = 0; i < 3; i++) {
+      size_t first = i == 1 ? r * cut : r * 4096, end = r + 1 == K ? total : i == 1 ? first + cut : first + 4096;
+      const void *yy = ops[i] == RCL_OP_DOT ? y : NULL;
+      rt_ok(rcl_ref_reduce_partial(&parts[i], ops[i], dt, modes[i], total, first, end - first, x + first * es,
+                                   yy ? y + first * es : NULL));
+      rt_ok(rcl_ref_reduce(ref[i], ops[i], dt, modes[i], total, x, yy));
+      out[i] = res[i];
+    }
+    mt_expect(rcl__mpi_partial_allreduce_many(out, MPI_COMM_WORLD, (const rcl_partial *const *)parts, 3, 0), 0,
+              "rcl__mpi_partial_allreduce_many");
+    for (int i = 0; i < 3; i++) mt_same(res[i], ref[i], 1, dt, _i ? "many, MPI_Allreduce" : "many, gathered");
+    int bad = mt_size - 1, st = mt_rank == bad ? rcl__fail(RCL_ERR_IO, "a part that failed") : 0;
+    int rc = rcl__mpi_partial_allreduce_many(out, MPI_COMM_WORLD, (const rcl_partial *const *)parts, 3, st);
+    char want[32];
+    snprintf(want, sizeof want, "rank %d: ", bad);
+    if (rc != RCL_ERR_IO || !strstr(rcl_error_last(), want))
+      mt_fail("rank %d: a failed part on rank %d gave %s: %s", mt_rank, bad, rcl_status_name(rc), rcl_error_last());
+    for (int i = 0; i < 3; i++) rcl_partial_free(parts[i]);
+    free(x), free(y);
+  }
+  rcl__mpi_flat_gather_max(old);
+  mt_end();
+}
+END_TEST
+
 /* Root cannot read the file: every rank fails, naming rank 0 and its reason. One rank's NULL x: every rank
  * fails naming it. A CG on a rank without rows and a NULL x there is fine. */
 START_TEST(mpi_sparse_errors) {
@@ -359,6 +401,9 @@ static Suite *make(void) {
   tcase_add_test(tc, mpi_sparse_mixed);
   tcase_add_test(tc, mpi_sparse_errors);
   suite_add_tcase(s, tc);
+  TCase *many = tcase_create("mpi_sparse_many");
+  tcase_add_loop_test(many, mpi_sparse_many, 0, 2);
+  suite_add_tcase(s, many);
   return s;
 }
 
