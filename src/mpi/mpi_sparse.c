@@ -7,9 +7,9 @@
  * x as the dot x'x, which a following dot x'x reuses), the parts a step needs joined in one call
  * (rcl__mpi_partial_allreduce_many, the bits of rcl_mpi_partial_allreduce for each), so every rank holds the
  * same scalars, equal to one device's, and takes the same steps. A halo destination's values that are one run
- * of own entries are sent in place (no packing). A rank whose device fails goes on taking part in every exchange; its
- * status travels with the next reduction (every CG iteration has some) or the final agreement, so no rank waits
- * forever. */
+ * of own entries are sent in place (no packing). A rank whose device fails goes on taking part in every
+ * exchange; its status travels with the next reduction (every CG iteration has some) or the final agreement,
+ * so no rank waits forever. */
 #include <stdlib.h>
 #include <string.h>
 
