@@ -117,8 +117,8 @@ static void grid_cases(rcl_context *c, const char *where) {
 
 /* Deep halos: a call of fewer steps than a block's halo allows makes one deep exchange before its first step
  * and none after (checked: 0 exchanges between 15 steps on 2 to 5 ranks, where 8 steps apart made 1); more
- * steps, fewer and deeper exchanges than 8 steps apart. The 9-point and the 5x5 stencils (reach 2), fixed and periodic
- * boundaries. */
+ * steps, fewer and deeper exchanges than 8 steps apart. The 9-point stencil, and the 5x5 (reach 2) for 15 steps;
+ * fixed and periodic boundaries. */
 static void deep_cases(rcl_context *c, const char *where) {
   static const size_t iters[] = {15, 45};
   if (!mt_all_support(c, RCL_FAMILY_STENCIL, RCL_F32)) {
@@ -127,6 +127,7 @@ static void deep_cases(rcl_context *c, const char *where) {
   }
   for (size_t k = 0; k < 2 * 2 * 2; k++) {
     int kind = k / 4 ? 2 : 0;
+    if (kind && k % 2) continue; /* the 5x5's 45 steps: no path the 9-point's do not take */
     size_t ex = stencil_case(c, RCL_F32, kind, bcs[k / 2 % 2], 5, iters[k % 2], where);
     if (kind == 0 && k % 2 == 0 && ex != 0)
       mt_fail("rank %d: %s: %zu exchanges between 15 steps on blocks of %zu rows or more", mt_rank, where, ex,
