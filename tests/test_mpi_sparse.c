@@ -3,11 +3,14 @@
  * rcl_ref_spmv and rcl_ref_cg over the whole matrix (memcmp), CG's history and status on every rank, for
  * equal, unequal and zero weights (a rank without rows), matrices with fewer rows than ranks, wide and tall
  * ones, power-law long rows and trap rows (sums that any reordering changes) reaching across every cut; a
- * failure on one rank (root cannot read the file, a NULL argument on one rank) fails every rank, naming it.
+ * failure on one rank (root cannot read the file, a NULL argument on one rank) fails every rank, naming it. The
+ * shapes case (also at 5 ranks): ranks whose rows all wait for the halo, ranks with nothing to exchange; CG's
+ * joint reduction call (rcl__mpi_partial_allreduce_many) by both exchanges, and a failure in it.
  *
  * Every rank builds the whole matrix (the test's reference needs it) but only root's copy is scattered. */
 #include <stdlib.h>
 
+#include "mpi/mpi_internal.h"
 #include "mpi_testlib.h"
 
 static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
@@ -221,10 +224,137 @@ static void sparse_cases(rcl_context *c, const char *where) {
   }
 }
 
+/* ---- the SpMV's pieces and the exchange's shapes over the ranks ------------------------------------------ */
+
+/* An SPD matrix of 64 rows per rank (every row 3 non-zeros, so equal weights cut it into the ranks' slabs):
+ * the first and last slabs' rows couple with their mirror row n - 1 - i (the other end of the matrix) and
+ * with row i ^ 1, the middle slabs' rows with their ring neighbours inside the slab. So from 2 ranks on the
+ * outer ranks have no interior row (every row waits for the halo), and from 3 on the middle ranks have no
+ * boundary row (nothing to exchange) while the outer ones exchange. */
+static rcl_csr *shapes_matrix(rcl_dtype dt, size_t K) {
+  size_t n = 64 * K;
+  rcl_csr *A;
+  rt_ok(rcl_csr_alloc(&A, dt, n, n, 3 * n));
+  for (size_t i = 0, k = 0; i < n; i++) {
+    size_t s = i / 64, b = s * 64, outer = s == 0 || s == K - 1;
+    size_t c1 = outer ? n - 1 - i : b + (i - b + 63) % 64, c2 = outer ? i ^ 1 : b + (i - b + 1) % 64;
+    size_t col[3] = {c1, i, c2};
+    for (int x = 0; x < 2; x++) /* sorted columns */
+      for (int y = 0; y < 2 - x; y++)
+        if (col[y] > col[y + 1]) {
+          size_t t = col[y];
+          col[y] = col[y + 1], col[y + 1] = t;
+        }
+    for (int e = 0; e < 3; e++, k++) {
+      A->col_idx[k] = (uint32_t)col[e];
+      set_real((char *)A->values + k * rcl_dtype_size(dt), dt, col[e] == i ? 4.0 + (double)(i % 3) : -1.0);
+    }
+    A->row_ptr[i + 1] = k;
+  }
+  rt_ok(rcl_csr_validate(A));
+  return A;
+}
+
+/* This rank's rows of A: how many reference only own columns (interior) and how many do not (boundary). */
+static void row_kinds(int kinds[2], const rcl_csr *A, rcl_mpi_matrix *M) {
+  size_t r0, nr, c0, nc;
+  rcl_mpi_matrix_rows(M, &r0, &nr, NULL);
+  rcl_mpi_matrix_cols(M, &c0, &nc, NULL);
+  kinds[0] = kinds[1] = 0;
+  for (size_t i = r0; i < r0 + nr; i++) {
+    int own = 1;
+    for (uint64_t k = A->row_ptr[i]; k < A->row_ptr[i + 1]; k++) own &= A->col_idx[k] >= c0 && A->col_idx[k] < c0 + nc;
+    kinds[own ? 0 : 1]++;
+  }
+}
+
+/* CG and SpMV on the shapes matrix, equal weights and rank 0 without rows; with equal weights, from 2 ranks a
+ * rank with rows but no interior row, from 3 a rank with rows but no boundary row beside one that exchanges
+ * (checked: the case would otherwise cover nothing new). */
+static void shapes_cases(rcl_context *c, const char *where) {
+  for (size_t d = 0; d < 2; d++) {
+    if (!mt_all_support(c, RCL_FAMILY_SPMV, dtypes[d])) {
+      rt_note("%s: %s skipped: a rank's device cannot run SpMV in it bit-exactly", where, rcl_dtype_name(dtypes[d]));
+      continue;
+    }
+    rcl_csr *A = shapes_matrix(dtypes[d], (size_t)mt_size);
+    void *b = mt_vec(dtypes[d], A->nrows, "uniform", 77);
+    for (int w = 0; w < 3; w += 2) {
+      rcl_mpi_matrix *M = NULL;
+      mt_expect(rcl_mpi_matrix_scatter(&M, MPI_COMM_WORLD, 0, mt_rank == 0 ? A : NULL, weight(w), c), 0, "scatter");
+      if (!M) break;
+      int k[2], no_interior = 0, no_boundary = 0, any_boundary = 0;
+      row_kinds(k, A, M);
+      int mine[3] = {k[1] && !k[0], k[0] && !k[1], k[1] > 0};
+      MPI_Allreduce(&mine[0], &no_interior, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+      MPI_Allreduce(&mine[1], &no_boundary, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+      MPI_Allreduce(&mine[2], &any_boundary, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+      if (w == 0 && ((mt_size >= 2 && !no_interior) || (mt_size >= 3 && !(no_boundary && any_boundary))))
+        mt_fail("rank %d: %s: the shapes matrix on %d ranks has no rank without interior rows (%d) or without "
+                "boundary rows (%d)",
+                mt_rank, where, mt_size, no_interior, no_boundary);
+      for (int combo = 0; combo < 8; combo += 7) {
+        rcl_cg_options o;
+        cg_options(&o, dtypes[d], combo, 0);
+        char what[300];
+        snprintf(what, sizeof what, "%s: CG shapes %s combo %d weights %d, rank rows %d interior %d boundary", where,
+                 rcl_dtype_name(dtypes[d]), combo, w, k[0], k[1]);
+        cg_compare(M, A, b, &o, combo == 7, what);
+      }
+      rcl_mpi_matrix_free(M);
+    }
+    free(b);
+    rcl_csr_free(A);
+  }
+}
+
+START_TEST(mpi_sparse_shapes) { mt_on_device(_i, shapes_cases); }
+END_TEST
+
 START_TEST(mpi_sparse_device) { mt_on_device(_i, sparse_cases); }
 END_TEST
 
 START_TEST(mpi_sparse_mixed) { mt_on_mixes(sparse_cases); }
+END_TEST
+
+/* rcl__mpi_partial_allreduce_many (CG joins a step's parts in one call): an ordered dot whose slices hold whole
+ * blocks (joined in the flat form), an ordered nrm2 cut inside blocks (alone, by the gather path) and an exact
+ * sum in one call, each on every rank rcl_ref_reduce's bits, with the flat parts gathered (_i 0) or reduced by
+ * MPI_Allreduce (_i 1); a failure on the last rank fails every rank, naming it. */
+START_TEST(mpi_sparse_many) {
+  int old = rcl__mpi_flat_gather_max(_i ? 0 : 16);
+  size_t K = (size_t)mt_size, r = (size_t)mt_rank, total = K * 4096 + 77, cut = total / K;
+  static const rcl_reduce_op ops[3] = {RCL_OP_DOT, RCL_OP_NRM2, RCL_OP_SUM};
+  static const rcl_reduce_mode modes[3] = {RCL_REDUCE_ORDERED, RCL_REDUCE_ORDERED, RCL_REDUCE_EXACT};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    size_t es = rcl_dtype_size(dt);
+    unsigned char *x = mt_vec(dt, total, "uniform", 91), *y = mt_vec(dt, total, "cancel", 92), res[3][8], ref[3][8];
+    rcl_partial *parts[3];
+    void *out[3];
+    for (int i = 0; i < 3; i++) {
+      size_t first = i == 1 ? r * cut : r * 4096, end = r + 1 == K ? total : i == 1 ? first + cut : first + 4096;
+      const void *yy = ops[i] == RCL_OP_DOT ? y : NULL;
+      rt_ok(rcl_ref_reduce_partial(&parts[i], ops[i], dt, modes[i], total, first, end - first, x + first * es,
+                                   yy ? y + first * es : NULL));
+      rt_ok(rcl_ref_reduce(ref[i], ops[i], dt, modes[i], total, x, yy));
+      out[i] = res[i];
+    }
+    mt_expect(rcl__mpi_partial_allreduce_many(out, MPI_COMM_WORLD, (const rcl_partial *const *)parts, 3, 0), 0,
+              "rcl__mpi_partial_allreduce_many");
+    for (int i = 0; i < 3; i++) mt_same(res[i], ref[i], 1, dt, _i ? "many, MPI_Allreduce" : "many, gathered");
+    int bad = mt_size - 1, st = mt_rank == bad ? rcl__fail(RCL_ERR_IO, "a part that failed") : 0;
+    int rc = rcl__mpi_partial_allreduce_many(out, MPI_COMM_WORLD, (const rcl_partial *const *)parts, 3, st);
+    char want[32];
+    snprintf(want, sizeof want, "rank %d: ", bad);
+    if (rc != RCL_ERR_IO || !strstr(rcl_error_last(), want))
+      mt_fail("rank %d: a failed part on rank %d gave %s: %s", mt_rank, bad, rcl_status_name(rc), rcl_error_last());
+    for (int i = 0; i < 3; i++) rcl_partial_free(parts[i]);
+    free(x), free(y);
+  }
+  rcl__mpi_flat_gather_max(old);
+  mt_end();
+}
 END_TEST
 
 /* Root cannot read the file: every rank fails, naming rank 0 and its reason. One rank's NULL x: every rank
@@ -266,10 +396,14 @@ static Suite *make(void) {
   Suite *s = suite_create("mpi_sparse");
   rt_add_device_presence(s);
   RT_ADD_DEVICE_CASE(s, mpi_sparse_device);
+  RT_ADD_DEVICE_CASE(s, mpi_sparse_shapes);
   TCase *tc = tcase_create("mpi_sparse_mixed");
   tcase_add_test(tc, mpi_sparse_mixed);
   tcase_add_test(tc, mpi_sparse_errors);
   suite_add_tcase(s, tc);
+  TCase *many = tcase_create("mpi_sparse_many");
+  tcase_add_loop_test(many, mpi_sparse_many, 0, 2);
+  suite_add_tcase(s, many);
   return s;
 }
 

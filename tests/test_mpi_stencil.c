@@ -4,16 +4,18 @@
  * trap weights on nearly cancelling inputs (a stale or misplaced halo row changes the bits), every boundary,
  * grids with fewer rows than ranks (ranks without rows; blocks thinner than the halo, whose halo rows come
  * from two ranks away or, across a periodic wrap, from the rank itself), tall grids whose blocks take several
- * steps between exchanges, 0, 1 and 7 iterations, SOR with and without a right-hand side; the row cut
- * (rcl_mpi_grid_rows); and bad arguments on one rank failing every rank. */
+ * steps between exchanges, 0, 1 and 7 iterations, SOR with and without a right-hand side; deep halos (one
+ * exchange for a short call, also at 5 ranks); the row cut (rcl_mpi_grid_rows); and bad arguments on one rank
+ * failing every rank. */
 #include <stdlib.h>
 
 #include "mpi_testlib.h"
 
 static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
 static const rcl_boundary bcs[] = {RCL_BOUNDARY_FIXED, RCL_BOUNDARY_PERIODIC, RCL_BOUNDARY_EDGE};
-/* Grids (width x height): fewer rows than ranks, odd, and tall (several steps between exchanges). */
-static const size_t sizes[][2] = {{6, 1}, {9, 2}, {5, 3}, {17, 23}, {12, 200}};
+/* Grids (width x height): fewer rows than ranks, odd, and tall (several steps between exchanges); the last,
+ * deep_cases' only: blocks of 520 rows or more up to 5 ranks (deep halos, more than 8 steps between exchanges). */
+static const size_t sizes[][2] = {{6, 1}, {9, 2}, {5, 3}, {17, 23}, {12, 200}, {8, 2600}};
 static const size_t sor_sizes[][2] = {{4, 2}, {6, 4}, {16, 22}, {8, 200}};
 
 /* kind 0: SHOC's 9-point weights; 1, 2: general 3x3 / 5x5 with trap weights: alternating signs, magnitudes
@@ -45,8 +47,8 @@ static void grid_phases(const rcl_mpi_phases *p, size_t steps, int sor, const ch
 
 /* One stencil problem: this rank's rows against the reference's (timed, rcl_mpi_phases_collect, for the
  * first kind: the same bits, and its phases checked). */
-static void stencil_case(rcl_context *c, rcl_dtype dt, int kind, rcl_boundary bc, size_t s, size_t iters,
-                         const char *where) {
+static size_t stencil_case(rcl_context *c, rcl_dtype dt, int kind, rcl_boundary bc, size_t s, size_t iters,
+                           const char *where) {
   size_t W = sizes[s][0], H = sizes[s][1], es = rcl_dtype_size(dt), first = 0, count = 0;
   rcl_stencil_desc st = make_desc(kind, bc);
   unsigned char *in = mt_vec(dt, W * H, "cancel", 31 + s), *ref = mt_vec(dt, W * H, "uniform", 1);
@@ -64,6 +66,7 @@ static void stencil_case(rcl_context *c, rcl_dtype dt, int kind, rcl_boundary bc
   if (!rc && kind == 0) grid_phases(&ph, iters, 0, what);
   if (!rc) mt_same(out + first * W * es, ref + first * W * es, count * W, dt, what);
   free(in), free(ref), free(out);
+  return ph.exchanges;
 }
 
 /* One SOR problem (rhs or not): this rank's rows and the residual norm against the reference's. */
@@ -111,6 +114,29 @@ static void grid_cases(rcl_context *c, const char *where) {
         sor_case(c, dtypes[d], bcs[k / 4], k % 4, iters[i], (int)(k + i) % 2, where);
   }
 }
+
+/* Deep halos: a call of fewer steps than a block's halo allows makes one deep exchange before its first step
+ * and none after (checked: 0 exchanges between 15 steps on 2 to 5 ranks, where 8 steps apart made 1); more
+ * steps, fewer and deeper exchanges than 8 steps apart. The 9-point stencil, and the 5x5 (reach 2) for 15 steps;
+ * fixed and periodic boundaries. */
+static void deep_cases(rcl_context *c, const char *where) {
+  static const size_t iters[] = {15, 45};
+  if (!mt_all_support(c, RCL_FAMILY_STENCIL, RCL_F32)) {
+    rt_note("%s: skipped: a rank's device cannot run stencils in f32 bit-exactly", where);
+    return;
+  }
+  for (size_t k = 0; k < 2 * 2 * 2; k++) {
+    int kind = k / 4 ? 2 : 0;
+    if (kind && k % 2) continue; /* the 5x5's 45 steps: no path the 9-point's do not take */
+    size_t ex = stencil_case(c, RCL_F32, kind, bcs[k / 2 % 2], 5, iters[k % 2], where);
+    if (kind == 0 && k % 2 == 0 && ex != 0)
+      mt_fail("rank %d: %s: %zu exchanges between 15 steps on blocks of %zu rows or more", mt_rank, where, ex,
+              sizes[5][1] / (size_t)mt_size);
+  }
+}
+
+START_TEST(mpi_stencil_deep) { mt_on_device(_i, deep_cases); }
+END_TEST
 
 START_TEST(mpi_stencil_device) { mt_on_device(_i, grid_cases); }
 END_TEST
@@ -168,6 +194,7 @@ static Suite *make(void) {
   Suite *s = suite_create("mpi_stencil");
   rt_add_device_presence(s);
   RT_ADD_DEVICE_CASE(s, mpi_stencil_device);
+  RT_ADD_DEVICE_CASE(s, mpi_stencil_deep);
   TCase *tc = tcase_create("mpi_stencil_mixed");
   tcase_add_test(tc, mpi_stencil_mixed);
   tcase_add_test(tc, mpi_grid_rows_cut);

@@ -16,6 +16,12 @@ RCL_INTERNAL int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, con
  * user operation): set to ranks (at most 16; 0: never gather) and the old value returned; ranks < 0 only reads
  * it. For tests of both paths; every rank must set the same value. */
 RCL_SIBLING int rcl__mpi_flat_gather_max(int ranks);
+/* n (1 to RCL_MPI_MANY_MAX) such reductions in one call: out[i] = the join of every rank's mine[i], each the
+ * bits rcl_mpi_partial_allreduce gives it alone; the flat parts travel in one exchange, a part that does not
+ * join that way alone by the path above (the same parts on every rank). */
+enum { RCL_MPI_MANY_MAX = 4 };
+RCL_INTERNAL int rcl__mpi_partial_allreduce_many(void *const *out, MPI_Comm comm, const rcl_partial *const *mine, int n,
+                                                 int status);
 /* The size of the communicator and this rank in it. */
 RCL_INTERNAL int rcl__mpi_shape(int *size, int *rank, MPI_Comm comm);
 

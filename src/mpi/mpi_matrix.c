@@ -24,6 +24,7 @@ void rcl_mpi_matrix_free(rcl_mpi_matrix *M) {
   rcl__free(M->scount);
   rcl__free(M->sdispl);
   rcl__free(M->sidx);
+  rcl__free(M->sdirect);
   rcl__free(M->sbuf);
   rcl__free(M);
 }
@@ -153,7 +154,8 @@ static int halo_plan(rcl_mpi_matrix *M) {
   M->rdispl = rcl__calloc(K, sizeof(int));
   M->scount = rcl__calloc(K, sizeof(int));
   M->sdispl = rcl__calloc(K, sizeof(int));
-  int rc = M->rcount && M->rdispl && M->scount && M->sdispl ? 0 : RCL_ERR_OUT_OF_MEMORY;
+  M->sdirect = rcl__calloc(K, sizeof(int));
+  int rc = M->rcount && M->rdispl && M->scount && M->sdispl && M->sdirect ? 0 : RCL_ERR_OUT_OF_MEMORY;
   for (size_t k = 0; !rc && k < nh; k++) M->rcount[rcl__mpi_owner(M->cbounds, M->size, M->L.halo[k])]++;
   for (size_t r = 1; !rc && r < K; r++) M->rdispl[r] = M->rdispl[r - 1] + M->rcount[r - 1];
   if ((rc = rcl_mpi_agree(M->comm, rc, NULL)) != 0) return rc;
@@ -170,6 +172,11 @@ static int halo_plan(rcl_mpi_matrix *M) {
                                     MPI_UINT32_T, M->comm),
                       "MPI_Alltoallv (halo columns)");
   for (size_t k = 0; !rc && k < ns; k++) M->sidx[k] -= (uint32_t)M->cbounds[M->rank]; /* into own entries */
+  for (size_t r = 0; !rc && r < K; r++) { /* a destination's entries in one run: sent in place */
+    size_t k0 = (size_t)M->sdispl[r], k1 = k0 + (size_t)M->scount[r];
+    M->sdirect[r] = 1;
+    for (size_t k = k0 + 1; k < k1 && M->sdirect[r]; k++) M->sdirect[r] = M->sidx[k] == M->sidx[k - 1] + 1;
+  }
   return rc;
 }
 

@@ -265,3 +265,58 @@ int rcl_mpi_reduce(void *out, MPI_Comm comm, rcl_context *ctx, rcl_reduce_op op,
   rcl_partial_free(part);
   return rc;
 }
+
+/* ---- several parts in one call (CG's norm and dot of one iteration) -------------------------------------- */
+
+/* flat_join of n flat parts of words words each (f, all: n * words): up to flat_gather_max ranks one
+ * MPI_Allgather of the n parts, each merged here in rank order; above, one MPI_Allreduce of n. */
+static int flat_join_many(uint64_t *all, const uint64_t *f, int n, int words, MPI_Datatype type, MPI_Op op, int size,
+                          MPI_Comm comm) {
+  if (size > atomic_load(&flat_gather_max))
+    return rcl__mpi_check(MPI_Allreduce(f, all, n, type, op, comm), "MPI_Allreduce (flat parts)");
+  uint64_t g[FLAT_GATHER_RANKS * RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
+  int rc = rcl__mpi_check(MPI_Allgather(f, n, type, g, n, type, comm), "MPI_Allgather (flat parts)");
+  size_t w = (size_t)words, stride = (size_t)n * w;
+  for (int i = 0; !rc && i < n; i++) {
+    memcpy(all + i * w, g + (size_t)(size - 1) * stride + i * w, w * sizeof *all);
+    for (int r = size - 2; r >= 0; r--) rcl__partial_flat_merge(g + (size_t)r * stride + i * w, all + i * w);
+  }
+  return rc;
+}
+
+/* Each part's flat form at tier t, joined over the ranks into all (one exchange for the n parts). The number
+ * of parts held after it in *held; *deferred where some part needs the last tier. */
+static int flat_many(uint64_t *all, int *held, int *deferred, MPI_Comm comm, void *const *out,
+                     const rcl_partial *const *mine, int n, int status, int size, int t) {
+  MPI_Datatype *types;
+  MPI_Op op;
+  uint64_t f[RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
+  int w = tier_words(t), rc = flat_types(&types, &op);
+  for (int i = 0; !rc && i < n; i++) rcl__partial_flatten(f + i * w, status || !out[i] ? NULL : mine[i], w);
+  if (!rc) rc = flat_join_many(all, f, n, w, types[t], op, size, comm);
+  *held = *deferred = 0;
+  for (int i = 0; !rc && i < n; i++) {
+    int s = rcl__partial_flat_state(all + i * w);
+    *held += s == RCL_FLAT_HELD;
+    *deferred |= s == RCL_FLAT_DEFERRED;
+  }
+  return rc;
+}
+
+int rcl__mpi_partial_allreduce_many(void *const *out, MPI_Comm comm, const rcl_partial *const *mine, int n,
+                                    int status) {
+  uint64_t all[RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
+  int size, rank, held = 0, deferred = 0, t = 0;
+  if (n < 1 || n > RCL_MPI_MANY_MAX)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl__mpi_partial_allreduce_many: %d parts (1 to %d)", n, RCL_MPI_MANY_MAX);
+  int rc = rcl__mpi_shape(&size, &rank, comm);
+  if (!rc) rc = flat_many(all, &held, &deferred, comm, out, mine, n, status, size, t = first_tier(size));
+  if (!rc && held < n && deferred && t < TIERS - 1)
+    rc = flat_many(all, &held, &deferred, comm, out, mine, n, status, size, t = TIERS - 1);
+  /* every rank holds the same words, so the same parts take the gather path, in the same order */
+  for (int i = 0; !rc && i < n; i++)
+    if (rcl__partial_flat_state(all + i * tier_words(t)) != RCL_FLAT_HELD ||
+        rcl__partial_flat_result(out[i], all + i * tier_words(t)) != 0)
+      rc = rcl__mpi_partial_allreduce_status(out[i], comm, mine[i], status);
+  return rc;
+}

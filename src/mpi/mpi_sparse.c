@@ -3,10 +3,13 @@
  * sum is the same sequence of operations as on one device once the halo holds the other ranks' entries: an
  * exchange point to point with the ranks that share entries (MPI_Isend / MPI_Irecv), before every SpMV. CG
  * runs the one driver of src/sparse/cg.c (rcl__cg_run) over ops that keep the vectors on this rank's device:
- * axpy, scal and copies per slice; dots and norms as this rank's part (rcl_reduce_partial_enqueue) joined by
- * rcl_mpi_partial_allreduce, so every rank holds the same scalars, equal to one device's, and takes the same
- * steps. A rank whose device fails goes on taking part in every exchange; its status travels with the next
- * reduction (every CG iteration has some) or the final agreement, so no rank waits forever. */
+ * axpy, scal and copies per slice; dots and norms as this rank's part (rcl_reduce_partial_enqueue; a norm of
+ * x as the dot x'x, which a following dot x'x reuses), the parts a step needs joined in one call
+ * (rcl__mpi_partial_allreduce_many, the bits of rcl_mpi_partial_allreduce for each), so every rank holds the
+ * same scalars, equal to one device's, and takes the same steps. A halo destination's values that are one run
+ * of own entries are sent in place (no packing). A rank whose device fails goes on taking part in every
+ * exchange; its status travels with the next reduction (every CG iteration has some) or the final agreement,
+ * so no rank waits forever. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,11 +49,19 @@ void rcl__mpi_clock_stop(rcl__mpi_clock *c) {
 
 /* ---- the halo exchange ------------------------------------------------------------------------------------ */
 
+/* The values sent to rank r: straight from own where they are one run of own entries (sdirect), else
+ * gathered into sbuf. */
+static const unsigned char *send_from(rcl_mpi_matrix *M, const unsigned char *own, int r) {
+  size_t es = M->es, k0 = (size_t)M->sdispl[r], k1 = k0 + (size_t)M->scount[r];
+  if (M->sdirect[r]) return own + M->sidx[k0] * es;
+  for (size_t k = k0; k < k1; k++) memcpy(M->sbuf + k * es, own + M->sidx[k] * es, es);
+  return M->sbuf + k0 * es;
+}
+
 int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own, void *halo) {
   size_t es = M->es;
   unsigned char *out = halo ? halo : M->sbuf + M->nsend * es;
   MPI_Datatype t = M->dt == RCL_F32 ? MPI_FLOAT : MPI_DOUBLE;
-  for (size_t k = 0; k < M->nsend; k++) memcpy(M->sbuf + k * es, (const unsigned char *)own + M->sidx[k] * es, es);
   MPI_Request *req = rcl__malloc(2 * (size_t)M->size * sizeof *req);
   if (!req) return RCL_ERR_OUT_OF_MEMORY; /* then MPI_Abort would be the only way out; the agreement follows */
   int n = 0, rc = 0;
@@ -60,9 +71,8 @@ int rcl__mpi_halo_exchange(rcl_mpi_matrix *M, const void *own, void *halo) {
                           "MPI_Irecv (halo)");
   for (int r = 0; r < M->size && !rc; r++)
     if (M->scount[r])
-      rc = rcl__mpi_check(
-          MPI_Isend(M->sbuf + (size_t)M->sdispl[r] * es, M->scount[r], t, r, HALO_TAG, M->comm, &req[n++]),
-          "MPI_Isend (halo)");
+      rc = rcl__mpi_check(MPI_Isend(send_from(M, own, r), M->scount[r], t, r, HALO_TAG, M->comm, &req[n++]),
+                          "MPI_Isend (halo)");
   int wrc = rcl__mpi_check(MPI_Waitall(n, req, MPI_STATUSES_IGNORE), "MPI_Waitall (halo)");
   rcl__free(req);
   return rc ? rc : wrc;
@@ -133,6 +143,11 @@ typedef struct {
   rcl_spmv_options so;
   int err; /* this rank's first failure not yet agreed (0: none) */
   unsigned char slots[3 * 8];
+  rcl_partial *part[RCL_MPI_MANY_MAX]; /* the parts of this step's reductions, joined by the fetch */
+  void *out[RCL_MPI_MANY_MAX];         /* and where their results go (slots) */
+  int npart;
+  rcl_partial *sq; /* the dot x'x of vector sq_vec behind the last norm, until x changes (NULL: none) */
+  int sq_vec;
   rcl__mpi_clock clk; /* the phases (collecting or not) */
 } mcg;
 
@@ -140,6 +155,11 @@ typedef struct {
 static int keep(mcg *g, int rc) {
   if (rc && !g->err) g->err = rc;
   return 0;
+}
+
+/* Vector v changes: a kept x'x of it is stale. */
+static void touch(mcg *g, int v) {
+  if (g->sq && g->sq_vec == v) rcl_partial_free(g->sq), g->sq = NULL;
 }
 
 /* A vector op enqueued: its status kept, its time the kernels'. */
@@ -150,6 +170,7 @@ static int enqueued(mcg *g, int rc) {
 
 static int mcg_copy(void *st, int dst, int src) {
   mcg *g = st;
+  touch(g, dst);
   if (g->err || !g->n) return 0;
   size_t off = g->off * g->es;
   cl_int e = clEnqueueCopyBuffer(g->q, g->v[src], g->v[dst], off, off, g->n * g->es, 0, NULL, NULL);
@@ -158,12 +179,14 @@ static int mcg_copy(void *st, int dst, int src) {
 
 static int mcg_axpy(void *st, int dst, const void *alpha, int src) {
   mcg *g = st;
+  touch(g, dst);
   if (g->err || !g->n) return 0;
   return enqueued(g, rcl_axpy_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, g->v[src], g->off, 0, NULL));
 }
 
 static int mcg_scal(void *st, int dst, const void *alpha) {
   mcg *g = st;
+  touch(g, dst);
   if (g->err || !g->n) return 0;
   return enqueued(g, rcl_scal_enqueue(g->v[dst], g->off, g->A->ctx, g->A->dt, g->n, alpha, 0, NULL));
 }
@@ -263,41 +286,77 @@ static void mcg_spmv_halo(mcg *g, int dst, int src, const void *alpha, const voi
 
 static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, const void *beta) {
   mcg *g = st;
+  touch(g, dst);
   if (!jac) return mcg_spmv_halo(g, dst, src, alpha, beta), 0;
   if (g->err || !g->n) return 0;
   return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, g->A->D, alpha, g->v[src], g->off, beta, &g->so, NULL));
 }
 
-/* A dot or norm: this rank's part (an empty one without rows), joined over the ranks with every rank's
- * status so far. */
+/* The NRM2 part of x from its DOT(x, x) part: the same terms (contracts §1: nrm2 is the dot's √), the op of
+ * the byte form (contracts §10.1: u32 at byte 12; 2 nrm2) changed. */
+static int as_nrm2(rcl_partial **out, const rcl_partial *dot) {
+  size_t len = 0;
+  int rc = rcl_partial_pack(NULL, 0, &len, dot);
+  unsigned char *buf = rc ? NULL : rcl__malloc(len);
+  if (!rc && !buf) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) rc = rcl_partial_pack(buf, len, &len, dot);
+  if (!rc && len > 15) buf[12] = 2, buf[13] = buf[14] = buf[15] = 0;
+  if (!rc) rc = rcl_partial_unpack(out, buf, len);
+  rcl__free(buf);
+  return rc;
+}
+
+/* This rank's part of a reduction over its rows (an empty one without rows). A norm of x is made as the dot
+ * x'x, kept (g->sq) until x changes, so a dot x'x that follows (CG without Jacobi: ||r|| and r'r) costs no
+ * second reduction on the device. */
+static int make_part(mcg *g, rcl_partial **part, rcl_reduce_op op, int a, int b) {
+  rcl_mpi_matrix *A = g->A;
+  int nrm = op == RCL_OP_NRM2, sq = nrm || (op == RCL_OP_DOT && a == b);
+  if (!g->n) return rcl_ref_reduce_partial(part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
+  if (sq && g->sq && g->sq_vec == a && !nrm) return *part = g->sq, g->sq = NULL, 0;
+  rcl_partial *p = NULL;
+  int rc =
+      rcl_reduce_partial_enqueue(&p, A->ctx, sq ? RCL_OP_DOT : op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a],
+                                 g->off, op == RCL_OP_SUM ? NULL : g->v[sq ? a : b], g->off, &g->ro, NULL);
+  if (rc || !nrm) return rc ? rc : (*part = p, 0);
+  rc = as_nrm2(part, p);
+  rcl_partial_free(g->sq);
+  g->sq = rc ? NULL : p, g->sq_vec = a;
+  if (rc) rcl_partial_free(p);
+  return rc;
+}
+
+/* A dot or norm: this rank's part, kept until the fetch joins the parts of this step over the ranks. */
 static int mcg_reduce(void *st, rcl_reduce_op op, int a, int b, int slot) {
   mcg *g = st;
-  rcl_mpi_matrix *A = g->A;
   rcl_partial *part = NULL;
-  int rc = g->err, dot = op == RCL_OP_DOT;
+  int rc = g->err;
+  if (g->npart == RCL_MPI_MANY_MAX) return keep(g, rcl__fail(RCL_ERR_INTERNAL, "CG: too many reductions in a step"));
   if (g->clk.p && !rc && g->n) { /* timing: the kernels before the part are the kernels' time */
     cl_int e = clFinish(g->q);
     if (e) rc = rcl__fail_cl(e, "CG: clFinish");
     RCL_MPI_LAP(&g->clk, kernels_s);
   }
-  if (!rc && g->n)
-    rc = rcl_reduce_partial_enqueue(&part, A->ctx, op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a], g->off,
-                                    dot ? g->v[b] : NULL, dot ? g->off : 0, &g->ro, NULL);
-  else if (!rc)
-    rc = rcl_ref_reduce_partial(&part, op, A->dt, g->ro.mode, A->nrows, A->bounds[A->rank], 0, NULL, NULL);
-  g->err = 0;
+  if (!rc) rc = make_part(g, &part, op, a, b);
+  keep(g, rc);
+  g->part[g->npart] = part;
+  g->out[g->npart++] = g->slots + (size_t)slot * g->es;
   RCL_MPI_LAP(&g->clk, reduce_part_s);
-  rc = rcl__mpi_partial_allreduce_status(g->slots + (size_t)slot * g->es, A->comm, part, rc);
-  rcl_partial_free(part);
-  RCL_MPI_LAP(&g->clk, reduce_allreduce_s);
   if (g->clk.p) g->clk.p->reductions++;
-  return rc;
+  return 0;
 }
 
+/* The scalars: the parts kept since the last fetch joined over the ranks in one call, with every rank's
+ * status so far. */
 static int mcg_fetch(void *st, void *slots) {
   mcg *g = st;
+  int rc = rcl__mpi_partial_allreduce_many(g->out, g->A->comm, (const rcl_partial *const *)g->part, g->npart, g->err);
+  for (int i = 0; i < g->npart; i++) rcl_partial_free(g->part[i]);
+  g->npart = 0;
+  g->err = 0;
+  RCL_MPI_LAP(&g->clk, reduce_allreduce_s);
   memcpy(slots, g->slots, 3 * g->es);
-  return 0;
+  return rc;
 }
 
 /* The staging memory of the exchanges: own rows, then the halo; pinned (mapped once) where the driver can. */
@@ -360,6 +419,8 @@ static int mcg_solve(mcg *g, void *x, const void *b, rcl_cg_result *res, const r
   if (g->stage) clFinish(g->q), clReleaseMemObject(g->stage);
   for (int k = 0; k < RCL_CG_NV; k++)
     if (g->v[k]) clReleaseMemObject(g->v[k]);
+  for (int i = 0; i < g->npart; i++) rcl_partial_free(g->part[i]); /* a solve that stopped between them */
+  rcl_partial_free(g->sq);
   rcl__free(g->runs);
   return rc;
 }

@@ -28,6 +28,7 @@ struct rcl_mpi_matrix {
   int *rcount, *rdispl; /* halo values received from each rank, at their place in L's halo order */
   int *scount, *sdispl; /* own values sent to each rank, from sidx */
   uint32_t *sidx;       /* nsend own entries (0-based in this rank's columns), grouped by destination */
+  int *sdirect;         /* per rank: 1 where its sidx are one run of consecutive own entries (sent in place) */
   size_t nsend;
   unsigned char *sbuf; /* nsend values to send, then the halo's values received */
   int jacobi_rc;       /* 0: J exists; 1: A is not square; < 0: why there is none (jacobi_msg) */

@@ -175,16 +175,21 @@ static int exchange(mgrid *m) {
 }
 
 /* Steps between exchanges: all of them where one rank has every row; else as many as keep the halo rows a
- * rank computes in vain to about 1/32 of the thinnest block (1 to 8). The bits never depend on it. */
+ * rank computes in vain to about 1/32 of the thinnest block (1 to MAX_PER), and no more than the call's steps
+ * (a call of fewer steps than that: one deep exchange before the first step and none after). Fewer, deeper
+ * exchanges: each costs a device round trip and the neighbours' wait, whatever its depth. The bits never
+ * depend on it. */
+enum { MAX_PER = 32 };
 static void plan_steps(mgrid *m, size_t reach) {
-  size_t thin = m->height, busy = 0;
+  size_t thin = m->height, busy = 0, steps = m->steps ? m->steps : 1;
   for (int r = 0; r < m->size; r++) {
     size_t n = m->bounds[r + 1] - m->bounds[r];
     busy += n > 0;
     if (n && n < thin) thin = n;
   }
   size_t per = thin / (32 * reach);
-  m->per = busy <= 1 ? (m->steps ? m->steps : 1) : per < 1 ? 1 : per > 8 ? 8 : per;
+  per = per < 1 ? 1 : per > MAX_PER ? MAX_PER : per;
+  m->per = busy <= 1 || per > steps ? steps : per;
   m->halo = busy <= 1 ? 0 : m->per * reach;
   m->rounds = m->steps / m->per + (m->steps % m->per != 0);
 }
