@@ -6,6 +6,7 @@
  * atoms' sums and state), and the exact halving of the full-list energy and virial sums. Why the bits are one
  * device's: split_md.c's header comment. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "md/md_internal.h"
 
@@ -145,15 +146,23 @@ int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send,
   size_t es = rcl_dtype_size(md->dtype), ng = p->sys.natoms - p->nown;
   int rc = rcl__md_dom_part_stats(p, &p->past);
   if (rc) return rc;
-  rcl_md_free(p->md);
-  p->md = NULL;
   p->nsend = nsend;
   if (rcl__grow(&p->sent, &p->cap_sent, (nsend ? nsend : 1) * 4 * es) ||
       rcl__grow(&p->ghost, &p->cap_ghost, (ng ? ng : 1) * 4 * es))
     return RCL_ERR_OUT_OF_MEMORY;
-  if (!p->nown) return 0;
-  rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj, p->o,
-                        NULL);
+  const char *env = getenv("REPROCL_MD_RELOAD"); /* 0: a new local simulation every time (a diagnostic) */
+  rc = p->md && p->nown && !(env && !strcmp(env, "0")) ? rcl__md_dev_reload(p->md, &p->sys, md->step) : 1;
+  if (rc <= 0) {
+    p->reloads += !rc;
+  } else {
+    rcl_md_free(p->md);
+    p->md = NULL;
+    if (!p->nown) return 0;
+    size_t room = p->sys.natoms + p->sys.natoms / 8; /* the headroom of later reloads */
+    rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, &room, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj,
+                          p->o, NULL);
+    p->creations += !rc;
+  }
   if (!rc) rc = rcl__md_dom_part_coef(p, md);
   if (!rc) rc = rcl__md_dev_link(p->md, send, nsend, p->nown);
   return rc;
