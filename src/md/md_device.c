@@ -91,8 +91,8 @@ typedef struct {
   uint32_t builds_seen; /* status[8] at the last read */
   /* a decomposed simulation's local one (rcl__md_dev_link): internal indices of the atoms sent and of the
    * ghosts, and their positions */
-  cl_mem sidx, gidx, sbuf, gbuf;
-  size_t link_cap[4]; /* their sizes in bytes, kept (grown, never shrunk) between reloads */
+  cl_mem sidx, gidx, sbuf, gbuf, oidx, obuf; /* oidx, obuf: the owned atoms' internal indices, their state */
+  size_t link_cap[6];                        /* their sizes in bytes, kept (grown, never shrunk) between reloads */
   size_t nsend, nghost, nown;
   /* host staging of the uploads and state reads, kept (grown, never shrunk) between calls */
   void *host;
@@ -806,12 +806,13 @@ static int track_positions(rcl_md *md, dev_state *s) {
 int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) {
   dev_state *s = md->bs;
   size_t n = md->n, ng = n - nown;
-  cl_int *tag = NULL, *inv = rcl__malloc((n ? n : 1) * sizeof *inv), *idx = rcl__malloc((nsend + ng + 1) * 4);
+  cl_int *tag = NULL, *inv = rcl__malloc((n ? n : 1) * sizeof *inv), *idx = rcl__malloc((nsend + n + 1) * 4);
   int rc = inv && idx ? read_new((void **)&tag, s, s->tag, n * 4, "atom tags") : RCL_ERR_OUT_OF_MEMORY;
   if (!rc) {
     for (size_t i = 0; i < n; i++) inv[tag[i]] = (cl_int)i; /* the internal index of each local atom */
     for (size_t j = 0; j < nsend; j++) idx[j] = inv[send[j]];
     for (size_t j = 0; j < ng; j++) idx[nsend + j] = inv[nown + j];
+    for (size_t j = 0; j < nown; j++) idx[nsend + ng + j] = inv[j];
     s->nsend = nsend;
     s->nghost = ng;
     s->nown = nown;
@@ -821,10 +822,42 @@ int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) 
   if (!rc) rc = int_buffer(&s->gidx, &s->link_cap[1], md, s, idx + nsend, ng, "indices of the ghosts");
   if (!rc) rc = room_buffer(&s->sbuf, &s->link_cap[2], md, nsend * 4 * s->es, "positions sent");
   if (!rc) rc = room_buffer(&s->gbuf, &s->link_cap[3], md, ng * 4 * s->es, "ghost positions");
+  if (!rc) rc = int_buffer(&s->oidx, &s->link_cap[4], md, s, idx + nsend + ng, nown, "indices of the owned atoms");
+  if (!rc) rc = room_buffer(&s->obuf, &s->link_cap[5], md, nown * 4 * s->es, "owned atoms' state");
   if (!rc) rc = track_positions(md, s);
   rcl__free(tag);
   rcl__free(inv);
   rcl__free(idx);
+  return rc;
+}
+
+/* dst[3 i + d] = src[4 i + d] (d < 3) for n elements of es bytes: the bits without the w. */
+static void strip_w(void *dst, const void *src, size_t n, size_t es) {
+  if (es == 4) {
+    uint32_t *o = dst;
+    const uint32_t *f = src;
+    for (size_t i = 0; i < n; i++, o += 3, f += 4) o[0] = f[0], o[1] = f[1], o[2] = f[2];
+  } else {
+    uint64_t *o = dst;
+    const uint64_t *f = src;
+    for (size_t i = 0; i < n; i++, o += 3, f += 4) o[0] = f[0], o[1] = f[1], o[2] = f[2];
+  }
+}
+
+int rcl__md_dev_owned_state(rcl_md *md, void *pos, void *vel) {
+  dev_state *s = md->bs;
+  size_t m = s->nown, b4 = m * 4 * s->es;
+  int rc = dev_sync(md, s, "before reading the state");
+  if (!rc) rc = rcl__grow(&s->host, &s->host_cap, b4 ? b4 : 1);
+  for (int k = 0; k < 2 && !rc && m; k++) {
+    void *dst = k ? vel : pos;
+    if (!dst) continue;
+    cl_mem src = k ? s->vel : s->pos;
+    rc = rcl__set_args(s->k[K_GATHER], knames[K_GATHER], 4, MEM(src), MEM(s->oidx), U32(m), MEM(s->obuf));
+    if (!rc) rc = launch_small(s, K_GATHER, m);
+    if (!rc) rc = rcl__chain_read(&s->ord, s->obuf, 0, b4, s->host, NULL, k ? "velocities" : "positions");
+    if (!rc) strip_w(dst, s->host, m, s->es);
+  }
   return rc;
 }
 
@@ -911,9 +944,10 @@ static void dev_destroy(rcl_md *md) {
   if (!s) return;
   if (s->q) clFinish(s->q); /* nothing may still run on buffers about to be released */
   rcl__chain_end(&s->ord, NULL);
-  cl_mem *bufs[] = {&s->pos,   &s->vel,    &s->vel_s,    &s->tag,  &s->tag_s,  &s->pos0,   &s->cellof, &s->cellnew,
-                    &s->force, &s->ev,     &s->status,   &s->coef, &s->ccount, &s->cstart, &s->cfill,  &s->members,
-                    &s->nlist, &s->ncount, &s->partials, &s->sidx, &s->gidx,   &s->sbuf,   &s->gbuf};
+  cl_mem *bufs[] = {&s->pos,     &s->vel,     &s->vel_s, &s->tag,    &s->tag_s,    &s->pos0,   &s->cellof,
+                    &s->cellnew, &s->force,   &s->ev,    &s->status, &s->coef,     &s->ccount, &s->cstart,
+                    &s->cfill,   &s->members, &s->nlist, &s->ncount, &s->partials, &s->sidx,   &s->gidx,
+                    &s->sbuf,    &s->gbuf,    &s->oidx,  &s->obuf};
   for (int k = 0; k < MD_NSNAP; k++)
     if (s->snap[k]) clReleaseMemObject(s->snap[k]);
   rcl__free(s->log);

@@ -155,6 +155,7 @@ int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send,
   if (rc <= 0) {
     p->reloads += !rc;
   } else {
+    p->refusals += p->md && p->nown;
     rcl_md_free(p->md);
     p->md = NULL;
     if (!p->nown) return 0;
@@ -218,16 +219,13 @@ int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
 }
 
 int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq) {
+  (void)md;
   if (!p->md) return 0;
-  size_t n3 = 3 * p->sys.natoms, es = rcl_dtype_size(md->dtype), b = n3 * (es > 8 ? es : 8);
-  /* the scratch: the local atoms' positions, velocities (or forces); the owned atoms come first */
-  int rc = rcl__grow(&p->scratch, &p->cap_scratch, 2 * (b ? b : 1));
-  unsigned char *tp = p->scratch, *tv = tp + b;
-  if (!rc && (pos || vel)) rc = rcl_md_get_state(p->md, pos ? tp : NULL, vel ? tv : NULL);
-  if (!rc && pos) memcpy(pos, tp, 3 * p->nown * es);
-  if (!rc && vel) memcpy(vel, tv, 3 * p->nown * es);
-  if (!rc && fq) rc = rcl_md_get_forces(p->md, NULL, (int64_t *)(void *)tp);
-  if (!rc && fq) memcpy(fq, tp, 3 * p->nown * sizeof *fq);
+  /* the scratch: the local atoms' forces; the owned atoms come first */
+  int rc = fq ? rcl__grow(&p->scratch, &p->cap_scratch, 3 * p->sys.natoms * sizeof *fq + 1) : 0;
+  if (!rc && (pos || vel)) rc = rcl__md_dev_owned_state(p->md, pos, vel);
+  if (!rc && fq) rc = rcl_md_get_forces(p->md, NULL, p->scratch);
+  if (!rc && fq) memcpy(fq, p->scratch, 3 * p->nown * sizeof *fq);
   return rc;
 }
 

@@ -206,6 +206,9 @@ RCL_INTERNAL int rcl__md_dev_half1(rcl_md *md, void *sent, int *far);
  * with forces the forces (and with ev the energy and virial); the second half kick (complete = 0: deferred
  * into the next half1). Errors surface at the next status read. */
 RCL_INTERNAL int rcl__md_dev_half2(rcl_md *md, const void *ghosts, int forces, int ev, int complete);
+/* The owned atoms' positions and velocities (each may be NULL; 3 reals of the dtype per atom, in system order)
+ * gathered on the device by the indices of rcl__md_dev_link: only they cross to the host (the status checked). */
+RCL_INTERNAL int rcl__md_dev_owned_state(rcl_md *md, void *pos, void *vel);
 /* The exact thermo sums (energy, virial from the last force computation with energy; m v^2) of the atoms
  * of system index < nown. */
 RCL_INTERNAL int rcl__md_dev_owned_sums(rcl_md *md, size_t nown, md_sum out[3]);
@@ -257,10 +260,10 @@ typedef struct {
   rcl_md_options o;
   rcl_md_system sys; /* the local atoms at the decomposition: owned first (nown), then ghosts; the whole box */
   size_t nown, nsend;
-  rcl_md *md;                /* the local simulation; NULL without owned atoms */
-  void *sent, *ghost;        /* nsend and sys.natoms - nown positions as the kernels hold them (4 reals of the dtype) */
-  rcl_md_stats past;         /* the kernel times of the local simulations before md */
-  size_t reloads, creations; /* local simulations reloaded in place (rcl__md_dev_reload) and created anew */
+  rcl_md *md;         /* the local simulation; NULL without owned atoms */
+  void *sent, *ghost; /* nsend and sys.natoms - nown positions as the kernels hold them (4 reals of the dtype) */
+  rcl_md_stats past;  /* the kernel times of the local simulations before md */
+  size_t reloads, refusals, creations; /* local simulations reloaded in place, reloads refused, created anew */
   /* the host buffers above and a scratch for the state's reads, kept and grown between decompositions (bytes) */
   size_t cap_pos, cap_vel, cap_type, cap_sent, cap_ghost, cap_scratch;
   void *scratch;

@@ -624,15 +624,16 @@ int rcl_mpi_md_decompose_times(double t[RCL_MPI_MD_DECOMPOSE_PHASES], const rcl_
   return 0;
 }
 
-/* This rank's local simulations so far: counts[0] reloaded in place, counts[1] created anew (md_dom_part's
- * counters). For tests/test_mpi_md.c, which declares it: no public or internal header has it. */
-RCL_SIBLING int rcl__mpi_md_local_counts(size_t counts[2], const rcl_md *md);
-int rcl__mpi_md_local_counts(size_t counts[2], const rcl_md *md) {
+/* This rank's local simulations so far (md_dom_part's counters): counts[0] reloaded in place, counts[1] reloads
+ * refused (they did not fit), counts[2] created anew. For tests/test_mpi_md.c, which declares it. */
+RCL_SIBLING int rcl__mpi_md_local_counts(size_t counts[3], const rcl_md *md);
+int rcl__mpi_md_local_counts(size_t counts[3], const rcl_md *md) {
   if (!counts || !md || md->be != &mpi_backend)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl__mpi_md_local_counts: not a simulation of rcl_mpi_md_create");
   const mpi_md *m = md->bs;
   counts[0] = m->p.reloads;
-  counts[1] = m->p.creations;
+  counts[1] = m->p.refusals;
+  counts[2] = m->p.creations;
   return 0;
 }
 
