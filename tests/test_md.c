@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "md/md_internal.h"
 #include "testlib.h"
 
 #define DATA REPROCL_SOURCE_DIR "/tests/data/md/"
@@ -149,11 +150,11 @@ typedef struct {
   rcl_md_convert convert;
 } variant;
 static const variant variants[] = {
-    {RCL_MD_PATH_GATHER, 0, 0, RCL_MD_CONVERT_AUTO},       {RCL_MD_PATH_GATHER, 8, 16, RCL_MD_CONVERT_BUILTIN},
-    {RCL_MD_PATH_GATHER, 64, 32, RCL_MD_CONVERT_FLOAT64},  {RCL_MD_PATH_GATHER, 32, 8, RCL_MD_CONVERT_INTEGER},
-    {RCL_MD_PATH_SYMMETRIC, 0, 0, RCL_MD_CONVERT_AUTO},    {RCL_MD_PATH_SYMMETRIC, 16, 64, RCL_MD_CONVERT_BUILTIN},
-    {RCL_MD_PATH_ALLPAIRS, 0, 0, RCL_MD_CONVERT_AUTO},     {RCL_MD_PATH_ALLPAIRS, 16, 0, RCL_MD_CONVERT_AUTO},
-    {RCL_MD_PATH_ALLPAIRS, 128, 0, RCL_MD_CONVERT_AUTO},   {RCL_MD_PATH_TASK, 0, 32, RCL_MD_CONVERT_AUTO}};
+    {RCL_MD_PATH_GATHER, 0, 0, RCL_MD_CONVERT_AUTO},      {RCL_MD_PATH_GATHER, 8, 16, RCL_MD_CONVERT_BUILTIN},
+    {RCL_MD_PATH_GATHER, 64, 32, RCL_MD_CONVERT_FLOAT64}, {RCL_MD_PATH_GATHER, 32, 8, RCL_MD_CONVERT_INTEGER},
+    {RCL_MD_PATH_SYMMETRIC, 0, 0, RCL_MD_CONVERT_AUTO},   {RCL_MD_PATH_SYMMETRIC, 16, 64, RCL_MD_CONVERT_BUILTIN},
+    {RCL_MD_PATH_ALLPAIRS, 0, 0, RCL_MD_CONVERT_AUTO},    {RCL_MD_PATH_ALLPAIRS, 16, 0, RCL_MD_CONVERT_AUTO},
+    {RCL_MD_PATH_ALLPAIRS, 128, 0, RCL_MD_CONVERT_AUTO},  {RCL_MD_PATH_TASK, 0, 32, RCL_MD_CONVERT_AUTO}};
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
 /* Whether a variant can run here; if not, asserts the refusal is the documented one. */
@@ -347,7 +348,8 @@ START_TEST(neighbor_lists_canonical) {
     rcl_md_free(md);
   }
   for (size_t i = 0; i < n; i++) {
-    ck_assert_msg(counts[0][i] == counts[1][i] && !memcmp(lists[0] + i * cap, lists[1] + i * cap, counts[0][i] * sizeof(size_t)),
+    ck_assert_msg(counts[0][i] == counts[1][i] &&
+                      !memcmp(lists[0] + i * cap, lists[1] + i * cap, counts[0][i] * sizeof(size_t)),
                   "atom %zu: the neighbour list depends on the work-group size on %s", i, rt_device_name(_i));
     /* the set: partners within (cutoff + skin) in binary32, minimum image */
     float rcs2 = (float)((2.5 + 0.3) * (2.5 + 0.3));
@@ -357,8 +359,10 @@ START_TEST(neighbor_lists_canonical) {
       float r2 = 0;
       for (int d = 0; d < 3; d++) {
         float len = (float)(s->hi[d] - s->lo[d]), dd = (float)s->pos[3 * i + d] - (float)s->pos[3 * j + d];
-        if (dd > len / 2) dd -= len;
-        else if (dd < -len / 2) dd += len;
+        if (dd > len / 2)
+          dd -= len;
+        else if (dd < -len / 2)
+          dd += len;
         r2 = d == 0 ? dd * dd : r2 + dd * dd;
       }
       if (!(r2 < rcs2)) continue;
@@ -445,8 +449,8 @@ static double force_error(const void *force, rcl_dtype dt, const lammps_ref *r, 
  * binary64 positions 3e-5, since rounding the coordinates to binary32 (an absolute 1e-6 at |x| ~ 16)
  * moves the forces by ~1e-5 of the largest before any arithmetic. */
 static void check_lammps(size_t dev, const char *what, rcl_dtype dt, const char *data, double cutoff, int shift,
-                         const char *ref_path, const char *forces_path, int with_velocities, double tol_e,
-                         double tol_p, double tol_f) {
+                         const char *ref_path, const char *forces_path, int with_velocities, double tol_e, double tol_p,
+                         double tol_f) {
   if (!rt_supported(dev, RCL_FAMILY_MD, dt)) return;
   rcl_md_system *s;
   rcl_md_lj lj = RCL_MD_LJ_INIT;
@@ -500,8 +504,10 @@ END_TEST
 
 START_TEST(lammps_heat) {
   FILE *f = fopen(HEAT_DATA, "r");
-  ck_assert_msg(f != NULL, "%s is missing: install the Debian package lammps-examples (or point "
-                "REPROCL_LAMMPS_EXAMPLES at its examples directory)", HEAT_DATA);
+  ck_assert_msg(f != NULL,
+                "%s is missing: install the Debian package lammps-examples (or point "
+                "REPROCL_LAMMPS_EXAMPLES at its examples directory)",
+                HEAT_DATA);
   fclose(f);
   check_lammps(_i, "heat_lj", RCL_F64, HEAT_DATA, 3.0, 1, DATA "heat_lj.ref", DATA "heat_lj.forces", 1, 1e-12, 1e-12,
                1e-12);
@@ -595,19 +601,25 @@ START_TEST(bad_input_files) {
   ck_assert(s->id[0] == 1 && s->pos[0] == 2.0 && s->vel[0] == 0.1 && s->vel[4] == 0.2);
   rcl_md_system_free(s);
 
-  read_fails("num.data", HDR MASS "Atoms\n\n1 1 1.2.3 1 1\n2 1 2 2 2\n", "num.data:16: the coordinate \"1.2.3\" is not a number");
+  read_fails("num.data", HDR MASS "Atoms\n\n1 1 1.2.3 1 1\n2 1 2 2 2\n",
+             "num.data:16: the coordinate \"1.2.3\" is not a number");
   read_fails("nan.data", HDR MASS "Atoms\n\n1 1 nan 1 1\n2 1 2 2 2\n", "nan.data:16: the coordinate is nan");
-  read_fails("cols.data", HDR MASS "Atoms\n\n1 1 1 1\n2 1 2 2 2\n", "cols.data:16: an Atoms line of atom_style atomic has 5 or 8 columns");
-  read_fails("outside.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 12 2\n", "outside.data:17: atom 2 lies outside the box: y = 12");
+  read_fails("cols.data", HDR MASS "Atoms\n\n1 1 1 1\n2 1 2 2 2\n",
+             "cols.data:16: an Atoms line of atom_style atomic has 5 or 8 columns");
+  read_fails("outside.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 12 2\n",
+             "outside.data:17: atom 2 lies outside the box: y = 12");
   read_fails("type.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 3 2 2 2\n", "type.data:17: atom 2 has type 3");
   read_fails("dup.data", HDR MASS "Atoms\n\n1 1 1 1 1\n1 1 2 2 2\n", "atom ID 1 appears twice");
   read_fails("short.data", HDR MASS "Atoms\n\n1 1 1 1 1\n", "the file ends inside section \"Atoms\"");
   read_fails("zero.data", "LAMMPS data file\n\n0 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n",
              "declares 0 atoms");
-  read_fails("nobox.data", "LAMMPS data file\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n\n" MASS, "no \"zlo zhi\"");
-  read_fails("header.data", "LAMMPS data file\n\n2 atoms\n1 atom types\nfoo bar\n", "header.data:5: unknown header line \"foo bar\"");
+  read_fails("nobox.data", "LAMMPS data file\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n\n" MASS,
+             "no \"zlo zhi\"");
+  read_fails("header.data", "LAMMPS data file\n\n2 atoms\n1 atom types\nfoo bar\n",
+             "header.data:5: unknown header line \"foo bar\"");
   read_fails("tri.data", HDR "0 0 0 xy xz yz\n\n" MASS, "triclinic");
-  read_fails("style.data", HDR MASS "Atoms # full\n\n1 1 1 1 1\n2 1 2 2 2\n", "style.data:14: Atoms section of atom_style \"full\"");
+  read_fails("style.data", HDR MASS "Atoms # full\n\n1 1 1 1 1\n2 1 2 2 2\n",
+             "style.data:14: Atoms section of atom_style \"full\"");
   read_fails("bonds.data", HDR MASS "Bonds\n\n1 1 1 2\n", "section \"Bonds\" is not supported");
   read_fails("vel.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 2 2\n\nVelocities\n\n1 0 0 0\n7 0 0 0\n",
              "vel.data:22: velocity for atom 7");
@@ -615,7 +627,8 @@ START_TEST(bad_input_files) {
   read_fails("bad.xyz", "3\ncomment\nAr 0 0 0\nAr 1 1\n", "bad.xyz:4: an atom line has 4 columns");
   read_fails("count.xyz", "-3\ncomment\n", "count.xyz:1: the file declares -3 atoms");
   read_fails("tri.xyz", "1\nLattice=\"5 1 0 0 5 0 0 0 5\"\nAr 1 1 1\n", "tri.xyz:2: the Lattice is not orthorhombic");
-  read_fails("pbc.xyz", "1\npbc=\"T T T\"\nAr 1 1 1\n", "pbc.xyz:2: pbc asks for periodic axes but there is no Lattice");
+  read_fails("pbc.xyz", "1\npbc=\"T T T\"\nAr 1 1 1\n",
+             "pbc.xyz:2: pbc asks for periodic axes but there is no Lattice");
   rcl_md_system *none = NULL;
   rt_fails(rcl_md_read(&none, NULL, "/nonexistent/file.data"), RCL_ERR_IO, "cannot open /nonexistent/file.data");
 }
@@ -665,12 +678,14 @@ START_TEST(bad_systems) {
     rcl_md_lj lj = RCL_MD_LJ_INIT;
     rcl_md *md = NULL;
     s->pos[7] = NAN;
-    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "atom 3 has a non-finite position y");
+    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG,
+             "atom 3 has a non-finite position y");
     s->pos[7] = s->hi[1] + 0.5;
     rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "atom 3 lies outside the box");
     s->pos[7] = 1.0;
     lj.cutoff = 3.5;
-    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
+    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG,
+             "larger than half the periodic box");
     rt_fails(rcl_md_check(s, &lj, RCL_F32), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
     lj.cutoff = 2.5;
     s->type[5] = 2;
@@ -954,6 +969,99 @@ START_TEST(kernel_times) {
 }
 END_TEST
 
+/* The atoms idx[0..m) of s: a new system (box, types and masses s's). */
+static rcl_md_system *subset(const rcl_md_system *s, const size_t *idx, size_t m) {
+  rcl_md_system *t = NULL;
+  rt_ok(rcl_md_system_alloc(&t, m, s->ntypes));
+  memcpy(t->lo, s->lo, sizeof t->lo);
+  memcpy(t->hi, s->hi, sizeof t->hi);
+  memcpy(t->periodic, s->periodic, sizeof t->periodic);
+  memcpy(t->mass, s->mass, sizeof t->mass);
+  for (size_t j = 0; j < m; j++) {
+    t->type[j] = s->type[idx[j]];
+    for (int d = 0; d < 3; d++) t->pos[3 * j + d] = s->pos[3 * idx[j] + d], t->vel[3 * j + d] = s->vel[3 * idx[j] + d];
+  }
+  return t;
+}
+
+/* The atoms idx[0..m) of s as the local simulation of p (all owned, no ghosts: md_domain.c's decomposition
+ * of one slab), bitwise against rcl_md_create on the same device: state, fixed-point forces, neighbour lists. */
+static void part_load(md_dom_part *p, const rcl_md *whole, const rcl_md_system *s, const size_t *idx, size_t m,
+                      const char *what) {
+  rcl_md_system *t = subset(s, idx, m);
+  rt_ok(rcl__md_dom_part_alloc(p, whole, m, m));
+  memcpy(p->sys.pos, t->pos, 3 * m * sizeof *t->pos);
+  memcpy(p->sys.vel, t->vel, 3 * m * sizeof *t->vel);
+  memcpy(p->sys.type, t->type, m * sizeof *t->type);
+  rt_ok(rcl__md_dom_part_build(p, whole, NULL, 0));
+  rcl_md *one = NULL;
+  rt_ok(rcl_md_create(&one, p->ctx, RCL_F32, t, &p->lj, NULL));
+  float *st = calloc(12 * m, sizeof *st);
+  int64_t *fq = calloc(6 * m, sizeof *fq);
+  size_t cap = RCL_MD_MAX_NEIGHBORS, *nl = calloc(2 * cap, sizeof *nl), c[2];
+  rt_ok(rcl__md_dom_part_state(p, whole, st, st + 3 * m, fq));
+  rt_ok(rcl_md_get_state(one, st + 6 * m, st + 9 * m));
+  rt_ok(rcl_md_get_forces(one, NULL, fq + 3 * m));
+  rt_assert_bits_eq(st, st + 6 * m, 6 * m, RCL_F32, "positions and velocities: %s", what);
+  ck_assert_msg(!memcmp(fq, fq + 3 * m, 3 * m * sizeof *fq), "fixed-point forces differ: %s", what);
+  for (size_t i = 0; i < m; i++) {
+    rt_ok(rcl_md_get_neighbors(p->md, i, &c[0], nl, cap));
+    rt_ok(rcl_md_get_neighbors(one, i, &c[1], nl + cap, cap));
+    ck_assert_msg(c[0] == c[1] && !memcmp(nl, nl + cap, c[0] * sizeof *nl), "atom %zu's neighbour list: %s", i, what);
+  }
+  free(st);
+  free(fq);
+  free(nl);
+  rcl_md_free(one);
+  rcl_md_system_free(t);
+}
+
+/* A decomposition's local simulation reloaded in place (rcl__md_dev_reload): 128 atoms of S1 spread over the box
+ * (every other one; 16 neighbour slots to start with, grown at the creation), then the 128 nearest the box's
+ * centre (a ball: more partners per atom than the kept slots, an overflow at the reload, the lists regrown),
+ * then all 256 (more than the 192 the buffers take: the reload refused, a new local simulation). Each equals
+ * rcl_md_create of the same atoms (default slots), bit for bit. */
+START_TEST(reload_in_place) {
+  rcl_md_system *s = system1();
+  rcl_md_lj lj = RCL_MD_LJ_INIT;
+  rcl_md *whole = NULL, *none = NULL;
+  rt_ok(rcl_md_create(&whole, NULL, RCL_F32, s, &lj, NULL)); /* the box, types, step and time step */
+  md_dom_part p;
+  memset(&p, 0, sizeof p);
+  p.ctx = rt_ctx(_i);
+  p.lj = lj;
+  rt_ok(rcl__md_prepare(&p.o, &none, p.ctx, RCL_F32, s, &lj, NULL));
+  p.o.neighbor_capacity = 16; /* grown by the first creation to what the spread atoms need */
+  size_t n = s->natoms, idx[256], half[256];
+  ck_assert(n == 256);
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  for (size_t j = 0; j < n / 2; j++) half[j] = 2 * j;
+  part_load(&p, whole, s, half, n / 2, "128 atoms spread");
+  ck_assert(p.creations == 1 && p.reloads == 0);
+  double r2[256];
+  for (size_t i = 0; i < n; i++) {
+    r2[i] = 0;
+    for (int d = 0; d < 3; d++) r2[i] += pow(s->pos[3 * i + d] - 0.5 * (s->lo[d] + s->hi[d]), 2);
+  }
+  for (size_t i = 1; i < n; i++) /* by the distance from the box's centre (insertion sort) */
+    for (size_t k = i; k > 0 && r2[idx[k]] < r2[idx[k - 1]]; k--) {
+      size_t t = idx[k];
+      idx[k] = idx[k - 1];
+      idx[k - 1] = t;
+    }
+  part_load(&p, whole, s, idx, n / 2, "a ball of 128 atoms, reloaded");
+  ck_assert_msg(p.creations == 1 && p.reloads == 1 && p.refusals == 0, "%zu %zu %zu", p.creations, p.reloads,
+                p.refusals);
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  part_load(&p, whole, s, idx, n, "all 256 atoms, the reload refused");
+  ck_assert_msg(p.creations == 2 && p.reloads == 1 && p.refusals == 1, "%zu %zu %zu", p.creations, p.reloads,
+                p.refusals);
+  rcl__md_dom_part_free(&p);
+  rcl_md_free(whole);
+  rcl_md_system_free(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("md");
   rt_add_device_presence(s);
@@ -974,6 +1082,7 @@ int main(void) {
   rt_add_device_loop(tc, sync_error_step);
   rt_add_device_loop(tc, energy_conservation);
   rt_add_device_loop(tc, kernel_times);
+  rt_add_device_loop(tc, reload_in_place);
   suite_add_tcase(s, tc);
   return rt_run(s);
 }
