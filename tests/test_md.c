@@ -150,11 +150,11 @@ typedef struct {
   rcl_md_convert convert;
 } variant;
 static const variant variants[] = {
-    {RCL_MD_PATH_GATHER, 0, 0, RCL_MD_CONVERT_AUTO},      {RCL_MD_PATH_GATHER, 8, 16, RCL_MD_CONVERT_BUILTIN},
-    {RCL_MD_PATH_GATHER, 64, 32, RCL_MD_CONVERT_FLOAT64}, {RCL_MD_PATH_GATHER, 32, 8, RCL_MD_CONVERT_INTEGER},
-    {RCL_MD_PATH_SYMMETRIC, 0, 0, RCL_MD_CONVERT_AUTO},   {RCL_MD_PATH_SYMMETRIC, 16, 64, RCL_MD_CONVERT_BUILTIN},
-    {RCL_MD_PATH_ALLPAIRS, 0, 0, RCL_MD_CONVERT_AUTO},    {RCL_MD_PATH_ALLPAIRS, 16, 0, RCL_MD_CONVERT_AUTO},
-    {RCL_MD_PATH_ALLPAIRS, 128, 0, RCL_MD_CONVERT_AUTO},  {RCL_MD_PATH_TASK, 0, 32, RCL_MD_CONVERT_AUTO}};
+    {RCL_MD_PATH_GATHER, 0, 0, RCL_MD_CONVERT_AUTO},       {RCL_MD_PATH_GATHER, 8, 16, RCL_MD_CONVERT_BUILTIN},
+    {RCL_MD_PATH_GATHER, 64, 32, RCL_MD_CONVERT_FLOAT64},  {RCL_MD_PATH_GATHER, 32, 8, RCL_MD_CONVERT_INTEGER},
+    {RCL_MD_PATH_SYMMETRIC, 0, 0, RCL_MD_CONVERT_AUTO},    {RCL_MD_PATH_SYMMETRIC, 16, 64, RCL_MD_CONVERT_BUILTIN},
+    {RCL_MD_PATH_ALLPAIRS, 0, 0, RCL_MD_CONVERT_AUTO},     {RCL_MD_PATH_ALLPAIRS, 16, 0, RCL_MD_CONVERT_AUTO},
+    {RCL_MD_PATH_ALLPAIRS, 128, 0, RCL_MD_CONVERT_AUTO},   {RCL_MD_PATH_TASK, 0, 32, RCL_MD_CONVERT_AUTO}};
 #define NVARIANTS (sizeof variants / sizeof variants[0])
 
 /* Whether a variant can run here; if not, asserts the refusal is the documented one. */
@@ -348,8 +348,7 @@ START_TEST(neighbor_lists_canonical) {
     rcl_md_free(md);
   }
   for (size_t i = 0; i < n; i++) {
-    ck_assert_msg(counts[0][i] == counts[1][i] &&
-                      !memcmp(lists[0] + i * cap, lists[1] + i * cap, counts[0][i] * sizeof(size_t)),
+    ck_assert_msg(counts[0][i] == counts[1][i] && !memcmp(lists[0] + i * cap, lists[1] + i * cap, counts[0][i] * sizeof(size_t)),
                   "atom %zu: the neighbour list depends on the work-group size on %s", i, rt_device_name(_i));
     /* the set: partners within (cutoff + skin) in binary32, minimum image */
     float rcs2 = (float)((2.5 + 0.3) * (2.5 + 0.3));
@@ -359,10 +358,8 @@ START_TEST(neighbor_lists_canonical) {
       float r2 = 0;
       for (int d = 0; d < 3; d++) {
         float len = (float)(s->hi[d] - s->lo[d]), dd = (float)s->pos[3 * i + d] - (float)s->pos[3 * j + d];
-        if (dd > len / 2)
-          dd -= len;
-        else if (dd < -len / 2)
-          dd += len;
+        if (dd > len / 2) dd -= len;
+        else if (dd < -len / 2) dd += len;
         r2 = d == 0 ? dd * dd : r2 + dd * dd;
       }
       if (!(r2 < rcs2)) continue;
@@ -449,8 +446,8 @@ static double force_error(const void *force, rcl_dtype dt, const lammps_ref *r, 
  * binary64 positions 3e-5, since rounding the coordinates to binary32 (an absolute 1e-6 at |x| ~ 16)
  * moves the forces by ~1e-5 of the largest before any arithmetic. */
 static void check_lammps(size_t dev, const char *what, rcl_dtype dt, const char *data, double cutoff, int shift,
-                         const char *ref_path, const char *forces_path, int with_velocities, double tol_e, double tol_p,
-                         double tol_f) {
+                         const char *ref_path, const char *forces_path, int with_velocities, double tol_e,
+                         double tol_p, double tol_f) {
   if (!rt_supported(dev, RCL_FAMILY_MD, dt)) return;
   rcl_md_system *s;
   rcl_md_lj lj = RCL_MD_LJ_INIT;
@@ -504,10 +501,8 @@ END_TEST
 
 START_TEST(lammps_heat) {
   FILE *f = fopen(HEAT_DATA, "r");
-  ck_assert_msg(f != NULL,
-                "%s is missing: install the Debian package lammps-examples (or point "
-                "REPROCL_LAMMPS_EXAMPLES at its examples directory)",
-                HEAT_DATA);
+  ck_assert_msg(f != NULL, "%s is missing: install the Debian package lammps-examples (or point "
+                "REPROCL_LAMMPS_EXAMPLES at its examples directory)", HEAT_DATA);
   fclose(f);
   check_lammps(_i, "heat_lj", RCL_F64, HEAT_DATA, 3.0, 1, DATA "heat_lj.ref", DATA "heat_lj.forces", 1, 1e-12, 1e-12,
                1e-12);
@@ -601,25 +596,19 @@ START_TEST(bad_input_files) {
   ck_assert(s->id[0] == 1 && s->pos[0] == 2.0 && s->vel[0] == 0.1 && s->vel[4] == 0.2);
   rcl_md_system_free(s);
 
-  read_fails("num.data", HDR MASS "Atoms\n\n1 1 1.2.3 1 1\n2 1 2 2 2\n",
-             "num.data:16: the coordinate \"1.2.3\" is not a number");
+  read_fails("num.data", HDR MASS "Atoms\n\n1 1 1.2.3 1 1\n2 1 2 2 2\n", "num.data:16: the coordinate \"1.2.3\" is not a number");
   read_fails("nan.data", HDR MASS "Atoms\n\n1 1 nan 1 1\n2 1 2 2 2\n", "nan.data:16: the coordinate is nan");
-  read_fails("cols.data", HDR MASS "Atoms\n\n1 1 1 1\n2 1 2 2 2\n",
-             "cols.data:16: an Atoms line of atom_style atomic has 5 or 8 columns");
-  read_fails("outside.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 12 2\n",
-             "outside.data:17: atom 2 lies outside the box: y = 12");
+  read_fails("cols.data", HDR MASS "Atoms\n\n1 1 1 1\n2 1 2 2 2\n", "cols.data:16: an Atoms line of atom_style atomic has 5 or 8 columns");
+  read_fails("outside.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 12 2\n", "outside.data:17: atom 2 lies outside the box: y = 12");
   read_fails("type.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 3 2 2 2\n", "type.data:17: atom 2 has type 3");
   read_fails("dup.data", HDR MASS "Atoms\n\n1 1 1 1 1\n1 1 2 2 2\n", "atom ID 1 appears twice");
   read_fails("short.data", HDR MASS "Atoms\n\n1 1 1 1 1\n", "the file ends inside section \"Atoms\"");
   read_fails("zero.data", "LAMMPS data file\n\n0 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n0 10 zlo zhi\n",
              "declares 0 atoms");
-  read_fails("nobox.data", "LAMMPS data file\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n\n" MASS,
-             "no \"zlo zhi\"");
-  read_fails("header.data", "LAMMPS data file\n\n2 atoms\n1 atom types\nfoo bar\n",
-             "header.data:5: unknown header line \"foo bar\"");
+  read_fails("nobox.data", "LAMMPS data file\n\n2 atoms\n1 atom types\n\n0 10 xlo xhi\n0 10 ylo yhi\n\n" MASS, "no \"zlo zhi\"");
+  read_fails("header.data", "LAMMPS data file\n\n2 atoms\n1 atom types\nfoo bar\n", "header.data:5: unknown header line \"foo bar\"");
   read_fails("tri.data", HDR "0 0 0 xy xz yz\n\n" MASS, "triclinic");
-  read_fails("style.data", HDR MASS "Atoms # full\n\n1 1 1 1 1\n2 1 2 2 2\n",
-             "style.data:14: Atoms section of atom_style \"full\"");
+  read_fails("style.data", HDR MASS "Atoms # full\n\n1 1 1 1 1\n2 1 2 2 2\n", "style.data:14: Atoms section of atom_style \"full\"");
   read_fails("bonds.data", HDR MASS "Bonds\n\n1 1 1 2\n", "section \"Bonds\" is not supported");
   read_fails("vel.data", HDR MASS "Atoms\n\n1 1 1 1 1\n2 1 2 2 2\n\nVelocities\n\n1 0 0 0\n7 0 0 0\n",
              "vel.data:22: velocity for atom 7");
@@ -627,8 +616,7 @@ START_TEST(bad_input_files) {
   read_fails("bad.xyz", "3\ncomment\nAr 0 0 0\nAr 1 1\n", "bad.xyz:4: an atom line has 4 columns");
   read_fails("count.xyz", "-3\ncomment\n", "count.xyz:1: the file declares -3 atoms");
   read_fails("tri.xyz", "1\nLattice=\"5 1 0 0 5 0 0 0 5\"\nAr 1 1 1\n", "tri.xyz:2: the Lattice is not orthorhombic");
-  read_fails("pbc.xyz", "1\npbc=\"T T T\"\nAr 1 1 1\n",
-             "pbc.xyz:2: pbc asks for periodic axes but there is no Lattice");
+  read_fails("pbc.xyz", "1\npbc=\"T T T\"\nAr 1 1 1\n", "pbc.xyz:2: pbc asks for periodic axes but there is no Lattice");
   rcl_md_system *none = NULL;
   rt_fails(rcl_md_read(&none, NULL, "/nonexistent/file.data"), RCL_ERR_IO, "cannot open /nonexistent/file.data");
 }
@@ -678,14 +666,12 @@ START_TEST(bad_systems) {
     rcl_md_lj lj = RCL_MD_LJ_INIT;
     rcl_md *md = NULL;
     s->pos[7] = NAN;
-    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG,
-             "atom 3 has a non-finite position y");
+    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "atom 3 has a non-finite position y");
     s->pos[7] = s->hi[1] + 0.5;
     rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "atom 3 lies outside the box");
     s->pos[7] = 1.0;
     lj.cutoff = 3.5;
-    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG,
-             "larger than half the periodic box");
+    rt_fails(rcl_md_create(&md, ctxs[k], RCL_F32, s, &lj, NULL), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
     rt_fails(rcl_md_check(s, &lj, RCL_F32), RCL_ERR_INVALID_ARG, "larger than half the periodic box");
     lj.cutoff = 2.5;
     s->type[5] = 2;

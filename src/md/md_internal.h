@@ -264,7 +264,7 @@ typedef struct {
   void *sent, *ghost; /* nsend and sys.natoms - nown positions as the kernels hold them (4 reals of the dtype) */
   rcl_md_stats past;  /* the kernel times of the local simulations before md */
   size_t reloads, refusals, creations; /* local simulations reloaded in place, reloads refused, created anew */
-  /* the host buffers above and a scratch for the state's reads, kept and grown between decompositions (bytes) */
+  /* the host buffers above and a scratch for the forces' reads, kept and grown between decompositions (bytes) */
   size_t cap_pos, cap_vel, cap_type, cap_sent, cap_ghost, cap_scratch;
   void *scratch;
 } md_dom_part;
