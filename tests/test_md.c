@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "md/md_internal.h"
 #include "testlib.h"
 
 #define DATA REPROCL_SOURCE_DIR "/tests/data/md/"
@@ -954,6 +955,99 @@ START_TEST(kernel_times) {
 }
 END_TEST
 
+/* The atoms idx[0..m) of s: a new system (box, types and masses s's). */
+static rcl_md_system *subset(const rcl_md_system *s, const size_t *idx, size_t m) {
+  rcl_md_system *t = NULL;
+  rt_ok(rcl_md_system_alloc(&t, m, s->ntypes));
+  memcpy(t->lo, s->lo, sizeof t->lo);
+  memcpy(t->hi, s->hi, sizeof t->hi);
+  memcpy(t->periodic, s->periodic, sizeof t->periodic);
+  memcpy(t->mass, s->mass, sizeof t->mass);
+  for (size_t j = 0; j < m; j++) {
+    t->type[j] = s->type[idx[j]];
+    for (int d = 0; d < 3; d++) t->pos[3 * j + d] = s->pos[3 * idx[j] + d], t->vel[3 * j + d] = s->vel[3 * idx[j] + d];
+  }
+  return t;
+}
+
+/* The atoms idx[0..m) of s as the local simulation of p (all owned, no ghosts: md_domain.c's decomposition
+ * of one slab), bitwise against rcl_md_create on the same device: state, fixed-point forces, neighbour lists. */
+static void part_load(md_dom_part *p, const rcl_md *whole, const rcl_md_system *s, const size_t *idx, size_t m,
+                      const char *what) {
+  rcl_md_system *t = subset(s, idx, m);
+  rt_ok(rcl__md_dom_part_alloc(p, whole, m, m));
+  memcpy(p->sys.pos, t->pos, 3 * m * sizeof *t->pos);
+  memcpy(p->sys.vel, t->vel, 3 * m * sizeof *t->vel);
+  memcpy(p->sys.type, t->type, m * sizeof *t->type);
+  rt_ok(rcl__md_dom_part_build(p, whole, NULL, 0));
+  rcl_md *one = NULL;
+  rt_ok(rcl_md_create(&one, p->ctx, RCL_F32, t, &p->lj, NULL));
+  float *st = calloc(12 * m, sizeof *st);
+  int64_t *fq = calloc(6 * m, sizeof *fq);
+  size_t cap = RCL_MD_MAX_NEIGHBORS, *nl = calloc(2 * cap, sizeof *nl), c[2];
+  rt_ok(rcl__md_dom_part_state(p, whole, st, st + 3 * m, fq));
+  rt_ok(rcl_md_get_state(one, st + 6 * m, st + 9 * m));
+  rt_ok(rcl_md_get_forces(one, NULL, fq + 3 * m));
+  rt_assert_bits_eq(st, st + 6 * m, 6 * m, RCL_F32, "positions and velocities: %s", what);
+  ck_assert_msg(!memcmp(fq, fq + 3 * m, 3 * m * sizeof *fq), "fixed-point forces differ: %s", what);
+  for (size_t i = 0; i < m; i++) {
+    rt_ok(rcl_md_get_neighbors(p->md, i, &c[0], nl, cap));
+    rt_ok(rcl_md_get_neighbors(one, i, &c[1], nl + cap, cap));
+    ck_assert_msg(c[0] == c[1] && !memcmp(nl, nl + cap, c[0] * sizeof *nl), "atom %zu's neighbour list: %s", i, what);
+  }
+  free(st);
+  free(fq);
+  free(nl);
+  rcl_md_free(one);
+  rcl_md_system_free(t);
+}
+
+/* A decomposition's local simulation reloaded in place (rcl__md_dev_reload): 128 atoms of S1 spread over the box
+ * (every other one; 16 neighbour slots to start with, grown at the creation), then the 128 nearest the box's
+ * centre (a ball: more partners per atom than the kept slots, an overflow at the reload, the lists regrown),
+ * then all 256 (more than the 192 the buffers take: the reload refused, a new local simulation). Each equals
+ * rcl_md_create of the same atoms (default slots), bit for bit. */
+START_TEST(reload_in_place) {
+  rcl_md_system *s = system1();
+  rcl_md_lj lj = RCL_MD_LJ_INIT;
+  rcl_md *whole = NULL, *none = NULL;
+  rt_ok(rcl_md_create(&whole, NULL, RCL_F32, s, &lj, NULL)); /* the box, types, step and time step */
+  md_dom_part p;
+  memset(&p, 0, sizeof p);
+  p.ctx = rt_ctx(_i);
+  p.lj = lj;
+  rt_ok(rcl__md_prepare(&p.o, &none, p.ctx, RCL_F32, s, &lj, NULL));
+  p.o.neighbor_capacity = 16; /* grown by the first creation to what the spread atoms need */
+  size_t n = s->natoms, idx[256], half[256];
+  ck_assert(n == 256);
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  for (size_t j = 0; j < n / 2; j++) half[j] = 2 * j;
+  part_load(&p, whole, s, half, n / 2, "128 atoms spread");
+  ck_assert(p.creations == 1 && p.reloads == 0);
+  double r2[256];
+  for (size_t i = 0; i < n; i++) {
+    r2[i] = 0;
+    for (int d = 0; d < 3; d++) r2[i] += pow(s->pos[3 * i + d] - 0.5 * (s->lo[d] + s->hi[d]), 2);
+  }
+  for (size_t i = 1; i < n; i++) /* by the distance from the box's centre (insertion sort) */
+    for (size_t k = i; k > 0 && r2[idx[k]] < r2[idx[k - 1]]; k--) {
+      size_t t = idx[k];
+      idx[k] = idx[k - 1];
+      idx[k - 1] = t;
+    }
+  part_load(&p, whole, s, idx, n / 2, "a ball of 128 atoms, reloaded");
+  ck_assert_msg(p.creations == 1 && p.reloads == 1 && p.refusals == 0, "%zu %zu %zu", p.creations, p.reloads,
+                p.refusals);
+  for (size_t i = 0; i < n; i++) idx[i] = i;
+  part_load(&p, whole, s, idx, n, "all 256 atoms, the reload refused");
+  ck_assert_msg(p.creations == 2 && p.reloads == 1 && p.refusals == 1, "%zu %zu %zu", p.creations, p.reloads,
+                p.refusals);
+  rcl__md_dom_part_free(&p);
+  rcl_md_free(whole);
+  rcl_md_system_free(s);
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("md");
   rt_add_device_presence(s);
@@ -974,6 +1068,7 @@ int main(void) {
   rt_add_device_loop(tc, sync_error_step);
   rt_add_device_loop(tc, energy_conservation);
   rt_add_device_loop(tc, kernel_times);
+  rt_add_device_loop(tc, reload_in_place);
   suite_add_tcase(s, tc);
   return rt_run(s);
 }

@@ -254,6 +254,71 @@ START_TEST(mpi_md_long) {
 }
 END_TEST
 
+/* src/mpi/mpi_md.c (no header has it): this rank's local simulations reloaded in place, reloads refused (they
+ * did not fit), and local simulations created anew. */
+int rcl__mpi_md_local_counts(size_t counts[3], const rcl_md *md);
+
+/* A liquid film drifting through the slabs: the fcc 3^3 lattice (T 0.5, jittered) in a box three times as long
+ * along x (the slabs' axis), vacuum beside it, every atom given a drift of 8 along x. In 400 steps of 0.005 it
+ * crosses the periodic box once: each slab fills (local simulations growing beyond their headroom: reloads
+ * refused, new ones created), empties (no local simulation) and refills; between those the reloads. */
+static rcl_md_system *film(void) {
+  rcl_md_system *sys = NULL;
+  rt_ok(rcl_md_lattice(&sys, "fcc", 3, 0.8442, 0.5, 31));
+  rt_ok(rcl_md_displace(sys, 0.05, 32));
+  sys->hi[0] = sys->lo[0] + 3 * (sys->hi[0] - sys->lo[0]);
+  for (size_t i = 0; i < sys->natoms; i++) sys->vel[3 * i] += 8.0;
+  return sys;
+}
+
+/* Device _i on every rank: the film's run over the ranks (local simulations reloaded, refused and created anew,
+ * ranks emptied and refilled) equals the host reference and rcl_md on the device, bit for bit. */
+START_TEST(mpi_md_reload) {
+  char map[64], what[200];
+  snprintf(map, sizeof map, "rank:%zu", (size_t)_i);
+  snprintf(what, sizeof what, "drifting film on %s, rank %d of %d", rt_device_name((size_t)_i), rank, nranks);
+  rcl_context *c = mpi_ctx(map);
+  rcl_md_system *sys = film();
+  rcl_md_lj lj = RCL_MD_LJ_INIT;
+  rcl_md *md = NULL;
+  md_out got = {0}, ref = {0}, one = {0};
+  size_t counts[3] = {0, 0, 0}, all[3] = {0, 0, 0};
+  int usable = all_usable(c, RCL_F32, RCL_MD_PATH_GATHER);
+  int rc = usable ? rcl_mpi_md_create(&md, MPI_COMM_WORLD, 0, c, RCL_F32, sys, &lj, NULL) : 0;
+  if (usable && !rc) {
+    rc = rcl_md_run(md, 400, 0.005, 100, record, &got);
+    if (!rc) rc = rcl__mpi_md_local_counts(counts, md);
+    if (!rc)
+      finish(&got, md, 1, 0, 0, 0); /* the state gathered after the run (no further steps) */
+    else
+      rcl_md_free(md);
+  }
+  MPI_Allreduce(counts, all, 3, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (usable) {
+    ck_assert_msg(rc == 0 && got.rc == 0, "%s: %s%s", what, rcl_error_last(), got.msg);
+    rt_ok(rcl_md_create(&md, NULL, RCL_F32, sys, &lj, NULL));
+    finish(&ref, md, 0, 0, 400, 100);
+    assert_same(&got, &ref, RCL_F32, rank == 0, what);
+    if (rank == 0) {
+      rt_ok(rcl_md_create(&md, c, RCL_F32, sys, &lj, NULL));
+      finish(&one, md, 0, 0, 400, 100);
+      assert_same(&got, &one, RCL_F32, 1, what);
+    }
+    /* reloads on one rank, refused ones and ranks refilled (created anew more than once without a refusal) */
+    ck_assert_msg(all[0] >= 10, "%s: %zu reloads", what, all[0]);
+    if (nranks == 1) ck_assert_msg(all[1] == 0 && all[2] == 1, "%s: %zu refused, %zu created", what, all[1], all[2]);
+    if (nranks > 1)
+      ck_assert_msg(all[1] > 0 && all[2] > all[1] + (size_t)nranks, "%s: %zu refused, %zu created", what, all[1],
+                    all[2]);
+  }
+  out_free(&got);
+  out_free(&ref);
+  out_free(&one);
+  rcl_md_system_free(sys);
+  rcl_context_free(c);
+}
+END_TEST
+
 /* Errors, the same status on every rank: overlapping atoms (an overflow at step 0, on the rank owning them),
  * a time step far too large (the step named), a bad root, the distributed state refused by rcl_md_get_state,
  * a simulation not of rcl_mpi_md_create refused by rcl_mpi_md_gather_state and rcl_mpi_md_decompose_times. */
@@ -304,6 +369,7 @@ int main(int argc, char **argv) {
   Suite *s = suite_create("mpi_md");
   rt_add_device_presence(s);
   RT_ADD_DEVICE_CASE(s, mpi_md_device);
+  RT_ADD_DEVICE_CASE(s, mpi_md_reload);
   const TTest *whole[] = {mpi_md_mixed, mpi_md_long, mpi_md_errors};
   const char *names[] = {"mpi_md_mixed", "mpi_md_long", "mpi_md_errors"};
   for (size_t k = 0; k < 3; k++) { /* one case each, for CK_RUN_CASE */

@@ -91,7 +91,8 @@ typedef struct {
   uint32_t builds_seen; /* status[8] at the last read */
   /* a decomposed simulation's local one (rcl__md_dev_link): internal indices of the atoms sent and of the
    * ghosts, and their positions */
-  cl_mem sidx, gidx, sbuf, gbuf;
+  cl_mem sidx, gidx, sbuf, gbuf, oidx, obuf; /* oidx, obuf: the owned atoms' internal indices, their state */
+  size_t link_cap[6];                        /* their sizes in bytes, kept (grown, never shrunk) between reloads */
   size_t nsend, nghost, nown;
   /* host staging of the uploads and state reads, kept (grown, never shrunk) between calls */
   void *host;
@@ -765,9 +766,22 @@ static int launch_small(dev_state *s, int k, size_t m) {
   return launch(s, k, knames[k], m, W);
 }
 
-/* A buffer of count ints holding v (one int where count is 0). */
-static int int_buffer(cl_mem *buf, rcl_md *md, dev_state *s, const cl_int *v, size_t count, const char *what) {
-  int rc = rcl__buffer_create(buf, md->ctx, CL_MEM_READ_WRITE, (count ? count : 1) * 4, NULL, what);
+/* *buf of at least bytes (at least 1): kept where it is large enough (*cap its size), else made anew. */
+static int room_buffer(cl_mem *buf, size_t *cap, rcl_md *md, size_t bytes, const char *what) {
+  if (!bytes) bytes = 1;
+  if (*buf && *cap >= bytes) return 0;
+  if (*buf) clReleaseMemObject(*buf);
+  *buf = NULL;
+  *cap = 0;
+  int rc = rcl__buffer_create(buf, md->ctx, CL_MEM_READ_WRITE, bytes, NULL, what);
+  if (!rc) *cap = bytes;
+  return rc;
+}
+
+/* A buffer of at least count ints (*cap its bytes) holding v first. */
+static int int_buffer(cl_mem *buf, size_t *cap, rcl_md *md, dev_state *s, const cl_int *v, size_t count,
+                      const char *what) {
+  int rc = room_buffer(buf, cap, md, count * 4, what);
   if (!rc && count) rc = rcl__chain_write(&s->ord, *buf, 0, count * 4, v, what);
   return rc;
 }
@@ -792,28 +806,58 @@ static int track_positions(rcl_md *md, dev_state *s) {
 int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown) {
   dev_state *s = md->bs;
   size_t n = md->n, ng = n - nown;
-  cl_int *tag = NULL, *inv = rcl__malloc((n ? n : 1) * sizeof *inv), *idx = rcl__malloc((nsend + ng + 1) * 4);
+  cl_int *tag = NULL, *inv = rcl__malloc((n ? n : 1) * sizeof *inv), *idx = rcl__malloc((nsend + n + 1) * 4);
   int rc = inv && idx ? read_new((void **)&tag, s, s->tag, n * 4, "atom tags") : RCL_ERR_OUT_OF_MEMORY;
   if (!rc) {
     for (size_t i = 0; i < n; i++) inv[tag[i]] = (cl_int)i; /* the internal index of each local atom */
     for (size_t j = 0; j < nsend; j++) idx[j] = inv[send[j]];
     for (size_t j = 0; j < ng; j++) idx[nsend + j] = inv[nown + j];
+    for (size_t j = 0; j < nown; j++) idx[nsend + ng + j] = inv[j];
     s->nsend = nsend;
     s->nghost = ng;
     s->nown = nown;
     s->profiling = s->report = queue_profiles(s); /* the breakdowns of split and MPI runs */
-    rc = int_buffer(&s->sidx, md, s, idx, nsend, "indices of the atoms sent");
+    rc = int_buffer(&s->sidx, &s->link_cap[0], md, s, idx, nsend, "indices of the atoms sent");
   }
-  if (!rc) rc = int_buffer(&s->gidx, md, s, idx + nsend, ng, "indices of the ghosts");
-  if (!rc)
-    rc = rcl__buffer_create(&s->sbuf, md->ctx, CL_MEM_READ_WRITE, (nsend ? nsend : 1) * 4 * s->es, NULL,
-                            "positions sent");
-  if (!rc)
-    rc = rcl__buffer_create(&s->gbuf, md->ctx, CL_MEM_READ_WRITE, (ng ? ng : 1) * 4 * s->es, NULL, "ghost positions");
+  if (!rc) rc = int_buffer(&s->gidx, &s->link_cap[1], md, s, idx + nsend, ng, "indices of the ghosts");
+  if (!rc) rc = room_buffer(&s->sbuf, &s->link_cap[2], md, nsend * 4 * s->es, "positions sent");
+  if (!rc) rc = room_buffer(&s->gbuf, &s->link_cap[3], md, ng * 4 * s->es, "ghost positions");
+  if (!rc) rc = int_buffer(&s->oidx, &s->link_cap[4], md, s, idx + nsend + ng, nown, "indices of the owned atoms");
+  if (!rc) rc = room_buffer(&s->obuf, &s->link_cap[5], md, nown * 4 * s->es, "owned atoms' state");
   if (!rc) rc = track_positions(md, s);
   rcl__free(tag);
   rcl__free(inv);
   rcl__free(idx);
+  return rc;
+}
+
+/* dst[3 i + d] = src[4 i + d] (d < 3) for n elements of es bytes: the bits without the w. */
+static void strip_w(void *dst, const void *src, size_t n, size_t es) {
+  if (es == 4) {
+    uint32_t *o = dst;
+    const uint32_t *f = src;
+    for (size_t i = 0; i < n; i++, o += 3, f += 4) o[0] = f[0], o[1] = f[1], o[2] = f[2];
+  } else {
+    uint64_t *o = dst;
+    const uint64_t *f = src;
+    for (size_t i = 0; i < n; i++, o += 3, f += 4) o[0] = f[0], o[1] = f[1], o[2] = f[2];
+  }
+}
+
+int rcl__md_dev_owned_state(rcl_md *md, void *pos, void *vel) {
+  dev_state *s = md->bs;
+  size_t m = s->nown, b4 = m * 4 * s->es;
+  int rc = dev_sync(md, s, "before reading the state");
+  if (!rc) rc = rcl__grow(&s->host, &s->host_cap, b4 ? b4 : 1);
+  for (int k = 0; k < 2 && !rc && m; k++) {
+    void *dst = k ? vel : pos;
+    if (!dst) continue;
+    cl_mem src = k ? s->vel : s->pos;
+    rc = rcl__set_args(s->k[K_GATHER], knames[K_GATHER], 4, MEM(src), MEM(s->oidx), U32(m), MEM(s->obuf));
+    if (!rc) rc = launch_small(s, K_GATHER, m);
+    if (!rc) rc = rcl__chain_read(&s->ord, s->obuf, 0, b4, s->host, NULL, k ? "velocities" : "positions");
+    if (!rc) strip_w(dst, s->host, m, s->es);
+  }
   return rc;
 }
 
@@ -900,9 +944,10 @@ static void dev_destroy(rcl_md *md) {
   if (!s) return;
   if (s->q) clFinish(s->q); /* nothing may still run on buffers about to be released */
   rcl__chain_end(&s->ord, NULL);
-  cl_mem *bufs[] = {&s->pos,   &s->vel,    &s->vel_s,    &s->tag,  &s->tag_s,  &s->pos0,   &s->cellof, &s->cellnew,
-                    &s->force, &s->ev,     &s->status,   &s->coef, &s->ccount, &s->cstart, &s->cfill,  &s->members,
-                    &s->nlist, &s->ncount, &s->partials, &s->sidx, &s->gidx,   &s->sbuf,   &s->gbuf};
+  cl_mem *bufs[] = {&s->pos,     &s->vel,     &s->vel_s, &s->tag,    &s->tag_s,    &s->pos0,   &s->cellof,
+                    &s->cellnew, &s->force,   &s->ev,    &s->status, &s->coef,     &s->ccount, &s->cstart,
+                    &s->cfill,   &s->members, &s->nlist, &s->ncount, &s->partials, &s->sidx,   &s->gidx,
+                    &s->sbuf,    &s->gbuf,    &s->oidx,  &s->obuf};
   for (int k = 0; k < MD_NSNAP; k++)
     if (s->snap[k]) clReleaseMemObject(s->snap[k]);
   rcl__free(s->log);
@@ -1076,7 +1121,8 @@ static int dev_setup(rcl_md *md) {
   s->profiling = queue_profiles(s); /* the creation's launches; dev_step stops it unless reported */
   s->report = md->opts.kernel_times && s->profiling;
   s->es = rcl_dtype_size(md->dtype);
-  s->stride = ceil_div(md->n, 64) * 64;
+  const size_t *room = md->be_arg; /* a local simulation's headroom (md_internal.h) */
+  s->stride = ceil_div(room && *room > md->n ? *room : md->n, 64) * 64;
   s->budget = rcl__loop_budget(ctx);
   s->lists = md->path != RCL_MD_PATH_ALLPAIRS;
   const char *env = getenv("REPROCL_MD_SYNC"); /* steps between status reads (a diagnostic; 1: every step) */
@@ -1259,6 +1305,48 @@ static int dev_init(rcl_md *md, const rcl_md_system *sys) {
   rc = dev_upload(md, s, sys);
   if (!rc) rc = dev_set_coef(md);
   s->need_build = s->lists;
+  return rc;
+}
+
+/* Whether the buffers and the launch plan of s take n atoms unchanged: within the stride, and the plan of n
+ * atoms (dev_setup's and dev_local_sizes' limits, dev_plan_rest's groups and cells, on a copy of s) equal to
+ * the current one. */
+static int plan_fits(rcl_md *md, const dev_state *s, size_t n) {
+  if (n > s->stride || (md->path == RCL_MD_PATH_ALLPAIRS && n > ALLPAIRS_MAX_ATOMS)) return 0;
+  dev_state *t = rcl__malloc(sizeof *t);
+  if (!t) return 0;
+  size_t n0 = md->n;
+  memcpy(t, s, sizeof *t);
+  md->n = n;
+  int rc = dev_local_sizes(md, t);
+  if (!rc) rc = dev_plan_rest(md, t);
+  md->n = n0;
+  int fits = !rc && t->W == s->W && t->WB == s->WB && t->WS == s->WS && t->WT == s->WT &&
+             t->thermo_groups == s->thermo_groups &&
+             (!s->lists || (t->ncells == s->ncells && memcmp(t->nc, s->nc, sizeof t->nc) == 0));
+  rcl__free(t);
+  return fits;
+}
+
+int rcl__md_dev_reload(rcl_md *md, const rcl_md_system *sys, size_t step) {
+  dev_state *s = md->bs;
+  if (sys->ntypes != md->nt || !plan_fits(md, s, sys->natoms)) return 1;
+  account_all(s); /* the launches of the simulation so far (rcl_md_get_stats read their times) */
+  md->n = sys->natoms;
+  md->step = step;
+  md->steps_taken = md->builds = 0;
+  md->have_ev = 0;
+  s->seconds[CAT_FORCE] = s->seconds[CAT_BUILD] = s->seconds[CAT_INTEGRATE] = 0;
+  s->pairs = 0;
+  memset(s->st, 0, sizeof s->st);
+  s->nlog = s->snap_step = 0;
+  s->snap_kick = s->snap_build = s->pending_kick = 0;
+  s->builds_seen = 0;
+  s->args_ok = 0; /* n is an argument of every kernel */
+  s->need_build = s->lists;
+  int rc = dev_upload(md, s, sys);
+  if (!rc) rc = dev_forces(md, 1); /* as rcl__md_build_be's */
+  md->have_ev = !rc;
   return rc;
 }
 

@@ -6,6 +6,7 @@
  * atoms' sums and state), and the exact halving of the full-list energy and virial sums. Why the bits are one
  * device's: split_md.c's header comment. */
 #include <math.h>
+#include <stdlib.h>
 
 #include "md/md_internal.h"
 
@@ -145,15 +146,24 @@ int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send,
   size_t es = rcl_dtype_size(md->dtype), ng = p->sys.natoms - p->nown;
   int rc = rcl__md_dom_part_stats(p, &p->past);
   if (rc) return rc;
-  rcl_md_free(p->md);
-  p->md = NULL;
   p->nsend = nsend;
   if (rcl__grow(&p->sent, &p->cap_sent, (nsend ? nsend : 1) * 4 * es) ||
       rcl__grow(&p->ghost, &p->cap_ghost, (ng ? ng : 1) * 4 * es))
     return RCL_ERR_OUT_OF_MEMORY;
-  if (!p->nown) return 0;
-  rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, NULL, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj, p->o,
-                        NULL);
+  const char *env = getenv("REPROCL_MD_RELOAD"); /* 0: a new local simulation every time (a diagnostic) */
+  rc = p->md && p->nown && !(env && !strcmp(env, "0")) ? rcl__md_dev_reload(p->md, &p->sys, md->step) : 1;
+  if (rc <= 0) {
+    p->reloads += !rc;
+  } else {
+    p->refusals += p->md && p->nown;
+    rcl_md_free(p->md);
+    p->md = NULL;
+    if (!p->nown) return 0;
+    size_t room = p->sys.natoms + p->sys.natoms / 8; /* the headroom of later reloads */
+    rc = rcl__md_build_be(&p->md, &rcl__md_device_backend, &room, md->step, p->ctx, NULL, md->dtype, &p->sys, &p->lj,
+                          p->o, NULL);
+    p->creations += !rc;
+  }
   if (!rc) rc = rcl__md_dom_part_coef(p, md);
   if (!rc) rc = rcl__md_dev_link(p->md, send, nsend, p->nown);
   return rc;
@@ -209,16 +219,13 @@ int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
 }
 
 int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq) {
+  (void)md;
   if (!p->md) return 0;
-  size_t n3 = 3 * p->sys.natoms, es = rcl_dtype_size(md->dtype), b = n3 * (es > 8 ? es : 8);
-  /* the scratch: the local atoms' positions, velocities (or forces); the owned atoms come first */
-  int rc = rcl__grow(&p->scratch, &p->cap_scratch, 2 * (b ? b : 1));
-  unsigned char *tp = p->scratch, *tv = tp + b;
-  if (!rc && (pos || vel)) rc = rcl_md_get_state(p->md, pos ? tp : NULL, vel ? tv : NULL);
-  if (!rc && pos) memcpy(pos, tp, 3 * p->nown * es);
-  if (!rc && vel) memcpy(vel, tv, 3 * p->nown * es);
-  if (!rc && fq) rc = rcl_md_get_forces(p->md, NULL, (int64_t *)(void *)tp);
-  if (!rc && fq) memcpy(fq, tp, 3 * p->nown * sizeof *fq);
+  /* the scratch: the local atoms' forces; the owned atoms come first */
+  int rc = fq ? rcl__grow(&p->scratch, &p->cap_scratch, 3 * p->sys.natoms * sizeof *fq + 1) : 0;
+  if (!rc && (pos || vel)) rc = rcl__md_dev_owned_state(p->md, pos, vel);
+  if (!rc && fq) rc = rcl_md_get_forces(p->md, NULL, p->scratch);
+  if (!rc && fq) memcpy(fq, p->scratch, 3 * p->nown * sizeof *fq);
   return rc;
 }
 

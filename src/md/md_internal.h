@@ -183,10 +183,20 @@ RCL_SIBLING int rcl__md_build_be(rcl_md **out, const md_backend *be, void *be_ar
 
 /* Device backend, the local simulation of a decomposed one (md_domain.c; contracts §10.4): its atoms are
  * the slab's owned ones (system index < nown), then ghosts; it never rebuilds its lists on its own (a rebuild
- * request is a new decomposition: a new local simulation). rcl__md_dev_link, once after the creation: the
+ * request is a new decomposition: a new local simulation, or the old one reloaded). Its creation's be_arg
+ * (rcl__md_build_be; read by the backend's init only): NULL, or a const size_t of atoms the per-atom buffers
+ * take at least (the headroom of rcl__md_dev_reload). rcl__md_dev_link, after the creation and each reload: the
  * internal indices of the atoms whose positions other devices need (send: nsend local indices, repeats
  * allowed) and of the ghosts, kept on the device. */
 RCL_INTERNAL int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, size_t nown);
+/* A local simulation reloaded in place with the atoms of sys (the box, types and coefficients md's) at step: as
+ * if freed and created anew (rcl__md_build_be at step: the same bits) — the step, status, counters, kernel
+ * times, pending window and kick reset, sys uploaded, the first forces, energy and virial computed — but with
+ * md's buffers, kernels and neighbour-list slots kept. 1 (nothing changed) where they do not fit: more atoms
+ * than the buffers' stride, or a launch plan that depends on the atom count (local sizes, thermo groups,
+ * the cell grid's dilute rule) differs; 0, or an error (md then only fit to be freed). rcl__md_dev_link
+ * follows, as after a creation. */
+RCL_INTERNAL int rcl__md_dev_reload(rcl_md *md, const rcl_md_system *sys, size_t step);
 /* The first half of a step (the deferred half kick, half kick, drift and the displacement test) on every
  * local atom, then the positions of the atoms sent (4 reals of the dtype each, the w the type tag) into
  * sent; *far: some local atom moved more than skin/2 since the creation (the status checked: errors name
@@ -197,6 +207,9 @@ RCL_INTERNAL int rcl__md_dev_half1(rcl_md *md, void *sent, int *far);
  * with forces the forces (and with ev the energy and virial); the second half kick (complete = 0: deferred
  * into the next half1). Errors surface at the next status read. */
 RCL_INTERNAL int rcl__md_dev_half2(rcl_md *md, const void *ghosts, int forces, int ev, int complete);
+/* The owned atoms' positions and velocities (each may be NULL; 3 reals of the dtype per atom, in system order)
+ * gathered on the device by the indices of rcl__md_dev_link: only they cross to the host (the status checked). */
+RCL_INTERNAL int rcl__md_dev_owned_state(rcl_md *md, void *pos, void *vel);
 /* The exact thermo sums (energy, virial from the last force computation with energy; m v^2) of the atoms
  * of system index < nown. */
 RCL_INTERNAL int rcl__md_dev_owned_sums(rcl_md *md, size_t nown, md_sum out[3]);
@@ -251,7 +264,8 @@ typedef struct {
   rcl_md *md;         /* the local simulation; NULL without owned atoms */
   void *sent, *ghost; /* nsend and sys.natoms - nown positions as the kernels hold them (4 reals of the dtype) */
   rcl_md_stats past;  /* the kernel times of the local simulations before md */
-  /* the host buffers above and a scratch for the state's reads, kept and grown between decompositions (bytes) */
+  size_t reloads, refusals, creations; /* local simulations reloaded in place, reloads refused, created anew */
+  /* the host buffers above and a scratch for the forces' reads, kept and grown between decompositions (bytes) */
   size_t cap_pos, cap_vel, cap_type, cap_sent, cap_ghost, cap_scratch;
   void *scratch;
 } md_dom_part;
@@ -259,8 +273,9 @@ typedef struct {
  * zeroed), nown of them owned; the buffers of the previous decomposition reused where they fit. */
 RCL_SIBLING int rcl__md_dom_part_alloc(md_dom_part *p, const rcl_md *md, size_t nown, size_t nloc);
 /* A new local simulation of p->sys at md's step (none without owned atoms) and the exchange buffers: send the
- * local indices (< nown) of the atoms whose positions go out each step, in the order sent. Its creation
- * computes the forces, energy and virial. */
+ * local indices (< nown) of the atoms whose positions go out each step, in the order sent. The current one
+ * is reloaded in place where it fits (rcl__md_dev_reload; REPROCL_MD_RELOAD=0 turns that off, a diagnostic),
+ * else freed and created anew with room for n + n/8 atoms; either computes the forces, energy and virial. */
 RCL_SIBLING int rcl__md_dom_part_build(md_dom_part *p, const rcl_md *md, const size_t *send, size_t nsend);
 /* md's half-kick factors into the local simulation (after md's time step changed). */
 RCL_SIBLING int rcl__md_dom_part_coef(md_dom_part *p, const rcl_md *md);
