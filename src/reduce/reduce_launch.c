@@ -24,6 +24,9 @@ static size_t xacc_chunks(rcl_dtype dt, int dot) { return dt == RCL_F64 ? (dot ?
 
 /* Limbs of a work-item's window in the group's tree: the digit window's chunks + 1; the fast window's
  * NF = chunks limbs spread over NF + 2 digits. */
+/* The fast window's highest base bit FMAX (cl/reduce.cl, XSUM_FMAX and XDOT_FMAX). */
+static size_t xacc_fast_fmax(rcl_dtype dt, int dot) { return dt == RCL_F64 ? (dot ? 3967 : 1983) : (dot ? 447 : 222); }
+
 static size_t xacc_tree_limbs(rcl_dtype dt, int dot, int fast) { return xacc_chunks(dt, dot) + (fast ? 2 : 1); }
 
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
@@ -169,10 +172,22 @@ static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rc
 static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
                       const rcl_red_cfg *cfg) {
   int dot = op != RCL_OP_SUM;
-  pl->fast = cfg->accum == RCL_RED_ACCUM_FAST;
-  const char *k1name = fused_kernel_name(op, RCL_REDUCE_EXACT, pl->fast);
   size_t D = xacc_digits(dt, dot), kmax, W;
   size_t chunks = xacc_chunks(dt, dot);
+  /* Loop iterations of a work-item on drivers with a loop limit, counted as if the compiler unrolled none
+   * of the limb loops: per term the term loop and 3 limb loops of chunks + 1 iterations (the fast window:
+   * one more of chunks); fixed, the group's tree and flushes, and for the fast window its moves (at most
+   * FMAX / 16 + 2 folds of 2 chunks pieces, each through the digit window's loops). Where the moves alone
+   * would take half the budget (f64 dot products), the fast window is not used: the digit window gives the
+   * same bits. */
+  size_t budget = rcl__loop_budget(ctx), per_term = 1 + 3 * (chunks + 1), fixed = D * 4 + 64;
+  size_t fast_fixed = (xacc_fast_fmax(dt, dot) / 16 + 2) * 2 * chunks * (4 * chunks + 2) + 4 * (chunks + 2);
+  pl->fast = cfg->accum == RCL_RED_ACCUM_FAST && (budget == SIZE_MAX || fast_fixed < budget / 2);
+  if (pl->fast) {
+    per_term += chunks + 1;
+    fixed += fast_fixed;
+  }
+  const char *k1name = fused_kernel_name(op, RCL_REDUCE_EXACT, pl->fast);
   int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
   if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1.kernel, ctx, k1name);
   /* Each work-item keeps its window's limbs in local memory for the group's tree. */
@@ -185,11 +200,9 @@ static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_
   if (cfg->groups_strict && groups < min_groups)
     return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too few for %zu terms: each group takes at most 2^29",
                      groups, n);
-  /* On drivers with a loop limit, also bound the terms per work-item: counted as if the compiler
-   * unrolled none of the per-term loops (1 + 3 limb loops of chunks + 1 iterations). */
-  size_t budget = rcl__loop_budget(ctx), per_term = 1 + 3 * (chunks + 1);
+  /* On drivers with a loop limit, also bound the terms per work-item (iterations counted above). */
   if (budget != SIZE_MAX) {
-    size_t fixed = D * 4 + 64, lg = budget > fixed ? (budget - fixed) / per_term : 1;
+    size_t lg = budget > fixed ? (budget - fixed) / per_term : 1;
     size_t need = ceil_div(n, W * lg);
     if (cfg->groups_strict && groups < need)
       return rcl__fail(RCL_ERR_INVALID_ARG,
