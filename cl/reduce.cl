@@ -183,6 +183,34 @@ RCL_FN int rcl_xw_f32_prod(uint a, uint b, long *e, uint *fl) {
   return m ? pos >> 5 : -1;
 }
 
+/* The fast window's terms (RCL_EXACT_FAST below): the term times 2^-B, B the window's base bit, as NF
+ * chunks in f (32-bit ones, the top one signed), valid when the returned d = pos - B is in [0, 31]; a zero
+ * term returns 0 (its chunks are zero). Only NOT_NEGZERO is flagged here: an infinity or NaN never fits
+ * (sums: its pos is above every base's reach; products: d = XF_FAR), and the digit window's term
+ * function flags it. Branch-free: no rare path in the unrolled loop. */
+#define XF_FAR (1 << 24)
+RCL_FN int rcl_xf_f32(uint u, int B, long *f, uint *fl) {
+  uint ex = (u >> 23) & 0xffu;
+  int m = (int)((u & 0x7fffffu) | (ex ? 0x800000u : 0u));
+  *fl |= u != 0x80000000u ? RCL_XF_NOT_NEGZERO : 0u;
+  int d = (u << 1) ? (int)(ex ? ex : 1u) - 1 - B : 0;
+  long v = (long)((ulong)(long)((u >> 31) ? -m : m) << ((uint)d & 31u)); /* |v| < 2^55 */
+  f[0] = v & XM32;
+  f[1] = v >> 32;
+  return d;
+}
+
+RCL_FN int rcl_xf_f32_prod(uint a, uint b, int B, long *f, uint *fl) {
+  uint ea = (a >> 23) & 0xffu, eb = (b >> 23) & 0xffu;
+  ulong m = (ulong)((a & 0x7fffffu) | (ea ? 0x800000u : 0u)) * (ulong)((b & 0x7fffffu) | (eb ? 0x800000u : 0u));
+  uint neg = (a ^ b) >> 31;
+  *fl |= (m == 0u && neg) ? 0u : RCL_XF_NOT_NEGZERO;
+  int d = m ? (int)(ea ? ea : 1u) + (int)(eb ? eb : 1u) - 2 - B : 0;
+  d = (ea == 0xffu || eb == 0xffu) ? XF_FAR : d;
+  rcl_xw_split3(neg ? -(long)m : (long)m, (uint)d & 31u, f);
+  return d;
+}
+
 #if defined(RCL_DTYPE_F64)
 RCL_FN int rcl_xw_f64(ulong u, long *e, uint *fl) {
   uint ex = (uint)(u >> 52) & 0x7ffu;
@@ -197,6 +225,17 @@ RCL_FN int rcl_xw_f64(ulong u, long *e, uint *fl) {
   int pos = (int)(ex ? ex : 1u) - 1;
   rcl_xw_split3((u >> 63) ? -(long)m : (long)m, (uint)pos & 31u, e);
   return m ? pos >> 5 : -1;
+}
+
+/* A 128-bit two's complement value (hi, lo) (|value| < 2^127 after the shift) times 2^s, s < 32, as five
+ * chunks. */
+RCL_FN void rcl_xw_split5(ulong lo, ulong hi, uint s, long *e) {
+  ulong w0 = lo << s, w1 = (hi << s) | ((lo >> 32) >> (32u - s));
+  e[0] = (long)(w0 & (ulong)XM32);
+  e[1] = (long)(w0 >> 32);
+  e[2] = (long)(w1 & (ulong)XM32);
+  e[3] = (long)(w1 >> 32);
+  e[4] = ((long)hi >> 32) >> (32u - s);
 }
 
 RCL_FN int rcl_xw_f64_prod(ulong a, ulong b, long *e, uint *fl) {
@@ -218,14 +257,31 @@ RCL_FN int rcl_xw_f64_prod(ulong a, ulong b, long *e, uint *fl) {
     hi = ~hi + (lo == 0u);
   }
   int pos = (int)(ea ? ea : 1u) + (int)(eb ? eb : 1u) - 2;
-  uint s = (uint)pos & 31u;
-  ulong w0 = lo << s, w1 = (hi << s) | ((lo >> 32) >> (32u - s));
-  e[0] = (long)(w0 & (ulong)XM32);
-  e[1] = (long)(w0 >> 32);
-  e[2] = (long)(w1 & (ulong)XM32);
-  e[3] = (long)(w1 >> 32);
-  e[4] = ((long)hi >> 32) >> (32u - s);
+  rcl_xw_split5(lo, hi, (uint)pos & 31u, e);
   return zero ? -1 : pos >> 5;
+}
+
+RCL_FN int rcl_xf_f64(ulong u, int B, long *f, uint *fl) {
+  uint ex = (uint)(u >> 52) & 0x7ffu;
+  long m = (long)((u & 0xfffffffffffffUL) | (ex ? 0x10000000000000UL : 0u));
+  *fl |= u != 0x8000000000000000UL ? RCL_XF_NOT_NEGZERO : 0u;
+  int d = (u << 1) ? (int)(ex ? ex : 1u) - 1 - B : 0;
+  rcl_xw_split3((u >> 63) ? -m : m, (uint)d & 31u, f);
+  return d;
+}
+
+RCL_FN int rcl_xf_f64_prod(ulong a, ulong b, int B, long *f, uint *fl) {
+  uint ea = (uint)(a >> 52) & 0x7ffu, eb = (uint)(b >> 52) & 0x7ffu;
+  ulong ma = (a & 0xfffffffffffffUL) | (ea ? 0x10000000000000UL : 0u);
+  ulong mb = (b & 0xfffffffffffffUL) | (eb ? 0x10000000000000UL : 0u);
+  ulong lo = ma * mb, hi = mul_hi(ma, mb);
+  uint neg = (uint)((a ^ b) >> 63), zero = (lo | hi) == 0u;
+  *fl |= (zero && neg) ? 0u : RCL_XF_NOT_NEGZERO;
+  ulong nlo = 0u - lo, nhi = ~hi + (nlo == 0u);
+  int d = zero ? 0 : (int)(ea ? ea : 1u) + (int)(eb ? eb : 1u) - 2 - B;
+  d = (ea == 0x7ffu || eb == 0x7ffu) ? XF_FAR : d;
+  rcl_xw_split5(neg ? nlo : lo, neg ? nhi : hi, (uint)d & 31u, f);
+  return d;
 }
 
 #define XSUM_DIGITS RCL_XACC_F64_SUM_DIGITS
@@ -236,6 +292,12 @@ RCL_FN int rcl_xw_f64_prod(ulong a, ulong b, long *e, uint *fl) {
 #define XDOT_C 5
 #define XW_SUM(a, b, e, fl) rcl_xw_f64(as_ulong(a), e, fl)
 #define XW_DOT(a, b, e, fl) rcl_xw_f64_prod(as_ulong(a), as_ulong(b), e, fl)
+#define XF_SUM(a, b, B, f, fl) rcl_xf_f64(as_ulong(a), B, f, fl)
+#define XF_DOT(a, b, B, f, fl) rcl_xf_f64_prod(as_ulong(a), as_ulong(b), B, f, fl)
+#define XSUM_NF 3
+#define XSUM_FMAX 1983 /* min(2045 - 31, 32 (67 - 3 - 3) + 31) */
+#define XDOT_NF 5
+#define XDOT_FMAX 3967 /* min(4090 - 31, 32 (133 - 5 - 5) + 31) */
 #define XIS_F64 1
 #else
 #define XSUM_DIGITS RCL_XACC_F32_SUM_DIGITS
@@ -246,6 +308,12 @@ RCL_FN int rcl_xw_f64_prod(ulong a, ulong b, long *e, uint *fl) {
 #define XDOT_C 3
 #define XW_SUM(a, b, e, fl) rcl_xw_f32(as_uint(a), e, fl)
 #define XW_DOT(a, b, e, fl) rcl_xw_f32_prod(as_uint(a), as_uint(b), e, fl)
+#define XF_SUM(a, b, B, f, fl) rcl_xf_f32(as_uint(a), B, f, fl)
+#define XF_DOT(a, b, B, f, fl) rcl_xf_f32_prod(as_uint(a), as_uint(b), B, f, fl)
+#define XSUM_NF 2
+#define XSUM_FMAX 222 /* min(253 - 31, 32 (10 - 2 - 2) + 31) */
+#define XDOT_NF 3
+#define XDOT_FMAX 447 /* min(506 - 31, 32 (19 - 3 - 3) + 31) */
 #define XIS_F64 0
 #endif
 
@@ -310,6 +378,7 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
 #define XDOT_XW_DOT 1
 #define XDOT_XW_SQ 0 /* nrm2: the squares of x, each element loaded once */
 #define XW_SQ(a, b, e, fl) XW_DOT(a, a, e, fl)
+#define XF_SQ(a, b, B, f, fl) XF_DOT(a, a, B, f, fl)
 
 /* Exact mode in one launch. Every work-item adds its grid-stride terms into a window of C + 1 signed
  * 64-bit limbs in registers (digits wb .. wb + C) that takes a term at digit wb or wb + 1: a term is
@@ -320,13 +389,16 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
  * clears it and rounds once. All sums are of integers: the result does not depend on any order.
  * Headroom: a limb takes < 2^32 per term; the host keeps each group below 2^29 terms. Every loop over
  * the limbs is unrolled, so the window stays in registers (one loop indexed at run time would put it in
- * memory: 2-3x slower). */
-#define RCL_EXACT_FUSED(NAME, TERM, C, D, BASE)                                                        \
+ * memory: 2-3x slower).
+ * The kernels are written as parts: RCL_XK_HEAD (arguments and set-up), RCL_XK_LOOP (the terms: STEP(v,
+ * w, hit) adds the term of the loaded values v, w and sets hit, or leaves it for SLOW(v, w), which takes
+ * it reloaded: XU loads in flight before any term is added) and RCL_XK_END (the group's limbs R[0..KK) at
+ * digit WB, the superaccumulator, rounding). */
+#define RCL_XK_HEAD(NAME)                                                                              \
   __kernel void NAME(__global const real_t *x, ulong xoff, __global const real_t *y, ulong yoff, ulong n,   \
                      __global volatile uint *ctl, __global real_t *out, ulong out_off, uint finalize,   \
                      __local long *lacc, __local long *lfin, __local volatile int *misc) {             \
     const uint W = (uint)get_local_size(0), lid = (uint)get_local_id(0);                                \
-    const int K = (C) + 1;                                                                             \
     x += xoff;                                                                                         \
     y += yoff;                                                                                         \
     if (lid == 0) {                                                                                    \
@@ -334,78 +406,167 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
       misc[1] = 0;                                                                                     \
     }                                                                                                  \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-    long r[(C) + 1], e[(C)];                                                                           \
-    _Pragma("unroll") for (int k = 0; k < K; k++) r[k] = 0;                                            \
-    int wb = -2; /* no window yet: every term's offset q - wb >= 2 misses */                          \
     uint fl = 0;                                                                                       \
     const ulong gs = get_global_size(0);                                                               \
-    ulong i = get_global_id(0);                                                                        \
-    for (; i + (XU - 1u) * gs < n; i += XU * gs) { /* XU loads in flight before any term is added */  \
-      real_t xv[XU], yv[XU];                                                                           \
-      uint miss = 0, hit;                                                                              \
-      _Pragma("unroll") for (uint u = 0; u < XU; u++) {                                                \
-        xv[u] = x[i + u * gs];                                                                         \
-        yv[u] = (XDOT_##TERM) ? y[i + u * gs] : xv[u];                                                 \
-      }                                                                                                \
-      _Pragma("unroll") for (uint u = 0; u < XU; u++) {                                                \
-        RCL_XW_FAST(TERM(xv[u], yv[u], e, &fl), C, hit);                                               \
-        miss |= hit ? 0u : 1u << u;                                                                    \
-      }                                                                                                \
-      while (miss != 0u) { /* rare: the terms outside the window, loaded again, one code path */        \
-        const ulong j = i + (ulong)popcount((miss & (0u - miss)) - 1u) * gs;                           \
-        miss &= miss - 1u;                                                                             \
-        RCL_XW_SLOW(TERM(x[j], (XDOT_##TERM) ? y[j] : x[j], e, &fl), C, D);                            \
-      }                                                                                                \
+    ulong i = get_global_id(0);
+#define RCL_XK_LOOP(DOT, STEP, SLOW, ...)                                                                 \
+  for (; i + (XU - 1u) * gs < n; i += XU * gs) {                                                       \
+    real_t xv[XU], yv[XU];                                                                             \
+    uint miss = 0, hit;                                                                                \
+    _Pragma("unroll") for (uint u = 0; u < XU; u++) {                                                  \
+      xv[u] = x[i + u * gs];                                                                           \
+      yv[u] = (DOT) ? y[i + u * gs] : xv[u];                                                           \
     }                                                                                                  \
-    for (; i < n; i += gs) {                                                                           \
-      uint hit;                                                                                        \
-      RCL_XW_FAST(TERM(x[i], (XDOT_##TERM) ? y[i] : x[i], e, &fl), C, hit);                            \
-      if (!hit) RCL_XW_SLOW(TERM(x[i], (XDOT_##TERM) ? y[i] : x[i], e, &fl), C, D);                   \
+    _Pragma("unroll") for (uint u = 0; u < XU; u++) {                                                  \
+      STEP(xv[u], yv[u], hit, __VA_ARGS__);                                                               \
+      miss |= hit ? 0u : 1u << u;                                                                      \
     }                                                                                                  \
-    if (wb >= 0) atomic_max(&misc[0], wb);                                                             \
-    atomic_or(&misc[1], (int)fl);                                                                      \
+    while (miss != 0u) { /* rare: the terms outside the window, loaded again, one code path */          \
+      const ulong j = i + (ulong)popcount((miss & (0u - miss)) - 1u) * gs;                             \
+      miss &= miss - 1u;                                                                               \
+      SLOW(x[j], (DOT) ? y[j] : x[j], __VA_ARGS__);                                                               \
+    }                                                                                                  \
+  }                                                                                                    \
+  for (; i < n; i += gs) {                                                                             \
+    uint hit;                                                                                          \
+    STEP(x[i], (DOT) ? y[i] : x[i], hit, __VA_ARGS__);                                                           \
+    if (!hit) SLOW(x[i], (DOT) ? y[i] : x[i], __VA_ARGS__);                                                       \
+  }
+#define RCL_XK_END(R, KK, WB, FLUSH, D, BASE)                                                          \
+  if ((WB) >= 0) atomic_max(&misc[0], (WB));                                                           \
+  atomic_or(&misc[1], (int)fl);                                                                        \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                        \
+  const int B = misc[0];                                                                               \
+  if ((WB) != B) FLUSH; /* a window below the group's: its own atomics */                              \
+  _Pragma("unroll") for (int k = 0; k < (KK); k++) lacc[(uint)k * W + lid] = R[k];                     \
+  for (uint stride = W / 2u; stride > 0u; stride >>= 1) {                                              \
     barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-    const int B = misc[0];                                                                             \
-    if (wb != B) RCL_XW_FLUSH(C, D); /* a window below the group's: its own atomics */                 \
-    _Pragma("unroll") for (int k = 0; k < K; k++) lacc[(uint)k * W + lid] = r[k];                      \
-    for (uint stride = W / 2u; stride > 0u; stride >>= 1) {                                            \
-      barrier(CLK_LOCAL_MEM_FENCE);                                                                    \
-      if (lid < stride)                                                                                \
-        _Pragma("unroll") for (int k = 0; k < K; k++)                                                  \
-          lacc[(uint)k * W + lid] += lacc[(uint)k * W + lid + stride];                                 \
+    if (lid < stride)                                                                                  \
+      _Pragma("unroll") for (int k = 0; k < (KK); k++) lacc[(uint)k * W + lid] += lacc[(uint)k * W + lid + stride]; \
+  }                                                                                                    \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                        \
+  if (lid == 0) {                                                                                      \
+    if (B >= 0)                                                                                        \
+      _Pragma("unroll") for (int k = 0; k < (KK); k++)                                                 \
+        if (lacc[k * W] != 0) rcl_xacc_add(ctl, (D), (uint)(B + k), lacc[(uint)k * W]);                \
+    if (misc[1] != 0) atomic_or(&ctl[RED_CTL_FLAGS], (uint)misc[1]);                                   \
+  }                                                                                                    \
+  if (!rcl_red_arrive(ctl, (__local volatile uint *)&misc[2])) return;                                 \
+  for (uint k = lid; k < (D); k += W)                                                                  \
+    lfin[k] = (long)atomic_xchg(&ctl[RED_CTL_DIGITS + k], 0u) - (long)atomic_xchg(&ctl[RED_CTL_DIGITS + (D) + k], 0u); \
+  barrier(CLK_LOCAL_MEM_FENCE);                                                                        \
+  if (lid == 0) {                                                                                      \
+    rcl_i64 s[(D)];                                                                                    \
+    for (uint k = 0; k < (D); k++) s[k] = lfin[k];                                                     \
+    uint f = atomic_xchg(&ctl[RED_CTL_FLAGS], 0u);                                                     \
+    if (finalize == 3u) { /* parts out: the digits and flags, for a partial reduction */                \
+      __global long *o = (__global long *)out;                                                         \
+      for (uint k = 0; k < (D); k++) o[k] = s[k];                                                      \
+      o[(D)] = (long)f;                                                                                \
+    } else {                                                                                           \
+      real_t r = R_FROM_BITS((real_bits_t)rcl_xacc_result_bits(s, (D), (BASE), f, XIS_F64));           \
+      if (finalize == 2u) r = R_SQRT(r);                                                               \
+      out[out_off] = R_CANON(r);                                                                       \
     }                                                                                                  \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-    if (lid == 0) {                                                                                    \
-      if (B >= 0)                                                                                      \
-        _Pragma("unroll") for (int k = 0; k < K; k++)                                                  \
-          if (lacc[k * W] != 0) rcl_xacc_add(ctl, (D), (uint)(B + k), lacc[(uint)k * W]);              \
-      if (misc[1] != 0) atomic_or(&ctl[RED_CTL_FLAGS], (uint)misc[1]);                                 \
-    }                                                                                                  \
-    if (!rcl_red_arrive(ctl, (__local volatile uint *)&misc[2])) return;                               \
-    for (uint k = lid; k < (D); k += W)                                                                \
-      lfin[k] = (long)atomic_xchg(&ctl[RED_CTL_DIGITS + k], 0u) -                                     \
-                (long)atomic_xchg(&ctl[RED_CTL_DIGITS + (D) + k], 0u);                                 \
-    barrier(CLK_LOCAL_MEM_FENCE);                                                                      \
-    if (lid == 0) {                                                                                    \
-      rcl_i64 s[(D)];                                                                                  \
-      for (uint k = 0; k < (D); k++) s[k] = lfin[k];                                                   \
-      uint f = atomic_xchg(&ctl[RED_CTL_FLAGS], 0u);                                                   \
-      if (finalize == 3u) { /* parts out: the digits and flags, for a partial reduction */              \
-        __global long *o = (__global long *)out;                                                       \
-        for (uint k = 0; k < (D); k++) o[k] = s[k];                                                    \
-        o[(D)] = (long)f;                                                                              \
-      } else {                                                                                         \
-        real_t r = R_FROM_BITS((real_bits_t)rcl_xacc_result_bits(s, (D), (BASE), f, XIS_F64));         \
-        if (finalize == 2u) r = R_SQRT(r);                                                             \
-        out[out_off] = R_CANON(r);                                                                     \
-      }                                                                                                \
-      atomic_xchg(&ctl[RED_CTL_TICKET], 0u);                                                           \
-    }                                                                                                  \
+    atomic_xchg(&ctl[RED_CTL_TICKET], 0u);                                                             \
+  }
+
+/* The window kernels: every term goes to the window of digits (RCL_XW_*). */
+#define RCL_XW_STEP(A, B_, HIT, TERM, C, D) RCL_XW_FAST(TERM(A, B_, e, &fl), C, HIT)
+#define RCL_XW_SLOWT(A, B_, TERM, C, D) RCL_XW_SLOW(TERM(A, B_, e, &fl), C, D)
+#define RCL_EXACT_FUSED(NAME, TERM, C, D, BASE)                                                        \
+  RCL_XK_HEAD(NAME)                                                                                    \
+  long r[(C) + 1], e[(C)];                                                                             \
+  _Pragma("unroll") for (int k = 0; k <= (C); k++) r[k] = 0;                                           \
+  int wb = -2; /* no window yet: every term's offset q - wb >= 2 misses */                            \
+  RCL_XK_LOOP(XDOT_##TERM, RCL_XW_STEP, RCL_XW_SLOWT, TERM, C, D)                                               \
+  RCL_XK_END(r, (C) + 1, wb, RCL_XW_FLUSH(C, D), D, BASE)                                              \
   }
 
 RCL_EXACT_FUSED(rcl_exact_sum, XW_SUM, XSUM_C, XSUM_DIGITS, XSUM_BASE)
 RCL_EXACT_FUSED(rcl_exact_dot, XW_DOT, XDOT_C, XDOT_DIGITS, XDOT_BASE)
 RCL_EXACT_FUSED(rcl_exact_nrm2, XW_SQ, XDOT_C, XDOT_DIGITS, XDOT_BASE)
+
+/* The fast-window kernels (tuning value accum=fast; the same bits): a term whose bit position pos is in
+ * fb .. fb + 31 is added to NF signed 64-bit limbs fw (weights 2^(fb + 32 j)) by NF plain adds: no digit
+ * offset, no selected adds, a branch-free decode. fb is set by the first term that does not fit, to
+ * pos - XF_LOW (clamped to [0, FMAX]): terms from 2^-16 to 2^15 times it fit. A term above moves the window
+ * up (its limbs folded into the digit window first: fb only grows, at most FMAX / 16 moves); one below, or
+ * out of reach (above FMAX + 31, an infinity, a NaN), goes to the digit window of the kernels above (r, wb),
+ * which takes it as they do. At the end fw becomes NF + 2 limbs g of digits fb / 32 .. fb / 32 + NF + 1,
+ * the group's tree adds those, and the digit window (rarely used) adds its own limbs by atomics.
+ * Headroom: a chunk is < 2^32 (the top one signed, smaller), so a limb after 2^29 terms is < 2^61; the
+ * folds add pieces of two chunks each; g's limbs are < 2^35. FMAX keeps fb / 32 + NF <= D - C (a fold
+ * piece fits the digit window) and FMAX + 31 below an infinity's pos for sums. */
+#define XF_LOW 16
+#define RCL_XF_PUT(NF) _Pragma("unroll") for (int k = 0; k < (NF); k++) fw[k] += f[k]
+/* fw into the digit window: each limb as two pieces, (L mod 2^32) 2^s at digit fb/32 + j and
+ * floor(L / 2^32) 2^s one digit up (s = fb mod 32), the fw limb picked by selects (fw stays in registers). */
+#define RCL_XF_FOLD(NF, C, D)                                                                          \
+  do {                                                                                                 \
+    if (fb >= 0)                                                                                       \
+      for (int t = 0; t < 2 * (NF); t++) {                                                             \
+        long L = 0;                                                                                    \
+        _Pragma("unroll") for (int k = 0; k < (NF); k++) L = k == t / 2 ? fw[k] : L;                   \
+        const long p_ = (long)((t & 1 ? (ulong)(L >> 32) : (ulong)L & (ulong)XM32) << (fb & 31));      \
+        if (p_ == 0) continue;                                                                         \
+        e[0] = p_ & XM32;                                                                              \
+        e[1] = p_ >> 32;                                                                               \
+        _Pragma("unroll") for (int k = 2; k < (C); k++) e[k] = 0;                                      \
+        RCL_XW_SLOW((fb >> 5) + t / 2 + (t & 1), C, D);                                                \
+      }                                                                                                \
+    _Pragma("unroll") for (int k = 0; k < (NF); k++) fw[k] = 0;                                        \
+  } while (0)
+#define RCL_XF_STEP(A, B_, HIT, FTERM, TERM, NF, FMAX, C, D)                                                                      \
+  do {                                                                                                 \
+    HIT = (uint)FTERM(A, B_, fb, f, &fl) <= 31u;                                                       \
+    if (HIT) RCL_XF_PUT(NF);                                                                           \
+  } while (0)
+#define RCL_XF_SLOW(A, B_, FTERM, TERM, NF, FMAX, C, D)                                                                          \
+  do {                                                                                                 \
+    int d_ = FTERM(A, B_, fb, f, &fl);                                                                 \
+    if (d_ > 31 && d_ + fb <= (FMAX) + 31) { /* above the window (or none yet), within reach: move */  \
+      const int pos_ = d_ + fb;                                                                        \
+      RCL_XF_FOLD(NF, C, D);                                                                           \
+      fb = pos_ - XF_LOW < 0 ? 0 : pos_ - XF_LOW > (FMAX) ? (FMAX) : pos_ - XF_LOW;                    \
+      d_ = FTERM(A, B_, fb, f, &fl);                                                                   \
+    }                                                                                                  \
+    if ((uint)d_ <= 31u)                                                                               \
+      RCL_XF_PUT(NF);                                                                                  \
+    else                                                                                               \
+      RCL_XW_SLOW(TERM(A, B_, e, &fl), C, D);                                                          \
+  } while (0)
+#define RCL_EXACT_FAST(NAME, FTERM, TERM, NF, FMAX, C, D, BASE)                                        \
+  RCL_XK_HEAD(NAME)                                                                                    \
+  long r[(C) + 1], e[(C)], fw[(NF)], f[(NF)], g[(NF) + 2];                                             \
+  _Pragma("unroll") for (int k = 0; k <= (C); k++) r[k] = 0;                                           \
+  _Pragma("unroll") for (int k = 0; k < (NF); k++) fw[k] = 0;                                          \
+  int wb = -2, fb = -1000; /* no windows yet: every non-zero term misses both */                      \
+  RCL_XK_LOOP(XDOT_##TERM, RCL_XF_STEP, RCL_XF_SLOW, FTERM, TERM, NF, FMAX, C, D)                                                \
+  RCL_XW_FLUSH(C, D); /* the digit window's limbs (terms below fw, rare) */                            \
+  _Pragma("unroll") for (int k = 0; k < (NF) + 2; k++) g[k] = 0;                                       \
+  _Pragma("unroll") for (int k = 0; k < (NF); k++) {                                                   \
+    const long a_ = (long)(((ulong)fw[k] & (ulong)XM32) << (fb & 31)); /* < 2^63 */                    \
+    const long b_ = (long)((ulong)(fw[k] >> 32) << (fb & 31));         /* |.| < 2^60 */                \
+    g[k] += a_ & XM32;                                                                                 \
+    g[k + 1] += (a_ >> 32) + (b_ & XM32);                                                              \
+    g[k + 2] += b_ >> 32;                                                                              \
+  }                                                                                                    \
+  const int gb = fb >= 0 ? fb >> 5 : -1;                                                               \
+  RCL_XK_END(g, (NF) + 2, gb, RCL_XG_FLUSH(NF, D), D, BASE)                                            \
+  }
+#define RCL_XG_FLUSH(NF, D)                                                                            \
+  do {                                                                                                 \
+    if (gb >= 0)                                                                                       \
+      _Pragma("unroll") for (int k = 0; k < (NF) + 2; k++) if (g[k] != 0) {                            \
+        rcl_xacc_add(ctl, (D), (uint)(gb + k), g[k]);                                                  \
+        g[k] = 0;                                                                                      \
+      }                                                                                                \
+  } while (0)
+
+RCL_EXACT_FAST(rcl_exact_sum_fast, XF_SUM, XW_SUM, XSUM_NF, XSUM_FMAX, XSUM_C, XSUM_DIGITS, XSUM_BASE)
+RCL_EXACT_FAST(rcl_exact_dot_fast, XF_DOT, XW_DOT, XDOT_NF, XDOT_FMAX, XDOT_C, XDOT_DIGITS, XDOT_BASE)
+RCL_EXACT_FAST(rcl_exact_nrm2_fast, XF_SQ, XW_SQ, XDOT_NF, XDOT_FMAX, XDOT_C, XDOT_DIGITS, XDOT_BASE)
 
 /* ---- blas1: element-wise, one rounding per operation ------------------------------------------- */
 __kernel void rcl_axpy(__global real_t *y, ulong yoff, real_t alpha, __global const real_t *x, ulong xoff,

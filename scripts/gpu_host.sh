@@ -5,6 +5,7 @@
 #   source .device/setup.sh; bash scripts/gpu_host.sh build test reduce bench-reduce
 #   source .device/setup.sh; bash scripts/gpu_host.sh bench-all     (after build; docs/performance.md)
 #   source .device/setup.sh; bash scripts/gpu_host.sh bench-split   (after build: H100 + PoCL, PoCL/2)
+#   source .device/setup.sh; bash scripts/gpu_host.sh build exact-ab (issue 20: exact reductions, A/B)
 set -uo pipefail
 out=${OUT:-gpu-out}
 mkdir -p "$out"
@@ -333,6 +334,50 @@ run reduce --op sum --dtype f32 --mode ordered --n 67108864 --device nvidia
 run reduce --op dot --dtype f64 --mode ordered --n 67108864 --device nvidia
 EOF2
   cat "$out/ab-cli.txt"
+}
+step_exact-ab() {
+  # Issue 20: exact sum/dot/nrm2 (f32, f64, 2^20..2^28) on one device with the digit window (the old
+  # default, accum=window) beside each new candidate, forced through the platform defaults (REPROCL_TUNING=off
+  # and a platform directory: the shipped files plus one line for reduce.*.exact). The candidates alternate
+  # within each case, so drift hits all. Per case: time (median of 3 calls, each to clFinish), TB/s of the
+  # loads, the digest; every candidate's digest must equal the window's (else the step fails).
+  # EXACT_AB_CANDS: "label=params;..." (params name=value, comma-separated); EXACT_AB_DEVICE (nvidia),
+  # EXACT_AB_SIZES (20 22 24 26 28). About 2 minutes on the H100 (the host reference of each case included).
+  local dev=${EXACT_AB_DEVICE:-nvidia} sizes=${EXACT_AB_SIZES:-20 22 24 26 28} c label lg dt op
+  local cands=${EXACT_AB_CANDS:-window=accum=window;fast=accum=fast} plat=$out/exact-ab-platforms labels=()
+  rm -rf "$plat"
+  for c in ${cands//;/ }; do
+    label=${c%%=*}
+    labels+=("$label")
+    mkdir -p "$plat/$label" && cp platforms/*.conf "$plat/$label/"
+    printf 'reprocl-platform 1\nmatch *\n[all]\nreduce.*.exact %s\n' "${c#*=}" | tr ',' ' ' >"$plat/$label/zz-exact-ab.conf"
+  done
+  : >"$out/exact-ab.tsv"
+  for lg in $sizes; do for dt in f32 f64; do for op in sum dot nrm2; do for label in "${labels[@]}"; do
+    REPROCL_TUNING=off REPROCL_PLATFORM_DIR=$plat/$label $cli run reduce --op $op --dtype $dt --mode exact \
+      --n "2^$lg" --device "$dev" --json 2>>"$out/exact-ab.log" |
+      python3 -c 'import json,sys; d=json.load(sys.stdin)["devices"][0]; print("\t".join(sys.argv[1:] + ["%.9f" % d["time_s"], d["sha256"]]))' \
+        "$lg" "$dt" "$op" "$label" >>"$out/exact-ab.tsv" || echo "2^$lg $dt $op $label: failed (exact-ab.log)"
+  done; done; done; done
+  python3 - "$out/exact-ab.tsv" "${labels[@]}" <<'EOF2'
+import sys
+rows, labels = [l.split("\t") for l in open(sys.argv[1]).read().split("\n") if l], sys.argv[2:]
+case = {}
+for lg, dt, op, label, t, sha in rows:
+    case.setdefault((int(lg), dt, op), {})[label] = (float(t), sha)
+print("size  dtype op   " + "".join("%-22s" % (l + " ms TB/s") for l in labels) + "speed-up  digest")
+bad = 0
+for (lg, dt, op), c in sorted(case.items(), key=lambda kv: (kv[0][1], kv[0][2], kv[0][0])):
+    loads = (2 if op == "dot" else 1) * (4 if dt == "f32" else 8) * 2**lg
+    cells = "".join("%9.3f %5.2f       " % (c[l][0] * 1e3, loads / c[l][0] / 1e12) if l in c else "%-22s" % "-" for l in labels)
+    shas = {v[1] for v in c.values()}
+    same = len(shas) == 1 and len(c) == len(labels)
+    bad += not same
+    sp = " ".join("%.2fx" % (c[labels[0]][0] / c[l][0]) for l in labels[1:] if l in c and labels[0] in c)
+    print("2^%-3d %-5s %-4s %s%-9s %s %s" % (lg, dt, op, cells, sp, next(iter(shas))[:16], "same" if same else "DIFFER"))
+print("digests: %s" % ("all equal" if not bad else "%d case(s) differ or failed" % bad))
+sys.exit(1 if bad else 0)
+EOF2
 }
 step_bench-stencil() { $cli bench --family stencil --device nvidia -o "$out/bench-stencil-h100.json" 2>&1 | tail -80; }
 step_bench-reduce() { $cli bench --family reduce --device nvidia -o "$out/bench-reduce-h100.json" 2>&1 | tail -80; }

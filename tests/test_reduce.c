@@ -4,7 +4,9 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "reduce/reduce_internal.h"
 #include "testlib.h"
 
 static const rcl_dtype dtypes[] = {RCL_F32, RCL_F64};
@@ -576,6 +578,102 @@ START_TEST(golden_digests) {
 }
 END_TEST
 
+/* ---- exact mode's accumulations: the digit window and the fast window (tuning value accum) -------------
+ * The same bits from both, for every op and dtype, over inputs that reach each path of the fast window
+ * (cl/reduce.cl, RCL_EXACT_FAST): "climb" (magnitudes growing along each work-item's terms over the whole
+ * range, denormals first: the window moves up again and again, every fifth term far below it goes to the
+ * digit window), "zeros" (+0, -0 and denormals), "negzero" (only -0: the result is -0), "huge" (terms and
+ * products out of the fast window's reach, overflowing to infinity) and rt_fill's kinds; sizes around the
+ * loads in flight (XU = 8 per work-item) and groups of one to three. Calls the launch layer directly: the
+ * public options have no accumulation field (the tuner picks it). */
+static void fill_trap(void *p, rcl_dtype dt, size_t n, const char *kind, uint64_t seed) {
+  int f32 = dt == RCL_F32, emin = f32 ? -149 : -1074, span = f32 ? 276 : 2097;
+  for (size_t i = 0; i < n; i++) {
+    double v;
+    uint64_t h = (i + 1) * 0x9e3779b97f4a7c15ull ^ seed;
+    double sgn = (h >> 7) & 1 ? -1.0 : 1.0, m = 1.0 + (double)((h >> 20) % 1000) / 1000.0;
+    if (!strcmp(kind, "climb")) { /* exponent rising with i, every fifth term near the bottom */
+      int e = emin + (i % 5 == 4 ? (int)(h % 40) : (int)((double)i * span / (double)n));
+      v = sgn * ldexp(f32 ? 1.0 + (double)((h >> 20) % 127) / 128.0 : m, e);
+    } else if (!strcmp(kind, "zeros")) {
+      v = h % 3 == 0 ? 0.0 : h % 3 == 1 ? -0.0 : sgn * ldexp(m, emin + (int)(h % 20));
+    } else if (!strcmp(kind, "negzero")) {
+      v = -0.0;
+    } else { /* huge */
+      v = sgn * (h % 4 == 0 ? ldexp(m, f32 ? 126 : 1022) : ldexp(m, (int)(h % 60) - 30));
+    }
+    if (f32)
+      ((float *)p)[i] = (float)v;
+    else
+      ((double *)p)[i] = v;
+  }
+}
+
+static void accum_call(void *got, size_t dev, rcl_reduce_op op, rcl_dtype dt, size_t accum, size_t local, size_t groups,
+                       size_t n, const void *x, const void *y) {
+  rcl_context *ctx = rt_ctx(dev);
+  size_t es = rcl_dtype_size(dt);
+  cl_mem bx = NULL, by = NULL, br = NULL;
+  rt_ok(rcl__reduce_upload(&bx, ctx, x, n, es, "x"));
+  rt_ok(rcl__reduce_upload(&by, ctx, y, n, es, "y"));
+  rt_ok(rcl__buffer_create(&br, ctx, CL_MEM_READ_WRITE, es, NULL, "result"));
+  rcl_red_cfg c;
+  memset(&c, 0, sizeof c);
+  c.variant = RCL_REDUCE_VARIANT_NDRANGE;
+  c.local = local;
+  c.groups = groups;
+  c.accum = accum;
+  rcl_red_plan pl;
+  rt_ok(rcl__reduce_plan(&pl, ctx, op, RCL_REDUCE_EXACT, dt, n, &c));
+  /* The fast window runs where asked, unless a driver's loop limit leaves its moves no room (f64 dot). */
+  ck_assert(pl.fast == (accum == RCL_RED_ACCUM_FAST) || (pl.fast == 0 && rcl__loop_budget(ctx) != SIZE_MAX));
+  rcl__reduce_plan_release(&pl);
+  rcl_queue_args qa = RCL_QUEUE_ARGS_INIT;
+  rt_ok(rcl__reduce_enqueue_cfg(br, 0, ctx, op, RCL_REDUCE_EXACT, dt, n, bx, 0, by, 0, &c, &qa));
+  ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, br, CL_TRUE, 0, es, got, 0, NULL, NULL), CL_SUCCESS);
+  clReleaseMemObject(bx);
+  clReleaseMemObject(by);
+  clReleaseMemObject(br);
+}
+
+START_TEST(exact_accumulations) {
+  static const char *const tk[] = {"climb", "zeros", "negzero", "huge", "uniform", "wide", "cancel", "special"};
+  static const size_t sizes[] = {1, 9, 4099, 100003};
+  static const size_t launches[][2] = {{32, 1}, {64, 3}};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_REDUCE, dt)) continue;
+    for (size_t k = 0; k < sizeof tk / sizeof tk[0]; k++)
+      for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; s++) {
+        size_t n = sizes[s];
+        void *x = gen(dt, n, "uniform", 1), *y = gen(dt, n, "uniform", 2);
+        if (k < 4) {
+          fill_trap(x, dt, n, tk[k], 7 + s);
+          fill_trap(y, dt, n, tk[k], 70 + s);
+        } else {
+          rt_fill(x, dt, n, tk[k], 7 + s);
+          rt_fill(y, dt, n, tk[k], 70 + s);
+        }
+        for (size_t o = 0; o < 3; o++) {
+          double want = 0;
+          rt_ok(rcl_ref_reduce(&want, ops[o], dt, RCL_REDUCE_EXACT, n, x, y));
+          for (size_t a = RCL_RED_ACCUM_WINDOW; a <= RCL_RED_ACCUM_FAST; a++)
+            for (size_t l = 0; l < sizeof launches / sizeof launches[0]; l++) {
+              double got = 0;
+              accum_call(&got, _i, ops[o], dt, a, launches[l][0], launches[l][1], n, x, y);
+              rt_assert_bits_eq(&got, &want, 1, dt, "exact %s %s %s n=%zu accum=%s local=%zu groups=%zu on %s",
+                                rcl_reduce_op_name(ops[o]), rcl_dtype_name(dt), tk[k], n,
+                                a == RCL_RED_ACCUM_FAST ? "fast" : "window", launches[l][0], launches[l][1],
+                                rt_device_name(_i));
+            }
+        }
+        free(x);
+        free(y);
+      }
+  }
+}
+END_TEST
+
 int main(void) {
   Suite *s = suite_create("reduce");
   rt_add_device_presence(s);
@@ -586,6 +684,7 @@ int main(void) {
   rt_add_device_loop(pinned, pinned_ordered);
   rt_add_device_loop(pinned, pinned_exact);
   rt_add_device_loop(pinned, task_variant_matches_reference);
+  rt_add_device_loop(pinned, exact_accumulations);
   suite_add_tcase(s, pinned);
   RT_ADD_DEVICE_CASE(s, queue_scratch_reuse);
   RT_ADD_DEVICE_CASE(s, exact_equals_mpfr);

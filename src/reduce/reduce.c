@@ -103,6 +103,7 @@ int rcl__reduce_resolve_cfg(rcl_red_cfg *cfg, rcl_context *ctx, rcl_reduce_op op
     if (!variant) variant = tv[RCL_RED_P_VARIANT];
     if (!cfg->local) cfg->local = tv[RCL_RED_P_LOCAL];
     if (!cfg->groups && tv[RCL_RED_P_GPC]) cfg->groups = tv[RCL_RED_P_GPC] * (size_t)ctx->profile.compute_units;
+    if (mode == RCL_REDUCE_EXACT) cfg->accum = tv[RCL_RED_P_ACCUM];
   }
   cfg->variant = variant == RCL_REDUCE_VARIANT_TASK ? RCL_REDUCE_VARIANT_TASK : RCL_REDUCE_VARIANT_NDRANGE;
   return 0;

@@ -9,12 +9,16 @@
 #include "tune/tune.h"
 
 /* The tunable parameters of the reductions, in the order of their rcl_tune_param_def tables. */
-enum { RCL_RED_P_VARIANT = 0, RCL_RED_P_LOCAL = 1, RCL_RED_P_GPC = 2 };
+enum { RCL_RED_P_VARIANT = 0, RCL_RED_P_LOCAL = 1, RCL_RED_P_GPC = 2, RCL_RED_P_ACCUM = 3 /* exact only */ };
+/* Exact mode's accumulation (cl/reduce.cl): the digit window (rcl_exact_*) or the fast window in front of
+ * it (rcl_exact_*_fast). The same bits; 0 = the window. */
+enum { RCL_RED_ACCUM_WINDOW = 1, RCL_RED_ACCUM_FAST = 2 };
 
 /* A launch configuration. Strict values are the caller's and are refused when the device cannot launch
  * them; soft ones (tuned or defaults) are clamped to what it can. 0 = the built-in fallback. */
 typedef struct {
   rcl_reduce_variant variant; /* RCL_REDUCE_VARIANT_NDRANGE or _TASK */
+  size_t accum;               /* exact NDRange: RCL_RED_ACCUM_* (0: the window) */
   size_t local, groups;       /* groups: absolute first-pass work-groups */
   int local_strict, groups_strict;
 } rcl_red_cfg;
@@ -22,6 +26,7 @@ typedef struct {
 /* What a configuration launches, with its kernels. */
 typedef struct {
   int task;
+  int fast;                    /* exact NDRange: the fast-window kernel */
   size_t W, groups;            /* NDRange: work-group size and work-groups of the one launch */
   size_t chunk, P;             /* ordered: super-blocks per group, partials per final subtree */
   size_t per_launch, launches; /* task: blocks (ordered) or terms (exact) per launch */

@@ -22,6 +22,13 @@ static size_t xacc_digits(rcl_dtype dt, int dot) {
 /* Chunks of one term (rcl_exact.cl): a significand or product shifted into 32-bit digits. */
 static size_t xacc_chunks(rcl_dtype dt, int dot) { return dt == RCL_F64 ? (dot ? 5 : 3) : (dot ? 3 : 2); }
 
+/* Limbs of a work-item's window in the group's tree: the digit window's chunks + 1; the fast window's
+ * NF = chunks limbs spread over NF + 2 digits. */
+/* The fast window's highest base bit FMAX (cl/reduce.cl, XSUM_FMAX and XDOT_FMAX). */
+static size_t xacc_fast_fmax(rcl_dtype dt, int dot) { return dt == RCL_F64 ? (dot ? 3967 : 1983) : (dot ? 447 : 222); }
+
+static size_t xacc_tree_limbs(rcl_dtype dt, int dot, int fast) { return xacc_chunks(dt, dot) + (fast ? 2 : 1); }
+
 static size_t ceil_div(size_t a, size_t b) { return a / b + (a % b != 0); }
 
 /* Checks a requested (or picks a default) power-of-two work-group size against the kernel's limit and
@@ -62,10 +69,11 @@ static int pick_local(size_t *out, size_t requested, size_t fallback, size_t kma
 
 /* The single-launch kernel of an op and mode. nrm2 has its own, which loads each element once (the dot
  * kernel given x twice loads it twice: the compiler cannot know the two arguments are one buffer). */
-static const char *fused_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode) {
-  static const char *const names[2][3] = {{"rcl_ordered_sum", "rcl_ordered_dot", "rcl_ordered_nrm2"},
-                                          {"rcl_exact_sum", "rcl_exact_dot", "rcl_exact_nrm2"}};
-  return names[mode == RCL_REDUCE_EXACT][op == RCL_OP_SUM ? 0 : op == RCL_OP_DOT ? 1 : 2];
+static const char *fused_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode, int fast) {
+  static const char *const names[3][3] = {{"rcl_ordered_sum", "rcl_ordered_dot", "rcl_ordered_nrm2"},
+                                          {"rcl_exact_sum", "rcl_exact_dot", "rcl_exact_nrm2"},
+                                          {"rcl_exact_sum_fast", "rcl_exact_dot_fast", "rcl_exact_nrm2_fast"}};
+  return names[mode == RCL_REDUCE_EXACT ? 1 + (fast != 0) : 0][op == RCL_OP_SUM ? 0 : op == RCL_OP_DOT ? 1 : 2];
 }
 
 static const char *task_kernel_name(rcl_reduce_op op, rcl_reduce_mode mode) {
@@ -112,7 +120,7 @@ static size_t ceil_pow2(size_t x) {
 
 static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
                         const rcl_red_cfg *cfg) {
-  const char *k1name = fused_kernel_name(op, RCL_REDUCE_ORDERED);
+  const char *k1name = fused_kernel_name(op, RCL_REDUCE_ORDERED, 0);
   size_t es = rcl_dtype_size(dt), kmax, W, lmem = (size_t)ctx->profile.local_mem_size;
   int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
   if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1.kernel, ctx, k1name);
@@ -164,26 +172,37 @@ static int plan_ordered(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rc
 static int plan_exact(rcl_red_plan *pl, rcl_context *ctx, rcl_reduce_op op, rcl_dtype dt, size_t n,
                       const rcl_red_cfg *cfg) {
   int dot = op != RCL_OP_SUM;
-  const char *k1name = fused_kernel_name(op, RCL_REDUCE_EXACT);
   size_t D = xacc_digits(dt, dot), kmax, W;
   size_t chunks = xacc_chunks(dt, dot);
+  /* Loop iterations of a work-item on drivers with a loop limit, counted as if the compiler unrolled none
+   * of the limb loops: per term the term loop and 3 limb loops of chunks + 1 iterations (the fast window:
+   * one more of chunks); fixed, the group's tree and flushes, and for the fast window its moves (at most
+   * FMAX / 16 + 2 folds of 2 chunks pieces, each through the digit window's loops). Where the moves alone
+   * would take half the budget (f64 dot products), the fast window is not used: the digit window gives the
+   * same bits. */
+  size_t budget = rcl__loop_budget(ctx), per_term = 1 + 3 * (chunks + 1), fixed = D * 4 + 64;
+  size_t fast_fixed = (xacc_fast_fmax(dt, dot) / 16 + 2) * 2 * chunks * (4 * chunks + 2) + 4 * (chunks + 2);
+  pl->fast = cfg->accum == RCL_RED_ACCUM_FAST && (budget == SIZE_MAX || fast_fixed < budget / 2);
+  if (pl->fast) {
+    per_term += chunks + 1;
+    fixed += fast_fixed;
+  }
+  const char *k1name = fused_kernel_name(op, RCL_REDUCE_EXACT, pl->fast);
   int rc = rcl__kernel_take(&pl->k1, ctx, "reduce.cl", dt, NULL, k1name);
   if (!rc) rc = rcl__kernel_wg_max(&kmax, pl->k1.kernel, ctx, k1name);
-  /* Each work-item keeps its window's chunks + 1 limbs in local memory for the group's tree. */
+  /* Each work-item keeps its window's limbs in local memory for the group's tree. */
   if (!rc)
     rc = pick_local(&W, cfg->local_strict ? cfg->local : 0, cfg->local && !cfg->local_strict ? cfg->local : 256, kmax,
-                    ctx, (chunks + 1) * 8, D * 8 + 16, k1name);
+                    ctx, xacc_tree_limbs(dt, dot, pl->fast) * 8, D * 8 + 16, k1name);
   if (rc) return rc;
   size_t groups = cfg->groups ? cfg->groups : (size_t)ctx->profile.compute_units * 8;
   size_t min_groups = ceil_div(n, XACC_MAX_TERMS_PER_GROUP);
   if (cfg->groups_strict && groups < min_groups)
     return rcl__fail(RCL_ERR_INVALID_ARG, "num_groups %zu is too few for %zu terms: each group takes at most 2^29",
                      groups, n);
-  /* On drivers with a loop limit, also bound the terms per work-item: counted as if the compiler
-   * unrolled none of the per-term loops (1 + 3 limb loops of chunks + 1 iterations). */
-  size_t budget = rcl__loop_budget(ctx), per_term = 1 + 3 * (chunks + 1);
+  /* On drivers with a loop limit, also bound the terms per work-item (iterations counted above). */
   if (budget != SIZE_MAX) {
-    size_t fixed = D * 4 + 64, lg = budget > fixed ? (budget - fixed) / per_term : 1;
+    size_t lg = budget > fixed ? (budget - fixed) / per_term : 1;
     size_t need = ceil_div(n, W * lg);
     if (cfg->groups_strict && groups < need)
       return rcl__fail(RCL_ERR_INVALID_ARG,
@@ -225,7 +244,7 @@ static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, s
                          rcl_reduce_op op, rcl_reduce_mode mode, rcl_dtype dt, size_t n, cl_mem x, size_t xoff,
                          cl_mem y, size_t yoff, cl_mem *bufs, cl_uint fin) {
   int dot = op != RCL_OP_SUM, exact = mode == RCL_REDUCE_EXACT;
-  const char *name = fused_kernel_name(op, mode);
+  const char *name = fused_kernel_name(op, mode, pl->fast);
   size_t es = rcl_dtype_size(dt), W = pl->W, P = pl->P;
   size_t bytes = exact ? RED_PART_OFF : RED_PART_OFF + pl->groups * es;
   int rc = rcl__queue_scratch(&bufs[0], ctx, ch->queue, bytes);
@@ -234,10 +253,10 @@ static int enqueue_fused(rcl_chain *ch, const rcl_red_plan *pl, cl_mem result, s
   cl_mem ybuf = op == RCL_OP_DOT ? y : x; /* nrm2 is sqrt of the dot of x with itself */
   if (!fin) fin = op == RCL_OP_NRM2 ? 2u : 1u;
   if (exact) {
-    size_t D = xacc_digits(dt, dot), chunks = xacc_chunks(dt, dot);
+    size_t D = xacc_digits(dt, dot), limbs = xacc_tree_limbs(dt, dot, pl->fast);
     rc = rcl__set_args(pl->k1.kernel, name, 12, sizeof(cl_mem), &x, sizeof xo, &xo, sizeof(cl_mem), &ybuf, sizeof yo,
                        &yo, sizeof nn, &nn, sizeof(cl_mem), &bufs[0], sizeof(cl_mem), &result, sizeof ro, &ro,
-                       sizeof fin, &fin, (chunks + 1) * 8 * W, NULL, D * 8, NULL, (size_t)16, NULL);
+                       sizeof fin, &fin, limbs * 8 * W, NULL, D * 8, NULL, (size_t)16, NULL);
   } else {
     size_t G = W >= RED_L ? W / RED_L : 1, S = G * RED_L;
     cl_uint chunk = (cl_uint)pl->chunk, p32 = (cl_uint)P;

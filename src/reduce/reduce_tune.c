@@ -11,12 +11,21 @@ static const char *const variant_labels[] = {"ndrange", "task"};
 static const size_t local_values[] = {32, 64, 128, 256, 512, 1024};
 static const size_t gpc_values[] = {1, 2, 4, 8, 16, 32, 64};
 static const size_t blas1_local_values[] = {32, 64, 128, 256, 512, 1024};
+static const size_t accum_values[] = {RCL_RED_ACCUM_WINDOW, RCL_RED_ACCUM_FAST};
+static const char *const accum_labels[] = {"window", "fast"};
 
 /* Indexed by RCL_RED_P_*. */
 static const rcl_tune_param_def reduce_params[] = {
     {"variant", variant_values, 2, variant_labels},
     {"local_size", local_values, sizeof local_values / sizeof local_values[0], NULL},
     {"groups_per_cu", gpc_values, sizeof gpc_values / sizeof gpc_values[0], NULL},
+};
+/* Exact mode: the same, and the accumulation (RCL_RED_ACCUM_*: the bits are the same). */
+static const rcl_tune_param_def exact_params[] = {
+    {"variant", variant_values, 2, variant_labels},
+    {"local_size", local_values, sizeof local_values / sizeof local_values[0], NULL},
+    {"groups_per_cu", gpc_values, sizeof gpc_values / sizeof gpc_values[0], NULL},
+    {"accum", accum_values, 2, accum_labels},
 };
 static const rcl_tune_param_def blas1_params[] = {
     {"local_size", blas1_local_values, sizeof blas1_local_values / sizeof blas1_local_values[0], NULL},
@@ -86,6 +95,7 @@ static rcl_red_cfg cfg_of(const red_state *s, const rcl_tune_point *p, int is_de
   c.local_strict = !is_default && c.local != 0;
   c.groups = p->v[RCL_RED_P_GPC] * (size_t)s->ctx->profile.compute_units;
   c.groups_strict = 0; /* a grid too large for the problem (or too small for a loop limit) is clamped */
+  c.accum = s->mode == RCL_REDUCE_EXACT ? p->v[RCL_RED_P_ACCUM] : 0;
   return c;
 }
 
@@ -115,6 +125,7 @@ static int red_check(void *st, rcl_tune_point *p, int is_default, char *why, siz
     else if (!p->v[RCL_RED_P_LOCAL])
       p->v[RCL_RED_P_LOCAL] = 256;
     if (!p->v[RCL_RED_P_GPC]) p->v[RCL_RED_P_GPC] = s->mode == RCL_REDUCE_ORDERED ? 32 : 4;
+    if (s->mode == RCL_REDUCE_EXACT && !p->v[RCL_RED_P_ACCUM]) p->v[RCL_RED_P_ACCUM] = RCL_RED_ACCUM_WINDOW;
   }
   rcl__reduce_plan_release(&pl);
   return 1;
@@ -208,28 +219,28 @@ static int setup_scal(void **out, rcl_context *ctx, rcl_dtype dt, size_t n) {
 }
 
 /* Problems below 2^16 elements are launch-bound: they keep the defaults. */
-#define RED_KERNEL(VAR, NAME, SETUP, CONTRACT)                                                                         \
+#define RED_KERNEL(VAR, NAME, SETUP, NP, PARAMS)                                                                       \
   const rcl_tune_kernel VAR = {NAME,                                                                                   \
                                RCL_FAMILY_REDUCE,                                                                      \
                                "reduce.cl,reduce_task.cl",                                                             \
                                NULL,                                                                                   \
-                               CONTRACT,                                                                               \
+                               1,                                                                                      \
                                1u << 16,                                                                               \
                                1u << 22,                                                                               \
-                               3,                                                                                      \
-                               reduce_params,                                                                          \
+                               NP,                                                                                     \
+                               PARAMS,                                                                                 \
                                SETUP,                                                                                  \
                                red_check,                                                                              \
                                NULL,                                                                                   \
                                red_run,                                                                                \
                                red_digest,                                                                             \
                                state_free};
-RED_KERNEL(rcl__tk_reduce_sum_ordered, "reduce.sum.ordered", setup_sum_ordered, 1)
-RED_KERNEL(rcl__tk_reduce_dot_ordered, "reduce.dot.ordered", setup_dot_ordered, 1)
-RED_KERNEL(rcl__tk_reduce_nrm2_ordered, "reduce.nrm2.ordered", setup_nrm2_ordered, 1)
-RED_KERNEL(rcl__tk_reduce_sum_exact, "reduce.sum.exact", setup_sum_exact, 1)
-RED_KERNEL(rcl__tk_reduce_dot_exact, "reduce.dot.exact", setup_dot_exact, 1)
-RED_KERNEL(rcl__tk_reduce_nrm2_exact, "reduce.nrm2.exact", setup_nrm2_exact, 1)
+RED_KERNEL(rcl__tk_reduce_sum_ordered, "reduce.sum.ordered", setup_sum_ordered, 3, reduce_params)
+RED_KERNEL(rcl__tk_reduce_dot_ordered, "reduce.dot.ordered", setup_dot_ordered, 3, reduce_params)
+RED_KERNEL(rcl__tk_reduce_nrm2_ordered, "reduce.nrm2.ordered", setup_nrm2_ordered, 3, reduce_params)
+RED_KERNEL(rcl__tk_reduce_sum_exact, "reduce.sum.exact", setup_sum_exact, 4, exact_params)
+RED_KERNEL(rcl__tk_reduce_dot_exact, "reduce.dot.exact", setup_dot_exact, 4, exact_params)
+RED_KERNEL(rcl__tk_reduce_nrm2_exact, "reduce.nrm2.exact", setup_nrm2_exact, 4, exact_params)
 
 const rcl_tune_kernel rcl__tk_reduce_axpy = {"reduce.axpy", RCL_FAMILY_REDUCE, "reduce.cl", NULL,         1,
                                              1u << 16,      1u << 22,          1,           blas1_params, setup_axpy,
