@@ -42,8 +42,10 @@ RCL_FN void rcl_red_tree(__local real_t *s, uint S, uint c, uint lid, uint W) {
 #define RED_CTL_DIGITS 16
 
 /* Whether this work-group is the launch's last to arrive; every work-item calls it once, after the
- * group's global writes and atomics. The fence orders them before the ticket (the threadfence-reduction
- * pattern), and the last group reads the others' results only through volatile loads or atomics. */
+ * group's global writes and atomics. Results cross work-groups only through atomics whose values are used
+ * (rcl_red_put, rcl_red_get, the digits' atomic_add): OpenCL 1.2 orders no plain store, even volatile and
+ * fenced, before another work-item's ticket at device scope, and an atomic whose value is unused may be
+ * posted (NVIDIA's `red`) and land after it — seen on the H100 in MD's cell counts (cl/md.cl). */
 RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *flag) {
   barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
   if (get_local_id(0) == 0) {
@@ -54,6 +56,26 @@ RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *f
   uint last = *flag;
   mem_fence(CLK_GLOBAL_MEM_FENCE);
   return last;
+}
+
+/* part[g] = v by atomic exchange (its value returned, for the caller to use: see rcl_red_arrive); and the
+ * value back by atomic reads. */
+RCL_FN uint rcl_red_put(__global volatile real_t *part, ulong g, real_t v) {
+#if defined(RCL_DTYPE_F64)
+  ulong b = as_ulong(v);
+  __global volatile uint *w = (__global volatile uint *)(part + g);
+  return atomic_xchg(&w[0], (uint)b) ^ atomic_xchg(&w[1], (uint)(b >> 32));
+#else
+  return atomic_xchg((__global volatile uint *)(part + g), as_uint(v));
+#endif
+}
+RCL_FN real_t rcl_red_get(__global volatile real_t *part, ulong g) {
+#if defined(RCL_DTYPE_F64)
+  __global volatile uint *w = (__global volatile uint *)(part + g);
+  return as_double((ulong)atomic_or(&w[0], 0u) | (ulong)atomic_or(&w[1], 0u) << 32);
+#else
+  return as_float(atomic_or((__global volatile uint *)(part + g), 0u));
+#endif
 }
 
 /* Ordered mode in one launch. Group g reduces the super-blocks [g*chunk, (g+1)*chunk) (S leaves each,
@@ -110,13 +132,13 @@ RCL_FN uint rcl_red_arrive(__global volatile uint *ctl, __local volatile uint *f
       RCL_ORDERED_LOOP for (uint k = top - 1u; k > 0u; k--) v = R_SEAL(R_ADD(stack[k - 1u], v), z);    \
       if (finalize == 3u) /* parts out: each group's aligned subtree, for a partial reduction */        \
         out[out_off + get_group_id(0)] = R_CANON(v);                                                   \
-      else                                                                                             \
-        part[get_group_id(0)] = v;                                                                     \
+      else /* the old bits into the flag (a use: see rcl_red_arrive), which the arrival overwrites */  \
+        *flag = rcl_red_put(part, get_group_id(0), v);                                                 \
     }                                                                                                  \
     if (finalize == 3u) return;                                                                        \
     if (rcl_red_arrive(ctl, flag)) { /* the host keeps the groups within P: one subtree */             \
       const uint m = (uint)get_num_groups(0);                                                          \
-      for (uint slot = lid; slot < m; slot += W) scratch[slot] = part[slot];                           \
+      for (uint slot = lid; slot < m; slot += W) scratch[slot] = rcl_red_get(part, slot);              \
       rcl_red_tree(scratch, P, m, lid, W);                                                             \
       if (lid == 0) {                                                                                  \
         real_t r = scratch[0];                                                                         \
@@ -449,7 +471,7 @@ RCL_FN void rcl_xacc_add(__global volatile uint *ctl, uint D, uint k, long v) {
     if (B >= 0)                                                                                        \
       _Pragma("unroll") for (int k = 0; k < (KK); k++)                                                 \
         if (lacc[k * W] != 0) rcl_xacc_add(ctl, (D), (uint)(B + k), lacc[(uint)k * W]);                \
-    if (misc[1] != 0) atomic_or(&ctl[RED_CTL_FLAGS], (uint)misc[1]);                                   \
+    if (misc[1] != 0) misc[3] = (int)atomic_or(&ctl[RED_CTL_FLAGS], (uint)misc[1]); /* used: see arrive */ \
   }                                                                                                    \
   if (!rcl_red_arrive(ctl, (__local volatile uint *)&misc[2])) return;                                 \
   for (uint k = lid; k < (D); k += W)                                                                  \
