@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "mpi/mpi_internal.h"
 #include "reprocl/mpi.h"
 #include "testlib.h"
 
@@ -253,10 +254,6 @@ START_TEST(mpi_md_long) {
   ck_assert_msg(sum <= t[1] + 1e-6 && t[1] > 0, "the phases add to %g s, the decompositions took %g s", sum, t[1]);
 }
 END_TEST
-
-/* src/mpi/mpi_md.c (no header has it): this rank's local simulations reloaded in place, reloads refused (they
- * did not fit), and local simulations created anew. */
-int rcl__mpi_md_local_counts(size_t counts[3], const rcl_md *md);
 
 /* A liquid film drifting through the slabs: the fcc 3^3 lattice (T 0.5, jittered) in a box three times as long
  * along x (the slabs' axis), vacuum beside it, every atom given a drift of 8 along x. In 400 steps of 0.005 it

@@ -16,6 +16,9 @@ RCL_INTERNAL int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, con
  * user operation): set to ranks (at most 16; 0: never gather) and the old value returned; ranks < 0 only reads
  * it. For tests of both paths; every rank must set the same value. */
 RCL_SIBLING int rcl__mpi_flat_gather_max(int ranks);
+/* This rank's local simulations of an rcl_mpi_md so far (md_dom_part's counters): counts[0] reloaded in place,
+ * counts[1] reloads refused (they did not fit), counts[2] created anew. For tests. */
+RCL_SIBLING int rcl__mpi_md_local_counts(size_t counts[3], const rcl_md *md);
 /* n (1 to RCL_MPI_MANY_MAX) such reductions in one call: out[i] = the join of every rank's mine[i], each the
  * bits rcl_mpi_partial_allreduce gives it alone; the flat parts travel in one exchange, a part that does not
  * join that way alone by the path above (the same parts on every rank). */

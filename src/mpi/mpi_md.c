@@ -624,9 +624,7 @@ int rcl_mpi_md_decompose_times(double t[RCL_MPI_MD_DECOMPOSE_PHASES], const rcl_
   return 0;
 }
 
-/* This rank's local simulations so far (md_dom_part's counters): counts[0] reloaded in place, counts[1] reloads
- * refused (they did not fit), counts[2] created anew. For tests/test_mpi_md.c, which declares it. */
-RCL_SIBLING int rcl__mpi_md_local_counts(size_t counts[3], const rcl_md *md);
+/* mpi_internal.h */
 int rcl__mpi_md_local_counts(size_t counts[3], const rcl_md *md) {
   if (!counts || !md || md->be != &mpi_backend)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl__mpi_md_local_counts: not a simulation of rcl_mpi_md_create");
