@@ -115,11 +115,11 @@ for job in "${jobs[@]}"; do
       leak_set+='|cli_hostile)$'
       # cli_mpi is left out too: it is the command-line matrix of reprocl-mpi (K = 1..5 ranks x every command),
       # ~10 minutes uninstrumented on 2 cores; the MPI layer's code runs under ASan through test_mpi_* with 1 to
-      # 3 ranks (3: a count that is no power of two, uneven shares), the 4-rank runs in the main job only. The
+      # 3 ranks (3: a count that is no power of two, uneven shares), the 4- and 5-rank runs in the main job only. The
       # reliability set is left out here as well: it runs twice below under this same build, on PoCL and Rusticl.
       timed "sanitize: whole suite on PoCL (ASan + UBSan, no leak check)" env OCL_ICD_VENDORS="$tmpd/icd-pocl" \
         REPROCL_TEST_MIN_DEVICES=1 ASAN_OPTIONS="$ASAN_OPTIONS:detect_leaks=0" \
-        ctest --test-dir "$asan" --output-on-failure --timeout 3000 -E "^(cli_install|cli_mpi|test_mpi_[a-z]+_np4)\$|$leak_set"
+        ctest --test-dir "$asan" --output-on-failure --timeout 3000 -E "^(cli_install|cli_mpi|test_mpi_[a-z]+_np[45])\$|$leak_set"
       # From empty caches (Mesa's and reprocl's) Rusticl leaks blobs while it builds a program the first
       # time (realloc inside libRusticlOpenCL.so, no frame LSan can name; test_audit, test_context,
       # test_failalloc, test_hostile_policy, test_prelude): the set runs once without leak check first,
