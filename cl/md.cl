@@ -50,6 +50,7 @@
 #define MD_ERR_ESCAPED 32u  /* an atom moved more than half a periodic box length in one step */
 #define MD_ERR_CELLS 64u    /* a cell holds more atoms than the device's loop limit lets the build scan */
 #define MD_ERR_LOST 128u    /* a build's cell counts missed atoms (their atomics not seen by the scan: a bug) */
+#define MD_ERR_STALE 256u   /* an atom passed skin/2 before the build launched for it (the host replays) */
 #define MD_MAX_PARTNERS 1024
 
 #if defined(RCL_DTYPE_F64)
@@ -622,11 +623,16 @@ RCL_FN real4 md_update(real4 v, real4 *p, real_t h, __global const acc_t *force,
 }
 
 /* The first half of a step: half kick (kicks = 2: first the previous step's deferred second half kick,
- * rounded on its own, so the bits are those of two launches) and drift. */
+ * rounded on its own, so the bits are those of two launches) and drift. With check, the rebuild request:
+ * the build kernels are launched on the steps build_seq names (every step, or every M-th: the host's
+ * choice, md_device.c), so an atom beyond early2 (at most hskin2) asks for the build of step build_seq; one
+ * beyond hskin2 on a step that launches no build would meet a stale list (MD_ERR_STALE: the host runs the
+ * window again with a build launched every step). When a list is rebuilt changes no bit. */
 __kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global const acc_t *force,
                             __global const real4 *pos0, uint n, uint stride, __constant const real_t *coef, real_t dtv,
                             real4 blo, real4 bhi, real4 blen, real4 bhalf, real4 elo, real4 ehi, uint periodic,
-                            uint check, real_t hskin2, uint kicks, uint seq, __global volatile int *status) {
+                            uint check, real_t hskin2, uint kicks, uint seq, __global volatile int *status,
+                            uint build_seq, real_t early2) {
   uint i = (uint)get_global_id(0);
   if (i == 0) status[MD_ST_STEP] = (int)seq; /* later kernels of the step name it in their errors */
   if (i >= n) return;
@@ -645,7 +651,8 @@ __kernel void md_integrate1(__global real4 *pos, __global real4 *vel, __global c
   vel[i] = (real4)(R_CANON(v.x), R_CANON(v.y), R_CANON(v.z), v.w);
   if (check) {
     real_t dx, dy, dz, d2 = md_dist2(p, pos0[i], blen, bhalf, &dx, &dy, &dz);
-    if (!(d2 <= hskin2)) atomic_xchg(&status[MD_ST_REBUILD], (int)seq); /* also NaN */
+    if (!(d2 <= early2)) atomic_xchg(&status[MD_ST_REBUILD], (int)build_seq); /* also NaN */
+    if (build_seq != seq && !(d2 <= hskin2)) md_flag_at(status, MD_ERR_STALE, (int)seq);
   }
 }
 

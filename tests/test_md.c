@@ -839,6 +839,55 @@ START_TEST(sync_window_overflow) {
 }
 END_TEST
 
+/* Build kernels launched only every M-th step (REPROCL_MD_BUILD_EVERY, the rebuild asked for early): a hot
+ * liquid gives the host reference's bits, forces and thermo rows for M = 4 (early 0.7 of skin/2) and for M = 8
+ * with the request at skin/2 itself, where lists go stale and windows run again (counted: at least one), at
+ * status windows of 1 and 16 steps. */
+START_TEST(sparse_builds) {
+  rcl_context *c = rt_ctx(_i);
+  static const char *const cfg[][3] = {{"4", "", "16"}, {"8", "1", "16"}, {"8", "1", "1"}};
+  for (size_t d = 0; d < 2; d++) {
+    rcl_dtype dt = dtypes[d];
+    if (!rt_supported(_i, RCL_FAMILY_MD, dt)) continue;
+    rcl_md_system *s = jittered(4, 0.8442, 3.0, 0.02, 11);
+    rcl_md_lj lj = RCL_MD_LJ_INIT;
+    rcl_md *md;
+    thermo_rows want_rows = {.n = 0};
+    rt_ok(rcl_md_create(&md, NULL, dt, s, &lj, NULL));
+    rt_ok(rcl_md_run(md, 160, 0.005, 40, collect, &want_rows));
+    snapshot want;
+    snap(&want, md);
+    rcl_md_free(md);
+    for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; k++) {
+      setenv("REPROCL_MD_BUILD_EVERY", cfg[k][0], 1);
+      setenv("REPROCL_MD_EARLY", cfg[k][1], 1);
+      setenv("REPROCL_MD_SYNC", cfg[k][2], 1);
+      rt_ok(rcl_md_create(&md, c, dt, s, &lj, NULL));
+      thermo_rows rows = {.n = 0};
+      rt_ok(rcl_md_run(md, 160, 0.005, 40, collect, &rows));
+      snapshot got;
+      snap(&got, md);
+      char what[160];
+      snprintf(what, sizeof what, "hot liquid %s on %s, builds every %s steps, early %s, status every %s",
+               rcl_dtype_name(dt), rt_device_name(_i), cfg[k][0], cfg[k][1][0] ? cfg[k][1] : "0.7", cfg[k][2]);
+      assert_snap_eq(&got, &want, s->natoms, dt, what);
+      ck_assert_uint_eq(rows.n, want_rows.n);
+      for (size_t r = 0; r < rows.n; r++) assert_thermo_eq(&rows.rows[r], &want_rows.rows[r], what);
+      size_t replays[2];
+      rt_ok(rcl__md_dev_replays(replays, md));
+      if (cfg[k][1][0]) ck_assert_msg(replays[0] > 0, "%s: no window ran again (the lists never went stale)", what);
+      snap_free(&got);
+      rcl_md_free(md);
+    }
+    unsetenv("REPROCL_MD_BUILD_EVERY");
+    unsetenv("REPROCL_MD_EARLY");
+    unsetenv("REPROCL_MD_SYNC");
+    snap_free(&want);
+    rcl_md_system_free(s);
+  }
+}
+END_TEST
+
 /* The step an error message names ("(step S)"), or -1. */
 static long named_step(const char *msg) {
   const char *p = strstr(msg, "(step ");
@@ -1066,6 +1115,7 @@ int main(void) {
   rt_add_device_loop(tc, overflow_detected);
   rt_add_device_loop(tc, sync_window_overflow);
   rt_add_device_loop(tc, sync_error_step);
+  rt_add_device_loop(tc, sparse_builds);
   rt_add_device_loop(tc, energy_conservation);
   rt_add_device_loop(tc, kernel_times);
   rt_add_device_loop(tc, reload_in_place);

@@ -55,7 +55,13 @@ typedef struct {
   /* Kernel arguments are set once: args_ok has bit k where kernel k's arguments are current (cleared when
    * the lists, the time step or the tracked positions change); per step only seq (and int1's kicks). */
   unsigned args_ok;
-  cl_uint int1_kicks, int1_check;
+  cl_uint int1_kicks, int1_check, int1_build;
+  /* Build kernels launched on every build_every-th step only (a power of two; 1: every step, the default;
+   * REPROCL_MD_BUILD_EVERY), a rebuild asked for early, beyond early * skin/2 (REPROCL_MD_EARLY; 1 with
+   * build_every 1), and a window whose lists went stale run again with builds every step (cl/md.cl). */
+  size_t build_every;
+  double early;
+  size_t replays[2]; /* windows run again: lists gone stale, lists overflowed (rcl__md_dev_replays) */
   int nc[3];
   size_t ncells;
   double cinv[3];
@@ -283,7 +289,7 @@ static int fill_int(dev_state *s, cl_mem buf, size_t offset, size_t bytes, cl_in
  * the first of them happened at, as the host reference names it (md->step while that step runs): status[6]
  * holds the low 32 bits of one more, at most md->step + 1. */
 static int check_errors(rcl_md *md, const cl_int st[MD_STATUS_WORDS], const char *where) {
-  unsigned bits = (unsigned)st[1] & ~MD_ERR_CAPACITY;
+  unsigned bits = (unsigned)st[1] & ~(MD_ERR_CAPACITY | MD_ERR_STALE);
   if (!bits) return 0;
   size_t now = md->step + 1, then = now - (uint32_t)((uint32_t)now - (uint32_t)st[MD_ST_ERRSTEP]);
   rcl_md at = *md;
@@ -416,17 +422,27 @@ static int launch_forces(rcl_md *md, dev_state *s, int ev) {
 
 /* ---- integration ------------------------------------------------------------------------------------ */
 
+/* The step whose build kernels serve a rebuild asked for at step seq: seq itself, or the next multiple of
+ * build_every (a power of two, so the low 32 bits of the step count wrap consistently). */
+static cl_uint build_step(const dev_state *s, cl_uint seq) {
+  cl_uint m = (cl_uint)s->build_every;
+  return m <= 1 ? seq : (cl_uint)(seq + m - 1u) & ~(m - 1u);
+}
+
 /* Every argument of md_integrate1. */
 static int set_int1_args(rcl_md *md, dev_state *s, cl_uint check, cl_uint kicks, cl_uint seq) {
   cl_uint n = (cl_uint)md->n, stride = (cl_uint)s->stride, per = periodic_mask(md);
   md_arg dtv = arg_real(md, md->dt), lo = arg_lo(md), hi = arg_hi(md), len = arg_len(md), hh = arg_half(md),
          hs2 = arg_real(md, 0.25 * md->skin * md->skin), elo, ehi;
+  md_arg early2 = arg_real(md, s->early * s->early * 0.25 * md->skin * md->skin);
   escape_bounds(md, &elo, &ehi);
   s->int1_kicks = kicks;
   s->int1_check = check;
-  return rcl__set_args(s->k[K_INT1], knames[K_INT1], 20, MEM(s->pos), MEM(s->vel), MEM(s->force), MEM(s->pos0), U32(n),
+  s->int1_build = build_step(s, seq);
+  return rcl__set_args(s->k[K_INT1], knames[K_INT1], 22, MEM(s->pos), MEM(s->vel), MEM(s->force), MEM(s->pos0), U32(n),
                        U32(stride), MEM(s->coef), ARG(dtv), ARG(lo), ARG(hi), ARG(len), ARG(hh), ARG(elo), ARG(ehi),
-                       U32(per), U32(check), ARG(hs2), U32(kicks), U32(seq), MEM(s->status));
+                       U32(per), U32(check), ARG(hs2), U32(kicks), U32(seq), MEM(s->status), U32(s->int1_build),
+                       ARG(early2));
 }
 
 /* The first half of step seq (md_integrate1): the deferred half kick if any, half kick, drift, with check the
@@ -441,6 +457,8 @@ static int launch_int1(rcl_md *md, dev_state *s, cl_uint check, cl_uint seq) {
     if (kicks != s->int1_kicks && !(rc = set_u32(s, K_INT1, 17, kicks))) s->int1_kicks = kicks;
     if (!rc && check != s->int1_check && !(rc = set_u32(s, K_INT1, 15, check))) s->int1_check = check;
     if (!rc) rc = set_u32(s, K_INT1, 18, seq);
+    cl_uint b = build_step(s, seq);
+    if (!rc && b != s->int1_build && !(rc = set_u32(s, K_INT1, 20, b))) s->int1_build = b;
   }
   if (!rc) rc = launch(s, K_INT1, knames[K_INT1], md->n, s->WB);
   s->pending_kick = 0;
@@ -467,7 +485,7 @@ static int launch_int2(rcl_md *md, dev_state *s, int complete) {
 static int run_step(rcl_md *md, dev_state *s, int ev, int complete) {
   cl_uint seq = (cl_uint)(md->step + 1);
   int rc = launch_int1(md, s, (cl_uint)s->lists, seq);
-  if (!rc && s->lists) rc = launch_build(md, s, seq);
+  if (!rc && s->lists && build_step(s, seq) == seq) rc = launch_build(md, s, seq);
   if (!rc) rc = launch_forces(md, s, ev);
   return rc ? rc : launch_int2(md, s, complete);
 }
@@ -531,7 +549,7 @@ static int log_op(rcl_md *md, dev_state *s, int step, int ev, int complete) {
 static int redo_window(rcl_md *md, dev_state *s, size_t want) {
   size_t cap2 = (want + want / 4 + 15) / 16 * 16, now = md->step;
   if (cap2 > RCL_MD_MAX_NEIGHBORS) cap2 = RCL_MD_MAX_NEIGHBORS;
-  int rc = alloc_lists(md, s, cap2);
+  int rc = want ? alloc_lists(md, s, cap2) : 0; /* want 0: the slots kept (a stale list, not an overflow) */
   cl_mem live[MD_NSNAP];
   size_t bytes[MD_NSNAP];
   snap_buffers(s, live, bytes); /* the new lists take the snapshot's slots first: the same layout */
@@ -560,7 +578,16 @@ static int dev_sync(rcl_md *md, dev_state *s, const char *where) {
     if (rc) return rc;
     /* errors of the first failing step only (cl/md.cl): never consequences of an overflow before them */
     if ((rc = check_errors(md, s->st, where)) != 0) return rc;
+    if (s->lists && (s->st[1] & (cl_int)MD_ERR_STALE) && s->nlog) { /* from now on a build every step */
+      s->build_every = 1;
+      s->early = 1.0;
+      s->args_ok &= ~(1u << K_INT1);
+      s->replays[0]++;
+      if ((rc = redo_window(md, s, 0)) != 0) return rc;
+      continue;
+    }
     if (s->lists && (s->st[1] & (cl_int)MD_ERR_CAPACITY) && s->nlog && s->cap < RCL_MD_MAX_NEIGHBORS) {
+      s->replays[1]++;
       if ((rc = redo_window(md, s, (size_t)s->st[2])) != 0) return rc;
       continue;
     }
@@ -1128,6 +1155,12 @@ static int dev_setup(rcl_md *md) {
   const char *env = getenv("REPROCL_MD_SYNC"); /* steps between status reads (a diagnostic; 1: every step) */
   long k = env && *env ? strtol(env, NULL, 10) : MD_SYNC_DEFAULT;
   s->sync_every = k < 1 ? 1 : k > MD_SYNC_MAX ? MD_SYNC_MAX : (size_t)k;
+  env = getenv("REPROCL_MD_BUILD_EVERY"); /* a build launch every M steps (rounded down to a power of two) */
+  k = env && *env ? strtol(env, NULL, 10) : 1;
+  s->build_every = rcl__floor_pow2(k < 1 ? 1 : k > 64 ? 64 : (size_t)k);
+  env = getenv("REPROCL_MD_EARLY"); /* the rebuild request's distance, a fraction of skin/2 */
+  double e = env && *env ? strtod(env, NULL) : s->build_every > 1 ? 0.7 : 1.0;
+  s->early = s->build_every > 1 && e > 0 && e < 1 ? e : 1.0;
   s->log = rcl__calloc(s->sync_every + 1, sizeof *s->log);
   if (!s->log) return RCL_ERR_OUT_OF_MEMORY;
   if (md->path == RCL_MD_PATH_ALLPAIRS && md->n > ALLPAIRS_MAX_ATOMS)
@@ -1353,3 +1386,12 @@ int rcl__md_dev_reload(rcl_md *md, const rcl_md_system *sys, size_t step) {
 const md_backend rcl__md_device_backend = {dev_init,          dev_destroy, dev_set_coef,  dev_forces,
                                            dev_step,          dev_sums,    dev_get_state, dev_get_forces,
                                            dev_get_neighbors, dev_check,   dev_stats};
+
+int rcl__md_dev_replays(size_t out[2], const rcl_md *md) {
+  if (!out || !md || md->be != &rcl__md_device_backend)
+    return rcl__fail(RCL_ERR_INVALID_ARG, "rcl__md_dev_replays: not a device simulation");
+  const dev_state *s = md->bs;
+  out[0] = s->replays[0];
+  out[1] = s->replays[1];
+  return 0;
+}

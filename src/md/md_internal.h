@@ -26,6 +26,7 @@
 #define MD_ERR_ESCAPED 32u
 #define MD_ERR_CELLS 64u
 #define MD_ERR_LOST 128u
+#define MD_ERR_STALE 256u
 
 /* Coefficient table layout (cl/md.cl): [lj1 | lj2 | lj3 | lj4 | offset] of nt*nt each, mass[nt], dtfm[nt]. */
 #define MD_NCOEF(nt) (5 * (nt) * (nt) + 2 * (nt))
@@ -197,6 +198,9 @@ RCL_INTERNAL int rcl__md_dev_link(rcl_md *md, const size_t *send, size_t nsend, 
  * the cell grid's dilute rule) differs; 0, or an error (md then only fit to be freed). rcl__md_dev_link
  * follows, as after a creation. */
 RCL_INTERNAL int rcl__md_dev_reload(rcl_md *md, const rcl_md_system *sys, size_t step);
+/* The windows a device simulation ran again so far: out[0] because its lists went stale (builds launched every
+ * M-th step, REPROCL_MD_BUILD_EVERY), out[1] because they overflowed. For tests. */
+RCL_SIBLING int rcl__md_dev_replays(size_t out[2], const rcl_md *md);
 /* The first half of a step (the deferred half kick, half kick, drift and the displacement test) on every
  * local atom, then the positions of the atoms sent (4 reals of the dtype each, the w the type tag) into
  * sent; *far: some local atom moved more than skin/2 since the creation (the status checked: errors name
