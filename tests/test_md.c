@@ -778,6 +778,16 @@ static rcl_md_system *imploding(void) {
   return s;
 }
 
+/* The host reference's run of steps (dt 0.005, thermo every 40 steps into rows): its final snapshot. */
+static void reference_run(snapshot *want, thermo_rows *rows, rcl_dtype dt, const rcl_md_system *s,
+                          const rcl_md_lj *lj, size_t steps) {
+  rcl_md *md;
+  rt_ok(rcl_md_create(&md, NULL, dt, s, lj, NULL));
+  rt_ok(rcl_md_run(md, steps, 0.005, 40, collect, rows));
+  snap(want, md);
+  rcl_md_free(md);
+}
+
 /* The largest neighbour count of any atom. */
 static size_t max_neighbors(rcl_md *md) {
   size_t most = 0, count;
@@ -800,11 +810,8 @@ START_TEST(sync_window_overflow) {
     rcl_md_lj lj = RCL_MD_LJ_INIT;
     rcl_md *md;
     thermo_rows want_rows = {.n = 0};
-    rt_ok(rcl_md_create(&md, NULL, dt, s, &lj, NULL));
-    rt_ok(rcl_md_run(md, 120, 0.005, 40, collect, &want_rows));
     snapshot want;
-    snap(&want, md);
-    rcl_md_free(md);
+    reference_run(&want, &want_rows, dt, s, &lj, 120);
     rt_ok(rcl_md_create(&md, c, dt, s, &lj, NULL));
     rcl_md_options o = RCL_MD_OPTIONS_INIT;
     o.neighbor_capacity = max_neighbors(md);
@@ -853,11 +860,8 @@ START_TEST(sparse_builds) {
     rcl_md_lj lj = RCL_MD_LJ_INIT;
     rcl_md *md;
     thermo_rows want_rows = {.n = 0};
-    rt_ok(rcl_md_create(&md, NULL, dt, s, &lj, NULL));
-    rt_ok(rcl_md_run(md, 160, 0.005, 40, collect, &want_rows));
     snapshot want;
-    snap(&want, md);
-    rcl_md_free(md);
+    reference_run(&want, &want_rows, dt, s, &lj, 160);
     for (size_t k = 0; k < sizeof cfg / sizeof cfg[0]; k++) {
       setenv("REPROCL_MD_BUILD_EVERY", cfg[k][0], 1);
       setenv("REPROCL_MD_EARLY", cfg[k][1], 1);
