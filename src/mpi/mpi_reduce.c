@@ -170,45 +170,61 @@ int rcl__mpi_flat_gather_max(int ranks) {
   return atomic_exchange(&flat_gather_max, ranks > FLAT_GATHER_RANKS ? FLAT_GATHER_RANKS : ranks);
 }
 
-/* all = every rank's flat part f (one of type, words words) merged in rank order: gathered and merged here up to
- * flat_gather_max ranks, else by MPI_Allreduce with op. */
-static int flat_join(uint64_t *all, const uint64_t *f, int words, MPI_Datatype type, MPI_Op op, int size,
+/* all = every rank's n flat parts f (each one of type, words words), part i merged over the ranks in rank
+ * order into all + i * words: up to flat_gather_max ranks one MPI_Allgather of the n parts (a built-in type),
+ * merged here; above, one MPI_Allreduce of n with op. */
+static int flat_join(uint64_t *all, const uint64_t *f, int n, int words, MPI_Datatype type, MPI_Op op, int size,
                      MPI_Comm comm) {
   if (size > atomic_load(&flat_gather_max))
-    return rcl__mpi_check(MPI_Allreduce(f, all, 1, type, op, comm), "MPI_Allreduce (flat parts)");
-  uint64_t g[FLAT_GATHER_RANKS * RCL_FLAT_MAX];
-  int rc = rcl__mpi_check(MPI_Allgather(f, words, MPI_UINT64_T, g, words, MPI_UINT64_T, comm), /* a built-in type */
+    return rcl__mpi_check(MPI_Allreduce(f, all, n, type, op, comm), "MPI_Allreduce (flat parts)");
+  uint64_t g[FLAT_GATHER_RANKS * RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
+  size_t w = (size_t)words, stride = (size_t)n * w;
+  int rc = rcl__mpi_check(MPI_Allgather(f, n * words, MPI_UINT64_T, g, n * words, MPI_UINT64_T, comm),
                           "MPI_Allgather (flat parts)");
-  if (rc) return rc;
-  memcpy(all, g + (size_t)(size - 1) * (size_t)words, (size_t)words * sizeof *all);
-  for (int r = size - 2; r >= 0; r--) rcl__partial_flat_merge(g + (size_t)r * (size_t)words, all);
-  return 0;
-}
-
-/* The fast path: *done 1 and out set when the flat parts joined; *done 0 when the gather path must run (the
- * same on every rank). One exchange of the first tier's size; a second of RCL_FLAT_MAX words only where
- * the first said the parts join but need more room (the same words on every rank, so the same decision). */
-static int flat_allreduce(int *done, void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
-  MPI_Datatype *types;
-  MPI_Op op;
-  uint64_t f[RCL_FLAT_MAX], all[RCL_FLAT_MAX];
-  int size, rank;
-  *done = 0;
-  int rc = flat_types(&types, &op);
-  if (!rc) rc = rcl__mpi_shape(&size, &rank, comm);
-  for (int t = rc ? TIERS : first_tier(size); t < TIERS;) {
-    rcl__partial_flatten(f, status || !out ? NULL : mine, tier_words(t));
-    rc = flat_join(all, f, tier_words(t), types[t], op, size, comm);
-    if (rc || rcl__partial_flat_state(all) != RCL_FLAT_DEFERRED || t == TIERS - 1) break;
-    t = TIERS - 1;
+  for (int i = 0; !rc && i < n; i++) {
+    memcpy(all + i * w, g + (size_t)(size - 1) * stride + i * w, w * sizeof *all);
+    for (int r = size - 2; r >= 0; r--) rcl__partial_flat_merge(g + (size_t)r * stride + i * w, all + i * w);
   }
-  if (!rc && rcl__partial_flat_state(all) == RCL_FLAT_HELD) *done = rcl__partial_flat_result(out, all) == 0;
   return rc;
 }
 
-int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
-  int done = 0, rc0 = flat_allreduce(&done, out, comm, mine, status);
-  if (rc0 || done) return rc0;
+/* Each part's flat form at tier t, joined over the ranks into all (one exchange for the n parts). The number
+ * of parts held after it in *held; *deferred where some part needs the last tier. */
+static int flat_many(uint64_t *all, int *held, int *deferred, MPI_Comm comm, void *const *out,
+                     const rcl_partial *const *mine, int n, int status, int size, int t) {
+  MPI_Datatype *types;
+  MPI_Op op;
+  uint64_t f[RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
+  int w = tier_words(t), rc = flat_types(&types, &op);
+  for (int i = 0; !rc && i < n; i++) rcl__partial_flatten(f + i * w, status || !out[i] ? NULL : mine[i], w);
+  if (!rc) rc = flat_join(all, f, n, w, types[t], op, size, comm);
+  *held = *deferred = 0;
+  for (int i = 0; !rc && i < n; i++) {
+    int s = rcl__partial_flat_state(all + i * w);
+    *held += s == RCL_FLAT_HELD;
+    *deferred |= s == RCL_FLAT_DEFERRED;
+  }
+  return rc;
+}
+
+/* The fast path for n parts: done[i] 1 and out[i] set where part i's flat forms joined, 0 where the gather path
+ * must run (the same on every rank). One exchange at the first tier's size; a second at RCL_FLAT_MAX words only
+ * where the first said some parts join but need more room (the same words on every rank: the same decision). */
+static int flat_parts(int *done, void *const *out, MPI_Comm comm, const rcl_partial *const *mine, int n, int status) {
+  uint64_t all[RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
+  int size, rank, held = 0, deferred = 0, t = 0;
+  int rc = rcl__mpi_shape(&size, &rank, comm);
+  if (!rc) rc = flat_many(all, &held, &deferred, comm, out, mine, n, status, size, t = first_tier(size));
+  if (!rc && held < n && deferred && t < TIERS - 1)
+    rc = flat_many(all, &held, &deferred, comm, out, mine, n, status, size, t = TIERS - 1);
+  for (int i = 0; i < n; i++)
+    done[i] = !rc && rcl__partial_flat_state(all + i * tier_words(t)) == RCL_FLAT_HELD &&
+              rcl__partial_flat_result(out[i], all + i * tier_words(t)) == 0;
+  return rc;
+}
+
+/* The gather path (see the top): every rank's part in a slot of one MPI_Allgather, merged here. */
+static int gather_path(void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
   gathered g = {0};
   int rc = rcl__mpi_shape(&g.size, &g.rank, comm);
   if (rc) return rc;
@@ -230,6 +246,11 @@ int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partia
   if (on_stack) g.slots = NULL;
   gathered_free(&g);
   return rc;
+}
+
+int rcl__mpi_partial_allreduce_status(void *out, MPI_Comm comm, const rcl_partial *mine, int status) {
+  int done = 0, rc = flat_parts(&done, &out, comm, &mine, 1, status);
+  return rc || done ? rc : gather_path(out, comm, mine, status);
 }
 
 int rcl_mpi_partial_allreduce(void *out, MPI_Comm comm, const rcl_partial *mine) {
@@ -268,55 +289,14 @@ int rcl_mpi_reduce(void *out, MPI_Comm comm, rcl_context *ctx, rcl_reduce_op op,
 
 /* ---- several parts in one call (CG's norm and dot of one iteration) -------------------------------------- */
 
-/* flat_join of n flat parts of words words each (f, all: n * words): up to flat_gather_max ranks one
- * MPI_Allgather of the n parts, each merged here in rank order; above, one MPI_Allreduce of n. */
-static int flat_join_many(uint64_t *all, const uint64_t *f, int n, int words, MPI_Datatype type, MPI_Op op, int size,
-                          MPI_Comm comm) {
-  if (size > atomic_load(&flat_gather_max))
-    return rcl__mpi_check(MPI_Allreduce(f, all, n, type, op, comm), "MPI_Allreduce (flat parts)");
-  uint64_t g[FLAT_GATHER_RANKS * RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
-  int rc = rcl__mpi_check(MPI_Allgather(f, n, type, g, n, type, comm), "MPI_Allgather (flat parts)");
-  size_t w = (size_t)words, stride = (size_t)n * w;
-  for (int i = 0; !rc && i < n; i++) {
-    memcpy(all + i * w, g + (size_t)(size - 1) * stride + i * w, w * sizeof *all);
-    for (int r = size - 2; r >= 0; r--) rcl__partial_flat_merge(g + (size_t)r * stride + i * w, all + i * w);
-  }
-  return rc;
-}
-
-/* Each part's flat form at tier t, joined over the ranks into all (one exchange for the n parts). The number
- * of parts held after it in *held; *deferred where some part needs the last tier. */
-static int flat_many(uint64_t *all, int *held, int *deferred, MPI_Comm comm, void *const *out,
-                     const rcl_partial *const *mine, int n, int status, int size, int t) {
-  MPI_Datatype *types;
-  MPI_Op op;
-  uint64_t f[RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
-  int w = tier_words(t), rc = flat_types(&types, &op);
-  for (int i = 0; !rc && i < n; i++) rcl__partial_flatten(f + i * w, status || !out[i] ? NULL : mine[i], w);
-  if (!rc) rc = flat_join_many(all, f, n, w, types[t], op, size, comm);
-  *held = *deferred = 0;
-  for (int i = 0; !rc && i < n; i++) {
-    int s = rcl__partial_flat_state(all + i * w);
-    *held += s == RCL_FLAT_HELD;
-    *deferred |= s == RCL_FLAT_DEFERRED;
-  }
-  return rc;
-}
-
 int rcl__mpi_partial_allreduce_many(void *const *out, MPI_Comm comm, const rcl_partial *const *mine, int n,
                                     int status) {
-  uint64_t all[RCL_MPI_MANY_MAX * RCL_FLAT_MAX];
-  int size, rank, held = 0, deferred = 0, t = 0;
+  int done[RCL_MPI_MANY_MAX];
   if (n < 1 || n > RCL_MPI_MANY_MAX)
     return rcl__fail(RCL_ERR_INVALID_ARG, "rcl__mpi_partial_allreduce_many: %d parts (1 to %d)", n, RCL_MPI_MANY_MAX);
-  int rc = rcl__mpi_shape(&size, &rank, comm);
-  if (!rc) rc = flat_many(all, &held, &deferred, comm, out, mine, n, status, size, t = first_tier(size));
-  if (!rc && held < n && deferred && t < TIERS - 1)
-    rc = flat_many(all, &held, &deferred, comm, out, mine, n, status, size, t = TIERS - 1);
+  int rc = flat_parts(done, out, comm, mine, n, status);
   /* every rank holds the same words, so the same parts take the gather path, in the same order */
   for (int i = 0; !rc && i < n; i++)
-    if (rcl__partial_flat_state(all + i * tier_words(t)) != RCL_FLAT_HELD ||
-        rcl__partial_flat_result(out[i], all + i * tier_words(t)) != 0)
-      rc = rcl__mpi_partial_allreduce_status(out[i], comm, mine[i], status);
+    if (!done[i]) rc = gather_path(out[i], comm, mine[i], status);
   return rc;
 }
