@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "mpi/mpi_sparse.h"
+#include "reduce/reduce_partial.h"
 
 enum { HALO_TAG = 0x4a10 };
 
@@ -292,20 +293,6 @@ static int mcg_spmv(void *st, int jac, int dst, int src, const void *alpha, cons
   return enqueued(g, rcl_spmv_enqueue(g->v[dst], g->off, g->A->D, alpha, g->v[src], g->off, beta, &g->so, NULL));
 }
 
-/* The NRM2 part of x from its DOT(x, x) part: the same terms (contracts §1: nrm2 is the dot's √), the op of
- * the byte form (contracts §10.1: u32 at byte 12; 2 nrm2) changed. */
-static int as_nrm2(rcl_partial **out, const rcl_partial *dot) {
-  size_t len = 0;
-  int rc = rcl_partial_pack(NULL, 0, &len, dot);
-  unsigned char *buf = rc ? NULL : rcl__malloc(len);
-  if (!rc && !buf) rc = RCL_ERR_OUT_OF_MEMORY;
-  if (!rc) rc = rcl_partial_pack(buf, len, &len, dot);
-  if (!rc && len > 15) buf[12] = 2, buf[13] = buf[14] = buf[15] = 0;
-  if (!rc) rc = rcl_partial_unpack(out, buf, len);
-  rcl__free(buf);
-  return rc;
-}
-
 /* This rank's part of a reduction over its rows (an empty one without rows). A norm of x is made as the dot
  * x'x, kept (g->sq) until x changes, so a dot x'x that follows (CG without Jacobi: ||r|| and r'r) costs no
  * second reduction on the device. */
@@ -319,7 +306,7 @@ static int make_part(mcg *g, rcl_partial **part, rcl_reduce_op op, int a, int b)
       rcl_reduce_partial_enqueue(&p, A->ctx, sq ? RCL_OP_DOT : op, A->dt, A->nrows, A->bounds[A->rank], g->n, g->v[a],
                                  g->off, op == RCL_OP_SUM ? NULL : g->v[sq ? a : b], g->off, &g->ro, NULL);
   if (rc || !nrm) return rc ? rc : (*part = p, 0);
-  rc = as_nrm2(part, p);
+  rc = rcl__partial_copy_as(part, p, RCL_OP_NRM2);
   rcl_partial_free(g->sq);
   g->sq = rc ? NULL : p, g->sq_vec = a;
   if (rc) rcl_partial_free(p);

@@ -609,3 +609,16 @@ int rcl_partial_unpack(rcl_partial **out, const void *buf, size_t len) {
   *out = rc ? NULL : p;
   return rc;
 }
+
+int rcl__partial_copy_as(rcl_partial **out, const rcl_partial *p, rcl_reduce_op op) {
+  size_t len = 0;
+  *out = NULL;
+  int rc = rcl_partial_pack(NULL, 0, &len, p);
+  unsigned char *buf = rc ? NULL : rcl__malloc(len);
+  if (!rc && !buf) rc = RCL_ERR_OUT_OF_MEMORY;
+  if (!rc) rc = rcl_partial_pack(buf, len, &len, p);
+  if (!rc) rc = rcl_partial_unpack(out, buf, len);
+  rcl__free(buf);
+  if (!rc) (*out)->op = op;
+  return rc;
+}

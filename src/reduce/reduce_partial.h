@@ -65,6 +65,10 @@ RCL_INTERNAL int rcl__partial_frag_complete(const rcl_partial *p, const rcl_pfra
  * checks the part against its layout. */
 RCL_INTERNAL int rcl__partial_close(rcl_partial *p);
 
+/* *out = a copy of p whose op is op: the nrm2 part of x from the part of the dot x'x (the same terms, contracts
+ * §1; src/mpi/mpi_sparse.c). */
+RCL_SIBLING int rcl__partial_copy_as(rcl_partial **out, const rcl_partial *p, rcl_reduce_op op);
+
 /* ---- the flat form (reduce_partial_flat.c), for MPI's reductions (src/mpi/mpi_reduce.c) ------------------- */
 /* A part in `words` 64-bit words (8, 16 or 32: RCL_FLAT_HEAD header words, the rest data), without pointers,
  * so that one MPI_Allreduce can carry it (a contiguous type of MPI_UINT64_T; small, so that it costs about one
