@@ -719,21 +719,22 @@ static int read_new(void **out, dev_state *s, cl_mem buf, size_t bytes, const ch
   return rc;
 }
 
-/* dst[3 * t[i] + d] = src[w * i + d] (d < 3) for n elements of es bytes: the bits, by tag. */
-static void by_tag(void *dst, const cl_int *t, const void *src, size_t w, size_t n, size_t es) {
+/* dst[3 * t[i] + d] = src[w * i + c * d] (d < 3) for n elements of es bytes: the bits, by tag (c 1: the
+ * device's xyzw atoms, w 4; w 1: its component planes, c the stride). */
+static void by_tag(void *dst, const cl_int *t, const void *src, size_t w, size_t c, size_t n, size_t es) {
   if (es == 4) {
     uint32_t *o = dst;
     const uint32_t *f = src;
     for (size_t i = 0; i < n; i++, f += w) {
       uint32_t *q = o + 3 * (size_t)t[i];
-      q[0] = f[0], q[1] = f[1], q[2] = f[2];
+      q[0] = f[0], q[1] = f[c], q[2] = f[2 * c];
     }
   } else {
     uint64_t *o = dst;
     const uint64_t *f = src;
     for (size_t i = 0; i < n; i++, f += w) {
       uint64_t *q = o + 3 * (size_t)t[i];
-      q[0] = f[0], q[1] = f[1], q[2] = f[2];
+      q[0] = f[0], q[1] = f[c], q[2] = f[2 * c];
     }
   }
 }
@@ -748,28 +749,9 @@ static int dev_get_state(rcl_md *md, void *pos, void *vel) {
   if (!rc) rc = rcl__chain_read(&s->ord, s->tag, 0, n * 4, tag, NULL, "atom tags");
   if (!rc && pos) rc = rcl__chain_read(&s->ord, s->pos, 0, b4, p4, NULL, "positions");
   if (!rc && vel) rc = rcl__chain_read(&s->ord, s->vel, 0, b4, v4, NULL, "velocities");
-  if (!rc && pos) by_tag(pos, (const cl_int *)(void *)tag, p4, 4, n, es);
-  if (!rc && vel) by_tag(vel, (const cl_int *)(void *)tag, v4, 4, n, es);
+  if (!rc && pos) by_tag(pos, (const cl_int *)(void *)tag, p4, 4, 1, n, es);
+  if (!rc && vel) by_tag(vel, (const cl_int *)(void *)tag, v4, 4, 1, n, es);
   return rc;
-}
-
-/* dst[3 * t[i] + d] = src[d * stride + i] (d < 3) for n elements of acc bytes: the bits, by tag. */
-static void by_tag_soa(void *dst, const cl_int *t, const void *src, size_t stride, size_t n, size_t acc) {
-  if (acc == 4) {
-    uint32_t *o = dst;
-    const uint32_t *f = src;
-    for (size_t i = 0; i < n; i++) {
-      uint32_t *q = o + 3 * (size_t)t[i];
-      q[0] = f[i], q[1] = f[stride + i], q[2] = f[2 * stride + i];
-    }
-  } else {
-    uint64_t *o = dst;
-    const uint64_t *f = src;
-    for (size_t i = 0; i < n; i++) {
-      uint64_t *q = o + 3 * (size_t)t[i];
-      q[0] = f[i], q[1] = f[stride + i], q[2] = f[2 * stride + i];
-    }
-  }
 }
 
 /* Reads the forces and the tags into the staging (forces, then tags). */
@@ -781,7 +763,7 @@ static int dev_get_forces(rcl_md *md, int64_t *fixed, void *native_force) {
   unsigned char *f = s->host, *tag = f + fb;
   if (!rc) rc = rcl__chain_read(&s->ord, s->tag, 0, n * 4, tag, NULL, "atom tags");
   if (!rc) rc = rcl__chain_read(&s->ord, s->force, 0, fb, f, NULL, "forces");
-  if (!rc) by_tag_soa(fixed ? (void *)fixed : native_force, (const cl_int *)(void *)tag, f, s->stride, n, acc);
+  if (!rc) by_tag(fixed ? (void *)fixed : native_force, (const cl_int *)(void *)tag, f, 1, s->stride, n, acc);
   return rc;
 }
 
