@@ -1038,7 +1038,7 @@ static void part_load(md_dom_part *p, const rcl_md *whole, const rcl_md_system *
   float *st = calloc(12 * m, sizeof *st);
   int64_t *fq = calloc(6 * m, sizeof *fq);
   size_t cap = RCL_MD_MAX_NEIGHBORS, *nl = calloc(2 * cap, sizeof *nl), c[2];
-  rt_ok(rcl__md_dom_part_state(p, whole, st, st + 3 * m, fq));
+  rt_ok(rcl__md_dom_part_state(p, st, st + 3 * m, fq));
   rt_ok(rcl_md_get_state(one, st + 6 * m, st + 9 * m));
   rt_ok(rcl_md_get_forces(one, NULL, fq + 3 * m));
   rt_assert_bits_eq(st, st + 6 * m, 6 * m, RCL_F32, "positions and velocities: %s", what);

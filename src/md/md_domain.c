@@ -218,8 +218,7 @@ int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]) {
   return !rc && p->o.path == RCL_MD_PATH_SYMMETRIC ? symmetric_ev(p, md, s) : rc;
 }
 
-int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq) {
-  (void)md;
+int rcl__md_dom_part_state(md_dom_part *p, void *pos, void *vel, int64_t *fq) {
   if (!p->md) return 0;
   /* the scratch: the local atoms' forces; the owned atoms come first */
   int rc = fq ? rcl__grow(&p->scratch, &p->cap_scratch, 3 * p->sys.natoms * sizeof *fq + 1) : 0;

@@ -296,7 +296,7 @@ RCL_SIBLING int rcl__md_dom_part_forces(md_dom_part *p, const rcl_md *md, int ev
  * counted from both sides), s[2] m v^2. */
 RCL_SIBLING int rcl__md_dom_part_sums(md_dom_part *p, const rcl_md *md, md_sum s[3]);
 /* The owned atoms' positions, velocities (dtype values) and fixed-point forces in local order (each may be NULL). */
-RCL_SIBLING int rcl__md_dom_part_state(md_dom_part *p, const rcl_md *md, void *pos, void *vel, int64_t *fq);
+RCL_SIBLING int rcl__md_dom_part_state(md_dom_part *p, void *pos, void *vel, int64_t *fq);
 /* The device's kernel times (rcl_md_stats: force, build, integration) of every local simulation p has had;
  * neighbour pairs of the current one. */
 RCL_SIBLING int rcl__md_dom_part_stats(md_dom_part *p, rcl_md_stats *out);

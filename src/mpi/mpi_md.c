@@ -339,7 +339,7 @@ static int local_system(rcl_md *md, mpi_md *m) {
 static int decompose(rcl_md *md, mpi_md *m) {
   double t0 = MPI_Wtime();
   own_set *s = &m->own[m->cur];
-  int rc = agree(m, m->decomposed ? rcl__md_dom_part_state(&m->p, md, s->pos, s->vel, NULL) : 0);
+  int rc = agree(m, m->decomposed ? rcl__md_dom_part_state(&m->p, s->pos, s->vel, NULL) : 0);
   m->phase[PH_STATE] += MPI_Wtime() - t0;
   if (!rc) rc = migrate(md, m);
   double t1 = MPI_Wtime();
@@ -646,7 +646,7 @@ int rcl_mpi_md_gather_state(void *pos, void *vel, int64_t *forces, rcl_md *md, i
   int64_t *fq = rcl__malloc(3 * (m->nown ? m->nown : 1) * sizeof *fq);
   if (!count || !mine || !fq) rc = RCL_ERR_OUT_OF_MEMORY;
   const own_set *s = &m->own[m->cur];
-  if (!rc) rc = rcl__md_dom_part_state(&m->p, md, s->pos, s->vel, fq);
+  if (!rc) rc = rcl__md_dom_part_state(&m->p, s->pos, s->vel, fq);
   if (!rc && m->nown * sizeof *mine > INT_MAX)
     rc = rcl__fail(RCL_ERR_OVERFLOW, "MPI MD: the state of %zu atoms exceeds MPI's count limit", m->nown);
   for (size_t i = 0; !rc && i < m->nown; i++) {

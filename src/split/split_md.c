@@ -175,7 +175,7 @@ static int pull_fn(void *arg, size_t i) { /* the owned atoms' positions and velo
   size_t es = rcl_dtype_size(m->md->dtype), nown = d->p.nown;
   int rc = rcl__grow(&d->buf, &d->cap_buf, 6 * (nown ? nown : 1) * es);
   unsigned char *buf = d->buf;
-  if (!rc) rc = rcl__md_dom_part_state(&d->p, m->md, buf, buf + 3 * nown * es, NULL);
+  if (!rc) rc = rcl__md_dom_part_state(&d->p, buf, buf + 3 * nown * es, NULL);
   if (!rc) rcl__md_dom_scatter(m->pos, d->glob, buf, nown, m->md->dtype);
   if (!rc) rcl__md_dom_scatter(m->vel, d->glob, buf + 3 * nown * es, nown, m->md->dtype);
   return rc;
@@ -372,7 +372,7 @@ static int forces_out_fn(void *arg, size_t i) { /* the owned atoms' fixed-point 
   split_md *m = arg;
   md_dom *d = &m->d[i];
   int64_t *f = rcl__malloc(3 * (d->p.nown ? d->p.nown : 1) * sizeof *f);
-  int rc = f ? rcl__md_dom_part_state(&d->p, m->md, NULL, NULL, f) : RCL_ERR_OUT_OF_MEMORY;
+  int rc = f ? rcl__md_dom_part_state(&d->p, NULL, NULL, f) : RCL_ERR_OUT_OF_MEMORY;
   for (size_t j = 0; !rc && j < d->p.nown; j++) memcpy(m->f + 3 * d->glob[j], f + 3 * j, 3 * sizeof *f);
   rcl__free(f);
   return rc;
